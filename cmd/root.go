@@ -1,0 +1,105 @@
+// Package cmd wires digest's command line to the packages under internal/.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/iostreams"
+)
+
+// Main runs digest and returns the process exit code. SIGINT and SIGTERM
+// cancel the context every stage runs under; a second signal kills at once.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore default handling: a second Ctrl-C ends the process
+	}()
+	ios := iostreams.System()
+	return Execute(ctx, cmdutil.New(ios, versionString()), os.Args[1:])
+}
+
+// Execute runs the command line args and returns the exit code, printing
+// any error as one line on standard error.
+func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		fmt.Fprintln(f.IOStreams.ErrOut, "digest: interrupted")
+		return cmdutil.ExitInterrupted
+	}
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	if isCobraUsageError(err) {
+		err = cmdutil.AsUsage(err)
+	}
+	fmt.Fprintf(f.IOStreams.ErrOut, "digest: %v\n", err)
+	return cmdutil.Code(err)
+}
+
+// isCobraUsageError recognises cobra's own errors about the command line,
+// which it returns as plain errors.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "invalid argument"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "digest",
+		Short: "Offline batch LLM work: commit summaries and prompt evaluations",
+		Long: `digest summarizes git history with an LLM, paying for each commit once:
+every summary is kept in a local SQLite cache and reused on every later run.
+
+It works with no API key and no network: the default model, offline, writes
+extractive summaries from each commit's message and diff.
+
+Every flag can also be set with a DIGEST_* environment variable named after
+it (--max-commits: DIGEST_MAX_COMMITS). A flag on the command line wins over
+the variable, and the variable over the default.
+
+` + cmdutil.ExitCodesHelp,
+		Example: cmdutil.Example(
+			"digest summarize .",
+			"digest summarize --rev origin/main..HEAD --format jsonl",
+			"DIGEST_DB=/tmp/digest.db digest summarize ~/src/project"),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return cmdutil.ApplyEnv(cmd, f.Getenv)
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(f.IOStreams.Out)
+	root.SetErr(f.IOStreams.ErrOut)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return cmdutil.UsageError("%v. Try: digest %s --help", err, cmd.Name())
+	})
+
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.Globals.DB, "db", cmdutil.DefaultDB(), "SQLite database that caches every result")
+	pf.BoolVarP(&f.Globals.Quiet, "quiet", "q", false, "print only data and errors: no progress, no summary line")
+	pf.BoolVarP(&f.Globals.Verbose, "verbose", "v", false, "log each step to standard error")
+	cmdutil.DocumentEnv(pf)
+
+	root.AddCommand(NewSummarizeCmd(f, nil), NewVersionCmd(f), NewCompletionCmd(f))
+	return root
+}

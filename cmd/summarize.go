@@ -1,0 +1,259 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/history"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/summarize"
+)
+
+// SummarizeOptions are the summarize command's flags and arguments.
+type SummarizeOptions struct {
+	Factory *cmdutil.Factory
+
+	Repos         []string
+	Pathspec      []string
+	Rev           string
+	All           bool
+	Since         string
+	Until         string
+	MaxCommits    int
+	IncludeMerges bool
+	Renames       bool
+	MaxDiffTokens int
+	Tokenizer     string
+	RepoID        string
+	Concurrency   int
+	Model         string
+	Format        string
+	Output        string
+	StepSummary   bool
+}
+
+// NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
+// of flag parsing.
+func NewSummarizeCmd(f *cmdutil.Factory, runF func(context.Context, *SummarizeOptions) error) *cobra.Command {
+	opts := &SummarizeOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "summarize [PATH ...] [-- PATHSPEC ...]",
+		Short: "Summarize the commits of git repositories into a changelog",
+		Long: `Summarize each commit of the repositories at PATH (default: the current
+directory) with an LLM and print a changelog.
+
+Commits are walked like "git log --no-merges" from HEAD. Each commit's diff
+against its first parent leaves out lockfiles, vendored, generated and binary
+files (naming them) and is cut to --max-diff-tokens tokens. A summary is
+stored under the repository's id (the hash of its root commit, the same for
+every clone), the commit, the model and the prompt version: a commit already
+summarized is never sent again. Paths after "--" limit the walk and the diff
+to those files and directories (relative to the repository root).
+
+The default model, offline, needs no key and no network: it writes an
+extractive summary from the commit message and the diff.
+
+` + cmdutil.ExitCodesHelp,
+		Example: cmdutil.Example(
+			"digest summarize",
+			"digest summarize ~/src/api ~/src/web --since '2 weeks ago'",
+			"digest summarize --rev v1.2.0..v1.3.0 -o CHANGELOG.md",
+			"digest summarize --rev origin/main..HEAD --step-summary   # in CI",
+			"digest summarize --format jsonl | jq -r .summary",
+			"digest summarize -- internal/engine docs/*.md"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Repos, opts.Pathspec = args, nil
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				opts.Repos, opts.Pathspec = args[:dash], args[dash:]
+			}
+			if len(opts.Repos) == 0 {
+				opts.Repos = []string{"."}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runSummarize(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Rev, "rev", "", "commits to summarize: REV, or A..B for those in B but not in A (default HEAD)")
+	fl.BoolVar(&opts.All, "all", false, "walk every branch, tag and remote branch instead of HEAD")
+	fl.StringVar(&opts.Since, "since", "", "only commits committed after this date (2026-01-31, \"2 weeks ago\", 72h)")
+	fl.StringVar(&opts.Until, "until", "", "only commits committed before this date")
+	fl.IntVarP(&opts.MaxCommits, "max-commits", "n", 0, "stop after this many commits per repository (0: no limit)")
+	fl.BoolVar(&opts.IncludeMerges, "include-merges", false, "summarize merge commits too (diffed against their first parent)")
+	fl.BoolVar(&opts.Renames, "renames", false, "detect renamed files instead of showing a deletion and an addition")
+	fl.IntVar(&opts.MaxDiffTokens, "max-diff-tokens", 4000, "cut each commit's diff to this many tokens")
+	fl.StringVar(&opts.Tokenizer, "tokenizer", budget.DefaultTokenizer, "vocabulary that counts tokens: "+strings.Join(budget.Tokenizers, ", "))
+	fl.StringVar(&opts.RepoID, "repo-id", "", "cache the repository under this id instead of its root commit's")
+	fl.IntVarP(&opts.Concurrency, "concurrency", "j", 4, "requests in flight at once")
+	fl.StringVarP(&opts.Model, "model", "m", provider.Offline, "model as PROVIDER:MODEL, or offline for the built-in summarizer")
+	fl.StringVarP(&opts.Format, "format", "f", "markdown", "output format: "+strings.Join(report.Formats, ", "))
+	fl.StringVarP(&opts.Output, "output", "o", "", "write the output to this file instead of standard output")
+	fl.BoolVar(&opts.StepSummary, "step-summary", false, "also append the Markdown changelog to $GITHUB_STEP_SUMMARY")
+	cmdutil.DocumentEnv(fl)
+	return cmd
+}
+
+// config turns the options into a pipeline configuration, or a usage error.
+func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Reporter, error) {
+	var cfg summarize.Options
+	switch {
+	case o.MaxDiffTokens < 1:
+		return cfg, nil, cmdutil.UsageError("--max-diff-tokens must be at least 1, got %d", o.MaxDiffTokens)
+	case o.Concurrency < 1:
+		return cfg, nil, cmdutil.UsageError("--concurrency must be at least 1, got %d", o.Concurrency)
+	case o.MaxCommits < 0:
+		return cfg, nil, cmdutil.UsageError("--max-commits cannot be negative, got %d. Try: 0 for no limit", o.MaxCommits)
+	case o.All && o.Rev != "":
+		return cfg, nil, cmdutil.UsageError("--all and --rev cannot be combined. Try: one of them")
+	case o.StepSummary && o.Factory.Getenv("GITHUB_STEP_SUMMARY") == "":
+		return cfg, nil, cmdutil.UsageError("--step-summary needs GITHUB_STEP_SUMMARY, which is not set. Try: run it as a GitHub Actions step, or drop --step-summary")
+	}
+	reporter, err := report.ForFormat(o.Format)
+	if err != nil {
+		return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
+	}
+	spec, err := provider.ParseSpec(o.Model)
+	if err != nil {
+		return cfg, nil, cmdutil.AsUsage(err)
+	}
+	paths, err := history.ParsePathspec(o.Pathspec)
+	if err != nil {
+		return cfg, nil, cmdutil.AsUsage(err)
+	}
+	walk := history.WalkOptions{Rev: o.Rev, All: o.All, MaxCommits: o.MaxCommits, IncludeMerges: o.IncludeMerges, Paths: paths}
+	for _, d := range []struct {
+		flag, value string
+		into        *time.Time
+	}{{"--since", o.Since, &walk.Since}, {"--until", o.Until, &walk.Until}} {
+		if d.value == "" {
+			continue
+		}
+		if *d.into, err = history.ParseDate(d.value, now); err != nil {
+			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("%s: %w", d.flag, err))
+		}
+	}
+	cfg = summarize.Options{
+		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
+		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
+	}
+	return cfg, reporter, nil
+}
+
+func runSummarize(ctx context.Context, o *SummarizeOptions) error {
+	f := o.Factory
+	started := time.Now()
+	cfg, reporter, err := o.config(started)
+	if err != nil {
+		return err
+	}
+	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
+		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
+	}
+	if cfg.Provider, err = f.Provider(cfg.Model, cfg.Tokenizer); err != nil {
+		return err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cfg.Store = st
+	cfg.Log = f.Logger()
+	bar := f.IOStreams.NewProgress("summarizing", !f.Globals.Quiet)
+	cfg.Progress = bar
+
+	res, err := summarize.Run(ctx, cfg)
+	bar.Finish()
+	if res != nil {
+		for _, w := range res.Warnings {
+			cfg.Log.Warn(w)
+		}
+		for _, p := range res.Empty {
+			f.Infof("digest: %s has no commits; nothing to summarize", p)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) && res != nil {
+			s := res.Changelog.Stats
+			f.Infof("digest: stopped after %d new summaries, stored in %s; run the same command again to continue", s.Summarized, st.Path())
+		}
+		return err
+	}
+
+	if err := writeReport(o.Output, f.IOStreams.Out, reporter, &res.Changelog); err != nil {
+		return err
+	}
+	if o.StepSummary {
+		if err := appendStepSummary(f.Getenv("GITHUB_STEP_SUMMARY"), &res.Changelog); err != nil {
+			return err
+		}
+	}
+	s := res.Changelog.Stats
+	f.Infof("digest: %d commits seen, %d cached, %d summarized, %d failed, %d files skipped, %d tokens in, %d out, %s",
+		s.Commits, s.Cached, s.Summarized, s.Failed, s.SkippedFiles, s.InputTokens, s.OutputTokens, time.Since(started).Round(time.Millisecond))
+	if len(res.Failures) > 0 {
+		for _, fl := range res.Failures {
+			fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %v\n", fl.Repo, fl.Commit, fl.Err)
+		}
+		return fmt.Errorf("%d of %d commits could not be summarized; the rest are stored. Try: run again to retry them", len(res.Failures), s.Commits)
+	}
+	return nil
+}
+
+// writeReport writes to stdout, or to path through a temporary file renamed
+// into place, so a failed run never leaves half a changelog behind.
+func writeReport(path string, stdout io.Writer, r report.Reporter, c *report.Changelog) error {
+	if path == "" || path == "-" {
+		return r.Write(stdout, c)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("--output %s: %w. Try: a path in a writable directory", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := r.Write(tmp, c); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--output %s: %w", path, err)
+	}
+	return nil
+}
+
+// appendStepSummary adds the Markdown changelog to a GitHub Actions job summary.
+func appendStepSummary(path string, c *report.Changelog) error {
+	var b bytes.Buffer
+	if err := (report.Markdown{}).Write(&b, c); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("--step-summary: %w", err)
+	}
+	if _, err := f.Write(append(b.Bytes(), '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("--step-summary: %w", err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,57 @@
+// Package cmdutil holds what every digest command shares: the factory of
+// lazily built dependencies, exit codes, and DIGEST_* environment defaults.
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes, listed in every command's help.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// ExitCodesHelp is the exit-code section of each command's help.
+const ExitCodesHelp = `Exit codes:
+  0    success (also when there is nothing to do)
+  1    error: a repository, the database or a provider failed
+  2    usage: a flag, argument or DIGEST_* value is invalid
+  130  interrupted (SIGINT/SIGTERM); everything finished so far is stored`
+
+// ExitError carries the exit code an error should end the process with.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// UsageError is an error in what the user asked for: exit code 2.
+func UsageError(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// AsUsage marks err as a usage error.
+func AsUsage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: ExitUsage, Err: err}
+}
+
+// Code returns the exit code for err.
+func Code(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}

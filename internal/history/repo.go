@@ -1,0 +1,144 @@
+// Package history reads commits and their diffs out of local git
+// repositories with go-git, without running git.
+package history
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrEmpty reports a repository without a single commit: nothing to do,
+// which callers treat as success rather than failure.
+var ErrEmpty = errors.New("repository has no commits")
+
+// Repo is an opened repository.
+type Repo struct {
+	git  *git.Repository
+	path string
+}
+
+// Open opens the repository at or above path (work tree or bare).
+func Open(path string) (*Repo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("%s: no such directory. Try: a path to a git repository", path)
+	}
+	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		return nil, fmt.Errorf("%s is not a git repository. Try: a path inside a git work tree or a bare repository", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", path, err)
+	}
+	return &Repo{git: r, path: repoRoot(r, abs)}, nil
+}
+
+// repoRoot names the repository by its work tree, or by its git directory
+// when bare, whatever subdirectory the user pointed at.
+func repoRoot(r *git.Repository, fallback string) string {
+	if wt, err := r.Worktree(); err == nil {
+		return wt.Filesystem.Root()
+	}
+	return fallback
+}
+
+// Path is the repository's absolute root.
+func (r *Repo) Path() string { return r.path }
+
+// Name is a short human name for the repository: its directory's base name.
+func (r *Repo) Name() string {
+	return strings.TrimSuffix(filepath.Base(r.path), ".git")
+}
+
+// Head returns the commit HEAD points to, or ErrEmpty when HEAD is unborn.
+func (r *Repo) Head() (string, error) {
+	h, err := r.head()
+	return h.String(), err
+}
+
+func (r *Repo) head() (plumbing.Hash, error) {
+	ref, err := r.git.Head()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, ErrEmpty
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("%s: read HEAD: %w", r.path, err)
+	}
+	return ref.Hash(), nil
+}
+
+// RootCommit follows first parents from start to a commit without parents:
+// the stable identity of a history, shared by every clone of it. known may
+// name the root early for a commit already seen, sparing the walk; it is
+// asked about the first knownChecks commits only, since an unknown history
+// stays unknown however far back one asks.
+func (r *Repo) RootCommit(start string, known func(hash string) (root string, ok bool, err error)) (string, error) {
+	const knownChecks = 64
+	h := plumbing.NewHash(start)
+	for step := 0; ; step++ {
+		if known != nil && step < knownChecks {
+			if root, ok, err := known(h.String()); err != nil || ok {
+				return root, err
+			}
+		}
+		c, err := r.git.CommitObject(h)
+		if err != nil {
+			return "", fmt.Errorf("%s: read commit %s: %w", r.path, h, err)
+		}
+		if c.NumParents() == 0 {
+			return h.String(), nil
+		}
+		next := c.ParentHashes[0]
+		// A shallow clone's boundary commit names a parent it does not have:
+		// the boundary is as far back as this history goes here.
+		if _, err := r.git.Storer.EncodedObject(plumbing.CommitObject, next); err != nil {
+			return h.String(), nil
+		}
+		h = next
+	}
+}
+
+// Commit is one commit's metadata, as printed in reports.
+type Commit struct {
+	Hash        string
+	AuthorName  string
+	AuthorEmail string
+	AuthorDate  time.Time
+	CommitDate  time.Time
+	Subject     string
+	Message     string
+	Parents     []string
+
+	obj *object.Commit
+}
+
+func newCommit(c *object.Commit) Commit {
+	parents := make([]string, len(c.ParentHashes))
+	for i, p := range c.ParentHashes {
+		parents[i] = p.String()
+	}
+	msg := strings.TrimSpace(c.Message)
+	subject, _, _ := strings.Cut(msg, "\n")
+	return Commit{
+		Hash:        c.Hash.String(),
+		AuthorName:  c.Author.Name,
+		AuthorEmail: c.Author.Email,
+		AuthorDate:  c.Author.When,
+		CommitDate:  c.Committer.When,
+		Subject:     strings.ToValidUTF8(strings.TrimSpace(subject), "\uFFFD"),
+		Message:     strings.ToValidUTF8(msg, "\uFFFD"),
+		Parents:     parents,
+		obj:         c,
+	}
+}

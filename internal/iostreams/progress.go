@@ -1,0 +1,53 @@
+package iostreams
+
+import (
+	"github.com/schollz/progressbar/v3"
+)
+
+// Progress is a bar on standard error. Its zero value draws nothing.
+type Progress struct {
+	bar         *progressbar.ProgressBar
+	description string
+	s           *IOStreams
+}
+
+// NewProgress returns a bar that draws only when standard error is a
+// terminal and enabled is true; otherwise every call is a no-op, so logs
+// and CI output never fill with carriage returns.
+func (s *IOStreams) NewProgress(description string, enabled bool) *Progress {
+	if !enabled || !s.stderrTTY {
+		return &Progress{}
+	}
+	return &Progress{description: description, s: s}
+}
+
+// Start sets the number of steps and draws the bar.
+func (p *Progress) Start(total int) {
+	if p.s == nil {
+		return
+	}
+	p.bar = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(p.s.ErrOut),
+		progressbar.OptionSetDescription(p.description),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("commits"),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionThrottle(100_000_000),
+	)
+}
+
+// Done advances the bar by n steps.
+func (p *Progress) Done(n int) {
+	if p.bar != nil && n > 0 {
+		p.bar.Add(n)
+	}
+}
+
+// Finish removes the bar so the final summary line starts clean.
+func (p *Progress) Finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}

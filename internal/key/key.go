@@ -1,0 +1,35 @@
+// Package key derives the content-hash identities digest stores results
+// under, so the same work is recognised wherever and whenever it recurs.
+package key
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+)
+
+// Of hashes parts with SHA-256 in a canonical encoding: each part is length
+// prefixed, so ("ab","c") and ("a","bc") never share a key.
+func Of(parts ...string) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// RepoID names a history by its root commit, so every clone of a
+// repository, wherever it lives, shares one cache, and repositories with
+// different roots never collide. 16 hex digits (64 bits) keep ids short in
+// reports while leaving collisions out of reach for any one user's cache.
+func RepoID(rootCommit string) string {
+	return Of("digest/repo", rootCommit)[:16]
+}
+
+// Commit is the cache key of a commit: repo_id:commit_hash.
+func Commit(repoID, hash string) string {
+	return repoID + ":" + hash
+}

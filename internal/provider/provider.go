@@ -1,0 +1,84 @@
+// Package provider defines the provider-neutral request and response that
+// the engine sends; each wire format lives in a package of its own.
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    string // "user" or "assistant"
+	Content string
+}
+
+// Request is what the engine asks of a model.
+type Request struct {
+	Model     string
+	System    string
+	Messages  []Message
+	MaxTokens int
+}
+
+// Usage is what a call consumed, as the provider reports it.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+}
+
+// Response is a model's answer.
+type Response struct {
+	Text  string
+	Usage Usage
+}
+
+// Provider sends requests to one kind of model endpoint.
+type Provider interface {
+	// Complete answers one request. It must not retry: the engine owns the
+	// only retry loop, so retries never multiply.
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// Spec names a model: "offline", or "provider:model" such as
+// "openai:gpt-4o-mini".
+type Spec struct {
+	Provider string
+	Model    string
+}
+
+// Offline is the embedded provider that needs no key and no network.
+const Offline = "offline"
+
+// ParseSpec reads a model spec.
+func ParseSpec(s string) (Spec, error) {
+	s = strings.TrimSpace(s)
+	if s == Offline {
+		return Spec{Provider: Offline, Model: Offline}, nil
+	}
+	prov, model, ok := strings.Cut(s, ":")
+	if !ok || prov == "" || strings.TrimSpace(model) == "" {
+		return Spec{}, fmt.Errorf("model %q is not PROVIDER:MODEL. Try: --model offline, or for example --model openai:gpt-4o-mini", s)
+	}
+	if strings.ContainsAny(prov, " \t/") {
+		return Spec{}, fmt.Errorf("model %q: provider %q is not a provider name. Try: --model openai:gpt-4o-mini", s, prov)
+	}
+	return Spec{Provider: strings.ToLower(prov), Model: model}, nil
+}
+
+// String is the spec as written in reports and cache keys.
+func (s Spec) String() string {
+	if s.Provider == Offline {
+		return Offline
+	}
+	return s.Provider + ":" + s.Model
+}
+
+// Func adapts a function to Provider; tests use it to stand in for a model.
+type Func func(ctx context.Context, req Request) (Response, error)
+
+// Complete calls f.
+func (f Func) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
+
+var _ Provider = Func(nil)

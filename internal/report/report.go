@@ -1,0 +1,77 @@
+// Package report writes results in the formats people and machines read:
+// one file per format behind the Reporter interface.
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// SkippedFile is a changed file whose diff was not sent, and why.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Entry is one summarized commit.
+type Entry struct {
+	Repo         string        `json:"repo"`
+	RepoID       string        `json:"repo_id"`
+	Commit       string        `json:"commit"`
+	Author       string        `json:"author"`
+	Date         time.Time     `json:"date"`
+	Subject      string        `json:"subject"`
+	Summary      string        `json:"summary"`
+	Model        string        `json:"model"`
+	Cached       bool          `json:"cached"`
+	Truncated    bool          `json:"truncated"`
+	DiffTokens   int           `json:"diff_tokens"`
+	SkippedFiles []SkippedFile `json:"skipped_files"`
+	InputTokens  int           `json:"input_tokens"`
+	OutputTokens int           `json:"output_tokens"`
+	CostUSD      float64       `json:"cost_usd"`
+}
+
+// Stats sums up a run. Timing stays out of the reports so that the same
+// history always gives the same bytes.
+type Stats struct {
+	Repositories int     `json:"repositories"`
+	Commits      int     `json:"commits"`
+	Cached       int     `json:"cached"`
+	Summarized   int     `json:"summarized"`
+	Failed       int     `json:"failed"`
+	SkippedFiles int     `json:"skipped_files"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Changelog is the result of a summarize run.
+type Changelog struct {
+	Model   string
+	Entries []Entry
+	Stats   Stats
+}
+
+// Reporter writes a changelog in one format.
+type Reporter interface {
+	Write(w io.Writer, c *Changelog) error
+}
+
+// Formats lists the names ForFormat accepts.
+var Formats = []string{"markdown", "jsonl", "json"}
+
+// ForFormat returns the reporter for a --format value.
+func ForFormat(name string) (Reporter, error) {
+	switch name {
+	case "markdown", "md":
+		return Markdown{}, nil
+	case "jsonl":
+		return JSONL{}, nil
+	case "json":
+		return JSON{}, nil
+	}
+	return nil, fmt.Errorf("unknown format %q. Try: one of %s", name, strings.Join(Formats, ", "))
+}

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// migrations are applied in order and never edited once released: a new
+// schema change is a new entry, so any older database can be brought forward.
+var migrations = []string{
+	1: `
+CREATE TABLE repositories (
+	id          TEXT PRIMARY KEY,
+	root_commit TEXT NOT NULL,
+	path        TEXT NOT NULL,
+	created_at  TEXT NOT NULL,
+	updated_at  TEXT NOT NULL
+);
+CREATE TABLE commits (
+	repo_id      TEXT NOT NULL REFERENCES repositories(id),
+	hash         TEXT NOT NULL,
+	author_name  TEXT NOT NULL,
+	author_email TEXT NOT NULL,
+	author_date  TEXT NOT NULL,
+	commit_date  TEXT NOT NULL,
+	subject      TEXT NOT NULL,
+	PRIMARY KEY (repo_id, hash)
+);
+CREATE INDEX commits_by_hash ON commits(hash);
+-- model, prompt version and scope are part of the key so that a summary
+-- written by one model, prompt or path filter is never served for another.
+CREATE TABLE summaries (
+	repo_id        TEXT NOT NULL,
+	commit_hash    TEXT NOT NULL,
+	model          TEXT NOT NULL,
+	prompt_version TEXT NOT NULL,
+	scope          TEXT NOT NULL,
+	summary        TEXT NOT NULL,
+	input_tokens   INTEGER NOT NULL,
+	output_tokens  INTEGER NOT NULL,
+	cost_usd       REAL NOT NULL,
+	diff_tokens    INTEGER NOT NULL,
+	truncated      INTEGER NOT NULL,
+	skipped_files  TEXT NOT NULL,
+	created_at     TEXT NOT NULL,
+	PRIMARY KEY (repo_id, commit_hash, model, prompt_version, scope),
+	FOREIGN KEY (repo_id, commit_hash) REFERENCES commits(repo_id, hash)
+);`,
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+		return s.explain(err)
+	}
+	var current int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return s.explain(err)
+	}
+	latest := len(migrations) - 1
+	if current > latest {
+		return fmt.Errorf("database %s has schema version %d, newer than this digest understands (%d). Try: a newer digest, or another --db", s.path, current, latest)
+	}
+	for v := current + 1; v <= latest; v++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return s.explain(err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate database %s to version %d: %w", s.path, v, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`,
+			v, time.Now().UTC().Format(time.RFC3339)); err != nil {
+			tx.Rollback()
+			return s.explain(err)
+		}
+		if err := tx.Commit(); err != nil {
+			return s.explain(err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion reports the newest migration applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}

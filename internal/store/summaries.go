@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Repository is a history digest has seen, under its clone-independent id.
+type Repository struct {
+	ID         string
+	RootCommit string
+	Path       string // where it was last seen; informational only
+}
+
+// Commit is the metadata of a summarized commit.
+type Commit struct {
+	RepoID      string
+	Hash        string
+	AuthorName  string
+	AuthorEmail string
+	AuthorDate  time.Time
+	CommitDate  time.Time
+	Subject     string
+}
+
+// SummaryKey names one paid-for answer. Every field is part of the identity:
+// a summary from another model, prompt version or path scope is another row.
+type SummaryKey struct {
+	RepoID        string
+	Commit        string
+	Model         string
+	PromptVersion string
+	Scope         string
+}
+
+// Summary is a commit summary with what it cost and what was sent for it.
+type Summary struct {
+	SummaryKey
+	Text         string
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+	DiffTokens   int
+	Truncated    bool
+	SkippedFiles []string
+	CreatedAt    time.Time
+}
+
+// SaveRepository records a repository, refreshing the path it was seen at.
+func (s *Store) SaveRepository(ctx context.Context, r Repository) error {
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO repositories(id, root_commit, path, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET path = excluded.path, updated_at = excluded.updated_at`,
+		r.ID, r.RootCommit, r.Path, now, now)
+	if err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
+
+// lookupChunk keeps IN lists under SQLite's bound-parameter limit.
+const lookupChunk = 500
+
+// Summaries returns the stored summaries among commits for one model,
+// prompt version and scope, keyed by commit hash.
+func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, scope string, commits []string) (map[string]Summary, error) {
+	found := make(map[string]Summary)
+	for start := 0; start < len(commits); start += lookupChunk {
+		chunk := commits[start:min(start+lookupChunk, len(commits))]
+		args := []any{repoID, model, promptVersion, scope}
+		for _, c := range chunk {
+			args = append(args, c)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT commit_hash, summary, input_tokens, output_tokens, cost_usd,
+			diff_tokens, truncated, skipped_files, created_at
+			FROM summaries WHERE repo_id = ? AND model = ? AND prompt_version = ? AND scope = ?
+			AND commit_hash IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, s.explain(err)
+		}
+		for rows.Next() {
+			sum := Summary{SummaryKey: SummaryKey{RepoID: repoID, Model: model, PromptVersion: promptVersion, Scope: scope}}
+			var skipped, created string
+			if err := rows.Scan(&sum.Commit, &sum.Text, &sum.InputTokens, &sum.OutputTokens, &sum.CostUSD,
+				&sum.DiffTokens, &sum.Truncated, &skipped, &created); err != nil {
+				rows.Close()
+				return nil, s.explain(err)
+			}
+			if err := json.Unmarshal([]byte(skipped), &sum.SkippedFiles); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("database %s: summary of %s has unreadable skipped_files: %w", s.path, sum.Commit, err)
+			}
+			sum.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+			found[sum.Commit] = sum
+		}
+		if err := rows.Close(); err != nil {
+			return nil, s.explain(err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, s.explain(err)
+		}
+	}
+	return found, nil
+}
+
+// SaveSummary commits one summary and its commit in a single transaction,
+// so a crash leaves either both or neither. The first summary stored for a
+// key wins: a concurrent duplicate is dropped, never overwriting what was paid.
+func (s *Store) SaveSummary(ctx context.Context, c Commit, sum Summary) error {
+	skipped, err := json.Marshal(nonNil(sum.SkippedFiles))
+	if err != nil {
+		return err
+	}
+	created := sum.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.explain(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO commits(repo_id, hash, author_name, author_email, author_date, commit_date, subject)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		c.RepoID, c.Hash, c.AuthorName, c.AuthorEmail,
+		c.AuthorDate.Format(time.RFC3339), c.CommitDate.Format(time.RFC3339), c.Subject); err != nil {
+		return s.explain(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO summaries(repo_id, commit_hash, model, prompt_version, scope,
+		summary, input_tokens, output_tokens, cost_usd, diff_tokens, truncated, skipped_files, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		sum.RepoID, sum.Commit, sum.Model, sum.PromptVersion, sum.Scope,
+		sum.Text, sum.InputTokens, sum.OutputTokens, sum.CostUSD, sum.DiffTokens, sum.Truncated,
+		string(skipped), created.UTC().Format(time.RFC3339Nano)); err != nil {
+		return s.explain(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
