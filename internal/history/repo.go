@@ -34,7 +34,11 @@ func Open(path string) (*Repo, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("%s: no such directory. Try: a path to a git repository", path)
 	}
-	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	// A bare repository has no .git to detect, so try the path itself first.
+	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		r, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	}
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("%s is not a git repository. Try: a path inside a git work tree or a bare repository", path)
 	}

@@ -1,0 +1,55 @@
+package gittest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Fixture is a small history with every case summarize must handle: a root
+// commit, a lockfile change, a binary file, non-UTF-8 text, a rename on a
+// branch merged back, a vendored file and a diff far over 4,000 tokens.
+type Fixture struct {
+	*Repo
+	Root, Greet, Deps, Logo, Rename, Latin1, Merge, BigTable, Vendor string
+}
+
+const readme = "# hello\n\nSay hello.\n\n## Usage\n\n    go run .\n\n## License\n\nMIT\n\n"
+
+// NewFixture builds the fixture history; HEAD is Vendor on main.
+func NewFixture(t testing.TB) *Fixture {
+	t.Helper()
+	r := New(t)
+	f := &Fixture{Repo: r}
+	f.Root = r.Write("README.md", readme+"A tiny program.\n").
+		Write("main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n").
+		Commit("Initial commit")
+	f.Greet = r.Write("main.go", "package main\n\nfunc main() {\n\tprintln(greet(\"world\"))\n}\n\nfunc greet(name string) string {\n\treturn \"hello \" + name\n}\n").
+		Write("main_test.go", "package main\n\nimport \"testing\"\n\nfunc TestGreet(t *testing.T) {\n\tif greet(\"x\") != \"hello x\" {\n\t\tt.Fatal(\"bad greeting\")\n\t}\n}\n").
+		Commit("Add greeting helper\n\nThe helper keeps main small. It is tested.\n\nSigned-off-by: Ada Lovelace <ada@example.com>")
+	f.Deps = r.Write("go.mod", "module hello\n\ngo 1.22\n\nrequire example.com/x v1.0.0\n").
+		Write("go.sum", "example.com/x v1.0.0 h1:abc=\nexample.com/x v1.0.0/go.mod h1:def=\n").
+		Commit("Update dependencies")
+	f.Logo = r.WriteBytes("logo.png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01")).
+		Commit("Add logo")
+	r.Branch("feature")
+	f.Rename = r.Move("README.md", "docs/README.md").
+		Write("docs/README.md", readme+"A tiny program that greets.\n").
+		Commit("Move the README under docs")
+	r.Checkout("main")
+	f.Latin1 = r.WriteBytes("names.txt", []byte("Ren\xe9\nJos\xe9\n")).
+		Commit("Add names in Latin-1")
+	r.Write("docs/README.md", readme+"A tiny program that greets.\n").Remove("README.md")
+	f.Merge = r.Merge("Merge branch 'feature'", f.Rename)
+	var table strings.Builder
+	table.WriteString("package main\n\n// table maps codes to their descriptions.\nvar table = map[int]string{\n")
+	for i := range 3000 {
+		fmt.Fprintf(&table, "\t%d: \"description number %d for code %x\",\n", i, i, i*7919)
+	}
+	table.WriteString("}\n")
+	f.BigTable = r.Write("table.go", table.String()).Commit("Add the code table")
+	f.Vendor = r.Write("vendor/example.com/x/x.go", "package x\n\nfunc X() {}\n").
+		Write("main.go", "package main\n\nimport \"example.com/x\"\n\nfunc main() {\n\tx.X()\n\tprintln(greet(\"world\"))\n}\n\nfunc greet(name string) string {\n\treturn \"hello \" + name\n}\n").
+		Commit("Call x from main\n\nVendors example.com/x.")
+	return f
+}

@@ -1,0 +1,345 @@
+package history_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/history"
+)
+
+func open(t *testing.T, dir string) *history.Repo {
+	t.Helper()
+	r, err := history.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func walk(t *testing.T, r *history.Repo, opts history.WalkOptions) []string {
+	t.Helper()
+	var got []string
+	if err := r.Walk(context.Background(), opts, func(c history.Commit) error {
+		got = append(got, c.Hash)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestWalkLikeGitLog(t *testing.T) {
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir)
+	noMerges := []string{f.Vendor, f.BigTable, f.Latin1, f.Rename, f.Logo, f.Deps, f.Greet, f.Root}
+	tests := []struct {
+		name string
+		opts history.WalkOptions
+		want []string
+	}{
+		{"default skips merges", history.WalkOptions{}, noMerges},
+		{"include merges", history.WalkOptions{IncludeMerges: true},
+			[]string{f.Vendor, f.BigTable, f.Merge, f.Latin1, f.Rename, f.Logo, f.Deps, f.Greet, f.Root}},
+		{"max commits", history.WalkOptions{MaxCommits: 2}, []string{f.Vendor, f.BigTable}},
+		{"range", history.WalkOptions{Rev: f.Logo + "..HEAD"}, []string{f.Vendor, f.BigTable, f.Latin1, f.Rename}},
+		{"range to a branch", history.WalkOptions{Rev: f.Deps + "..feature"}, []string{f.Rename, f.Logo}},
+		{"single revision", history.WalkOptions{Rev: "feature"}, []string{f.Rename, f.Logo, f.Deps, f.Greet, f.Root}},
+		{"since", history.WalkOptions{Since: gittest.Epoch.Add(5 * time.Hour)}, []string{f.Vendor, f.BigTable, f.Latin1}},
+		{"until", history.WalkOptions{Until: gittest.Epoch.Add(90 * time.Minute)}, []string{f.Greet, f.Root}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := walk(t, r, tt.opts); !slices.Equal(got, tt.want) {
+				t.Errorf("got  %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWalkPathspec(t *testing.T) {
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir)
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"docs"}, []string{f.Rename}},
+		{[]string{"README.md"}, []string{f.Rename, f.Root}},
+		{[]string{"*.go"}, []string{f.Vendor, f.BigTable, f.Greet, f.Root}},
+		{[]string{"vendor/", "go.sum"}, []string{f.Vendor, f.Deps}},
+	} {
+		p, err := history.ParsePathspec(tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := walk(t, r, history.WalkOptions{Paths: p}); !slices.Equal(got, tt.want) {
+			t.Errorf("%v: got %v, want %v", tt.args, got, tt.want)
+		}
+	}
+	if _, err := history.ParsePathspec([]string{"../outside"}); err == nil {
+		t.Error("a path outside the repository was accepted")
+	}
+}
+
+func TestWalkAllFindsUnmergedBranches(t *testing.T) {
+	f := gittest.NewFixture(t)
+	side := f.Branch("side").Write("side.txt", "side\n").Commit("Side work")
+	f.Checkout("main")
+	r := open(t, f.Dir)
+	if got := walk(t, r, history.WalkOptions{}); slices.Contains(got, side) {
+		t.Fatal("the default walk reached an unmerged branch")
+	}
+	got := walk(t, r, history.WalkOptions{All: true})
+	if !slices.Contains(got, side) || !slices.Contains(got, f.Vendor) || len(got) != 9 {
+		t.Fatalf("--all walked %d commits %v, want the 8 on main plus %s", len(got), got, side)
+	}
+}
+
+func TestRemoteTrackingRange(t *testing.T) {
+	f := gittest.NewFixture(t)
+	f.AddRemoteBranch("main", f.BigTable)
+	got := walk(t, open(t, f.Dir), history.WalkOptions{Rev: "origin/main..HEAD"})
+	if !slices.Equal(got, []string{f.Vendor}) {
+		t.Fatalf("origin/main..HEAD = %v, want [%s]", got, f.Vendor)
+	}
+}
+
+func TestWalkErrors(t *testing.T) {
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir)
+	err := r.Walk(context.Background(), history.WalkOptions{Rev: "no-such-branch"}, func(history.Commit) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), `unknown revision "no-such-branch"`) {
+		t.Errorf("unknown revision: %v", err)
+	}
+	empty := gittest.New(t)
+	er := open(t, empty.Dir)
+	if _, err := er.Head(); !errors.Is(err, history.ErrEmpty) {
+		t.Errorf("empty repository Head: %v, want ErrEmpty", err)
+	}
+	if err := er.Walk(context.Background(), history.WalkOptions{}, nil); !errors.Is(err, history.ErrEmpty) {
+		t.Errorf("empty repository Walk: %v, want ErrEmpty", err)
+	}
+	if _, err := history.Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a git repository") {
+		t.Errorf("plain directory: %v", err)
+	}
+}
+
+func TestOpenFromSubdirectory(t *testing.T) {
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir+"/docs")
+	if r.Path() != f.Dir {
+		t.Errorf("Path() = %s, want the work tree %s", r.Path(), f.Dir)
+	}
+}
+
+func TestRootCommitIsSharedByClones(t *testing.T) {
+	f := gittest.NewFixture(t)
+	clone := f.Clone()
+	head, _ := open(t, f.Dir).Head()
+	a, err := open(t, f.Dir).RootCommit(head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := open(t, clone.Dir).RootCommit(head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != f.Root || b != f.Root {
+		t.Errorf("roots %s and %s, want %s", a, b, f.Root)
+	}
+	asked := 0
+	known, err := open(t, f.Dir).RootCommit(head, func(h string) (string, bool, error) {
+		asked++
+		return "cached-root", h == f.BigTable, nil
+	})
+	if err != nil || known != "cached-root" || asked != 2 {
+		t.Errorf("known commit: root %q after %d questions, err %v; want cached-root after 2", known, asked, err)
+	}
+}
+
+func diffOf(t *testing.T, r *history.Repo, hash string, opts history.DiffOptions) history.Diff {
+	t.Helper()
+	var c history.Commit
+	if err := r.Walk(context.Background(), history.WalkOptions{Rev: hash, MaxCommits: 1, IncludeMerges: true}, func(x history.Commit) error {
+		c = x
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.Diff(context.Background(), c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestDiffUnifiedFormat(t *testing.T) {
+	f := gittest.NewFixture(t)
+	d := diffOf(t, open(t, f.Dir), f.Greet, history.DiffOptions{})
+	if len(d.Files) != 2 {
+		t.Fatalf("got %d files, want 2", len(d.Files))
+	}
+	want := `diff --git a/main.go b/main.go
+--- a/main.go
++++ b/main.go
+@@ -1,5 +1,9 @@
+ package main
+ 
+ func main() {
+-	println("hello")
++	println(greet("world"))
++}
++
++func greet(name string) string {
++	return "hello " + name
+ }
+`
+	if got := d.Files[0].Text; got != want {
+		t.Errorf("main.go diff:\n%s\nwant:\n%s", got, want)
+	}
+	if fd := d.Files[1]; fd.Status != 'A' || fd.Path != "main_test.go" || fd.Added != 9 || fd.Removed != 0 ||
+		!strings.HasPrefix(fd.Text, "diff --git a/main_test.go b/main_test.go\nnew file mode 100644\n--- /dev/null\n+++ b/main_test.go\n@@ -0,0 +1,9 @@\n") {
+		t.Errorf("added file: %+v", fd)
+	}
+}
+
+func TestDiffFunctionContext(t *testing.T) {
+	r := gittest.New(t)
+	var body strings.Builder
+	body.WriteString("package p\n\nfunc Long() {\n")
+	for range 20 {
+		body.WriteString("\tstep()\n")
+	}
+	body.WriteString("}\n")
+	r.Write("p.go", body.String()).Commit("one")
+	h := r.Write("p.go", strings.Replace(body.String(), "\tstep()\n}\n", "\tstep()\n\tdone()\n}\n", 1)).Commit("two")
+	d := diffOf(t, open(t, r.Dir), h, history.DiffOptions{})
+	if !strings.Contains(d.Files[0].Text, "@@ -21,4 +21,5 @@ func Long() {\n") {
+		t.Errorf("hunk header lacks the function:\n%s", d.Files[0].Text)
+	}
+}
+
+func TestDiffSkipsAndRenames(t *testing.T) {
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir)
+	opts := history.DiffOptions{SkipPath: budget.SkipPath}
+
+	if d := diffOf(t, r, f.Logo, opts); d.Files[0].Skip != history.SkipBinary || d.Files[0].Text != "" {
+		t.Errorf("binary file: %+v", d.Files[0])
+	}
+	d := diffOf(t, r, f.Deps, opts)
+	if d.Files[0].Path != "go.mod" || d.Files[0].Skip != "" || d.Files[1].Path != "go.sum" || d.Files[1].Skip != budget.Lockfile {
+		t.Errorf("lockfile: %+v", d.Files)
+	}
+	if d := diffOf(t, r, f.Vendor, opts); d.Files[1].Skip != budget.Vendored {
+		t.Errorf("vendored file: %+v", d.Files)
+	}
+
+	plain := diffOf(t, r, f.Rename, opts)
+	if len(plain.Files) != 2 || plain.Files[0].Status != 'D' && plain.Files[1].Status != 'D' {
+		t.Errorf("without --renames a rename is a deletion and an addition: %+v", plain.Files)
+	}
+	renamed := diffOf(t, r, f.Rename, history.DiffOptions{Renames: true})
+	if len(renamed.Files) != 1 || renamed.Files[0].Status != 'R' || renamed.Files[0].OldPath != "README.md" ||
+		!strings.Contains(renamed.Files[0].Text, "rename from README.md\nrename to docs/README.md\n") {
+		t.Errorf("with --renames: %+v", renamed.Files)
+	}
+
+	latin := diffOf(t, r, f.Latin1, opts)
+	if !strings.Contains(latin.Files[0].Text, "+Ren\uFFFD\n+Jos\uFFFD\n") {
+		t.Errorf("non-UTF-8 text is not shown as replacement characters:\n%q", latin.Files[0].Text)
+	}
+
+	paths, _ := history.ParsePathspec([]string{"main.go"})
+	if d := diffOf(t, r, f.Vendor, history.DiffOptions{Paths: paths}); len(d.Files) != 1 || d.Files[0].Path != "main.go" {
+		t.Errorf("pathspec did not limit the diff: %+v", d.Files)
+	}
+}
+
+func TestDiffSkipsGeneratedAndLargeFiles(t *testing.T) {
+	r := gittest.New(t)
+	h := r.Write("api.go", "// Code generated by protoc-gen-go. DO NOT EDIT.\n\npackage api\n").
+		Write("big.txt", strings.Repeat("x", 2048)+"\n").
+		Commit("generated and large")
+	d := diffOf(t, open(t, r.Dir), h, history.DiffOptions{MaxFileBytes: 1024})
+	if d.Files[0].Skip != history.SkipGenerated || d.Files[1].Skip != history.SkipLarge {
+		t.Errorf("got %+v", d.Files)
+	}
+}
+
+// TestDiffMatchesGit checks every non-merge commit of the fixture against
+// `git show`: the same files, the same added and removed lines.
+func TestDiffMatchesGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir)
+	for _, h := range []string{f.Root, f.Greet, f.Deps, f.Rename, f.Latin1, f.BigTable, f.Vendor} {
+		out, err := exec.Command("git", "-C", f.Dir, "show", "--no-renames", "--no-color", "--format=", h).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := changedLines(strings.ToValidUTF8(string(out), "\uFFFD"))
+		var ours strings.Builder
+		for _, fd := range diffOf(t, r, h, history.DiffOptions{}).Files {
+			ours.WriteString(fd.Text)
+		}
+		if got := changedLines(ours.String()); !slices.Equal(got, want) {
+			t.Errorf("commit %s: changed lines differ from git show\n got %q\nwant %q", h[:7], got, want)
+		}
+	}
+}
+
+// changedLines lists a patch's file headers and +/- lines, sorted per file.
+func changedLines(patch string) []string {
+	var out, file []string
+	flush := func() {
+		sort.Strings(file)
+		out = append(out, file...)
+		file = nil
+	}
+	for _, l := range strings.Split(patch, "\n") {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			flush()
+			out = append(out, l)
+		case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+		case strings.HasPrefix(l, "+"), strings.HasPrefix(l, "-"):
+			file = append(file, l)
+		}
+	}
+	flush()
+	return out
+}
+
+func TestParseDate(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2026-01-31":           time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC),
+		"2026-01-31T15:04:05Z": time.Date(2026, 1, 31, 15, 4, 5, 0, time.UTC),
+		"2 weeks ago":          now.Add(-14 * 24 * time.Hour),
+		"3.days.ago":           now.Add(-72 * time.Hour),
+		"1 hour":               now.Add(-time.Hour),
+		"72h":                  now.Add(-72 * time.Hour),
+		"yesterday":            time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+	} {
+		got, err := history.ParseDate(in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ParseDate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "soon", "-5h", "2 fortnights ago", "2026-13-01"} {
+		if _, err := history.ParseDate(bad, now); err == nil {
+			t.Errorf("ParseDate(%q) accepted", bad)
+		}
+	}
+}
