@@ -47,4 +47,3 @@ func ApplyEnv(cmd *cobra.Command, getenv func(string) string) error {
 	})
 	return err
 }
-

@@ -19,7 +19,13 @@ const readme = "# hello\n\nSay hello.\n\n## Usage\n\n    go run .\n\n## License\
 // NewFixture builds the fixture history; HEAD is Vendor on main.
 func NewFixture(t testing.TB) *Fixture {
 	t.Helper()
-	r := New(t)
+	return NewFixtureIn(t, t.TempDir())
+}
+
+// NewFixtureIn builds the fixture history in dir.
+func NewFixtureIn(t testing.TB, dir string) *Fixture {
+	t.Helper()
+	r := NewAt(t, dir)
 	f := &Fixture{Repo: r}
 	f.Root = r.Write("README.md", readme+"A tiny program.\n").
 		Write("main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n").

@@ -29,8 +29,8 @@ type DiffOptions struct {
 
 // Skip reasons that history itself decides, from a file's content.
 const (
-	SkipBinary  = "binary"
-	SkipLarge   = "large"
+	SkipBinary    = "binary"
+	SkipLarge     = "large"
 	SkipMissing   = "missing object"
 	SkipGenerated = "generated"
 )

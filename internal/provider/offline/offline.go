@@ -132,7 +132,7 @@ func changes(c prompt.Commit) string {
 				if f.Status != verb.status {
 					continue
 				}
-				name := path.Base(f.Path)
+				name := f.Path
 				if fs := funcs[f.Path]; len(fs) > 0 {
 					name += " (" + list(fs, 3) + ")"
 				}
@@ -150,7 +150,7 @@ func changes(c prompt.Commit) string {
 	if len(skipped) > 0 {
 		names := make([]string, len(skipped))
 		for i, f := range skipped {
-			names[i] = fmt.Sprintf("%s (%s)", path.Base(f.Path), f.Skip)
+			names[i] = fmt.Sprintf("%s (%s)", f.Path, f.Skip)
 		}
 		out = append(out, "Leaves out "+list(names, 4)+".")
 	}
@@ -188,7 +188,7 @@ var (
 	callName   = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\(`)
 )
 
-var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "return": true, "catch": true, "func": true, "function": true, "sizeof": true}
+var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "return": true, "catch": true, "func": true, "function": true, "sizeof": true, "import": true}
 
 // touched reads the function names git put in each file's hunk headers.
 func touched(diff string) map[string][]string {

@@ -1,0 +1,527 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/iostreams"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// harness runs digest in-process against a real database and counts the
+// requests that reach the provider.
+type harness struct {
+	t     *testing.T
+	db    string
+	env   map[string]string
+	calls atomic.Int32
+	// wrap, when set, stands between digest and the offline provider.
+	wrap func(next provider.Provider) provider.Provider
+}
+
+func newHarness(t *testing.T) *harness {
+	return &harness{t: t, db: filepath.Join(t.TempDir(), "cache", "digest.db"), env: map[string]string{}}
+}
+
+type result struct {
+	code        int
+	out, errOut string
+}
+
+func (h *harness) run(ctx context.Context, args ...string) result {
+	h.t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	f := cmdutil.New(ios, "v1.2.3-test")
+	f.Getenv = func(k string) string { return h.env[k] }
+	f.Provider = func(spec provider.Spec, tok *budget.Tokenizer) (provider.Provider, error) {
+		p, err := cmdutil.NewProvider(spec, tok)
+		if err != nil {
+			return nil, err
+		}
+		if h.wrap != nil {
+			p = h.wrap(p)
+		}
+		return provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
+			h.calls.Add(1)
+			return p.Complete(ctx, req)
+		}), nil
+	}
+	code := Execute(ctx, f, append([]string{"--db", h.db}, args...))
+	return result{code, out.String(), errOut.String()}
+}
+
+// fixture builds the shared history in a directory named hello, so reports
+// name the repository the same on every machine.
+func fixture(t *testing.T) *gittest.Fixture {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "hello")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return gittest.NewFixtureIn(t, dir)
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "summarize", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run go test ./cmd -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+func TestSummarizeGolden(t *testing.T) {
+	f := fixture(t)
+	for _, tt := range []struct{ format, file string }{
+		{"markdown", "changelog.md"},
+		{"jsonl", "changelog.jsonl"},
+		{"json", "changelog.json"},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			h := newHarness(t)
+			res := h.run(context.Background(), "summarize", f.Dir, "--format", tt.format)
+			if res.code != 0 {
+				t.Fatalf("exit %d: %s", res.code, res.errOut)
+			}
+			golden(t, tt.file, res.out)
+			if !strings.Contains(res.errOut, "8 commits seen, 0 cached, 8 summarized, 0 failed, 3 files skipped") {
+				t.Errorf("summary line: %q", res.errOut)
+			}
+		})
+	}
+}
+
+func TestRerunMakesNoProviderCalls(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	first := h.run(context.Background(), "summarize", f.Dir, "--format", "jsonl")
+	if first.code != 0 || h.calls.Load() != 8 {
+		t.Fatalf("first run: exit %d, %d calls; %s", first.code, h.calls.Load(), first.errOut)
+	}
+	h.calls.Store(0)
+	second := h.run(context.Background(), "summarize", f.Dir, "--format", "jsonl")
+	if second.code != 0 {
+		t.Fatalf("second run: exit %d: %s", second.code, second.errOut)
+	}
+	if n := h.calls.Load(); n != 0 {
+		t.Fatalf("second run made %d provider calls, want 0", n)
+	}
+	if want := strings.ReplaceAll(first.out, `"cached":false`, `"cached":true`); second.out != want {
+		t.Errorf("second run differs from the first beyond cached:true\n got %s\nwant %s", second.out, want)
+	}
+	if !strings.Contains(second.errOut, "8 commits seen, 8 cached, 0 summarized") {
+		t.Errorf("summary line: %q", second.errOut)
+	}
+	md1 := h.run(context.Background(), "summarize", f.Dir)
+	if h.calls.Load() != 0 || md1.code != 0 {
+		t.Fatalf("markdown rerun: %d calls, exit %d", h.calls.Load(), md1.code)
+	}
+	golden(t, "changelog.md", md1.out)
+}
+
+func TestCloneSharesTheCache(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	if res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl"); res.code != 0 {
+		t.Fatal(res.errOut)
+	}
+	h.calls.Store(0)
+	clone := f.Clone()
+	res := h.run(context.Background(), "summarize", clone.Dir, "-f", "jsonl")
+	if res.code != 0 || h.calls.Load() != 0 {
+		t.Fatalf("clone: exit %d, %d calls, want 0 calls: %s", res.code, h.calls.Load(), res.errOut)
+	}
+	other := gittest.New(t)
+	other.Write("a.txt", "a\n").Commit("Another project")
+	res2 := h.run(context.Background(), "summarize", other.Dir, "-f", "jsonl")
+	if res2.code != 0 || h.calls.Load() != 1 {
+		t.Fatalf("another repository: exit %d, %d calls, want 1", res2.code, h.calls.Load())
+	}
+	if repoID(t, res.out) == repoID(t, res2.out) {
+		t.Error("two unrelated repositories share a repo_id")
+	}
+}
+
+func repoID(t *testing.T, jsonl string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(jsonl, `"repo_id":"`)
+	if !ok {
+		t.Fatalf("no repo_id in %q", jsonl)
+	}
+	id, _, _ := strings.Cut(rest, `"`)
+	return id
+}
+
+func TestModelAndPathsKeySummariesApart(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	h.run(context.Background(), "summarize", f.Dir)
+	h.calls.Store(0)
+	// The same commits under a path filter are other summaries: other text was sent.
+	res := h.run(context.Background(), "summarize", f.Dir, "--", "main.go")
+	if res.code != 0 || h.calls.Load() != 3 {
+		t.Fatalf("pathspec run: exit %d, %d calls, want 3 (the commits touching main.go): %s", res.code, h.calls.Load(), res.errOut)
+	}
+	h.calls.Store(0)
+	h.run(context.Background(), "summarize", f.Dir, "--", "main.go")
+	if h.calls.Load() != 0 {
+		t.Fatalf("pathspec rerun made %d calls", h.calls.Load())
+	}
+}
+
+func TestBigDiffIsCutToTheBudget(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	tok, err := budget.NewTokenizer("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	var mu sync.Mutex
+	h.wrap = func(next provider.Provider) provider.Provider {
+		return provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
+			mu.Lock()
+			sent = append(sent, req.Messages[0].Content)
+			mu.Unlock()
+			return next.Complete(ctx, req)
+		})
+	}
+	for _, limit := range []string{"4000", "300"} {
+		sent = nil
+		h.db = filepath.Join(t.TempDir(), "d.db")
+		res := h.run(context.Background(), "summarize", f.Dir, "--rev", f.BigTable, "-n", "1", "-f", "jsonl", "--max-diff-tokens", limit)
+		if res.code != 0 || len(sent) != 1 {
+			t.Fatalf("exit %d, %d requests: %s", res.code, len(sent), res.errOut)
+		}
+		if !strings.Contains(res.out, `"truncated":true`) {
+			t.Errorf("limit %s: the entry is not marked truncated: %s", limit, res.out)
+		}
+		_, diff, _ := strings.Cut(sent[0], "--- diff ---\n")
+		diff, _, _ = strings.Cut(diff, "=== end ")
+		n := tok.Count(diff)
+		if max := atoi(limit); n > max || n < max*9/10 {
+			t.Errorf("limit %s: the diff sent counts %d tokens, want at most %d and close to it", limit, n, max)
+		}
+		if !strings.Contains(diff, "[digest: diff cut to ") || !strings.Contains(diff, "cut: table.go (partly)]") {
+			t.Errorf("limit %s: no note on what was cut:\n%s", limit, diff[max(0, len(diff)-300):])
+		}
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func TestEmptyRepositoryIsNothingToDo(t *testing.T) {
+	r := gittest.New(t)
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", r.Dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0: %s", res.code, res.errOut)
+	}
+	if !strings.Contains(res.errOut, "has no commits; nothing to summarize") || !strings.Contains(res.out, "No commits to summarize.") {
+		t.Errorf("stdout %q, stderr %q", res.out, res.errOut)
+	}
+}
+
+func TestErrorsAndExitCodes(t *testing.T) {
+	f := fixture(t)
+	notRepo := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		msg  string
+	}{
+		{"not a repository", nil, []string{"summarize", notRepo}, 1, "is not a git repository"},
+		{"missing path", nil, []string{"summarize", filepath.Join(notRepo, "nope")}, 1, "no such directory"},
+		{"zero concurrency", nil, []string{"summarize", f.Dir, "--concurrency", "0"}, 2, "--concurrency must be at least 1"},
+		{"negative budget", nil, []string{"summarize", f.Dir, "--max-diff-tokens", "-5"}, 2, "--max-diff-tokens must be at least 1"},
+		{"negative max commits", nil, []string{"summarize", f.Dir, "-n", "-1"}, 2, "--max-commits cannot be negative"},
+		{"unknown format", nil, []string{"summarize", f.Dir, "--format", "xml"}, 2, `unknown format "xml"`},
+		{"bad date", nil, []string{"summarize", f.Dir, "--since", "soon"}, 2, `--since: cannot read date "soon"`},
+		{"bad model", nil, []string{"summarize", f.Dir, "--model", "gpt4"}, 2, `model "gpt4" is not PROVIDER:MODEL`},
+		{"unknown provider", nil, []string{"summarize", f.Dir, "--model", "acme:m1"}, 2, `unknown provider "acme"`},
+		{"unknown tokenizer", nil, []string{"summarize", f.Dir, "--tokenizer", "p50k"}, 2, `unknown tokenizer "p50k"`},
+		{"unknown flag", nil, []string{"summarize", "--frobnicate"}, 2, "unknown flag: --frobnicate"},
+		{"unknown command", nil, []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"bad env value", map[string]string{"DIGEST_CONCURRENCY": "many"}, []string{"summarize", f.Dir}, 2, `DIGEST_CONCURRENCY="many"`},
+		{"unknown revision", nil, []string{"summarize", f.Dir, "--rev", "v9..HEAD"}, 1, `unknown revision "v9"`},
+		{"all and rev", nil, []string{"summarize", f.Dir, "--all", "--rev", "HEAD"}, 2, "--all and --rev cannot be combined"},
+		{"repo id for two repos", nil, []string{"summarize", f.Dir, f.Dir, "--repo-id", "x"}, 1, "--repo-id names one repository"},
+		{"step summary outside CI", nil, []string{"summarize", f.Dir, "--step-summary"}, 2, "GITHUB_STEP_SUMMARY, which is not set"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			if tt.env != nil {
+				h.env = tt.env
+			}
+			res := h.run(context.Background(), tt.args...)
+			if res.code != tt.code {
+				t.Errorf("exit %d, want %d; stderr %q", res.code, tt.code, res.errOut)
+			}
+			if !strings.Contains(res.errOut, tt.msg) {
+				t.Errorf("stderr %q does not say %q", res.errOut, tt.msg)
+			}
+			if lines := strings.Count(strings.TrimSpace(res.errOut), "\n"); lines != 0 {
+				t.Errorf("the error takes %d lines, want one: %q", lines+1, res.errOut)
+			}
+			if res.out != "" {
+				t.Errorf("stdout is not empty on error: %q", res.out)
+			}
+			if h.calls.Load() != 0 {
+				t.Errorf("%d provider calls on a failed run", h.calls.Load())
+			}
+		})
+	}
+}
+
+func TestFlagBeatsEnvBeatsDefault(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	count := func(res result) int { return strings.Count(res.out, "\n") }
+	if n := count(h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl")); n != 8 {
+		t.Fatalf("default: %d commits, want 8", n)
+	}
+	h.env["DIGEST_MAX_COMMITS"] = "2"
+	h.env["DIGEST_FORMAT"] = "jsonl"
+	if n := count(h.run(context.Background(), "summarize", f.Dir)); n != 2 {
+		t.Errorf("DIGEST_MAX_COMMITS=2: %d commits", n)
+	}
+	if n := count(h.run(context.Background(), "summarize", f.Dir, "--max-commits", "1")); n != 1 {
+		t.Errorf("--max-commits 1 over DIGEST_MAX_COMMITS=2: %d commits", n)
+	}
+	other := filepath.Join(t.TempDir(), "env.db")
+	h.env["DIGEST_DB"] = other
+	ios, _, _, _ := iostreams.Test()
+	fac := cmdutil.New(ios, "test")
+	fac.Getenv = func(k string) string { return h.env[k] }
+	if code := Execute(context.Background(), fac, []string{"summarize", f.Dir, "-q"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("DIGEST_DB was not used: %v", err)
+	}
+}
+
+func TestOutputFileAndStepSummary(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	dir := t.TempDir()
+	summary := filepath.Join(dir, "step_summary.md")
+	if err := os.WriteFile(summary, []byte("# Earlier step\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.env["GITHUB_STEP_SUMMARY"] = summary
+	f.AddRemoteBranch("main", f.BigTable)
+	out := filepath.Join(dir, "changes.jsonl")
+	res := h.run(context.Background(), "summarize", f.Dir, "--rev", "origin/main..HEAD", "--step-summary", "-f", "jsonl", "-o", out)
+	if res.code != 0 || res.out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", res.code, res.out, res.errOut)
+	}
+	written, err := os.ReadFile(out)
+	if err != nil || strings.Count(string(written), "\n") != 1 || !strings.Contains(string(written), f.Vendor) {
+		t.Errorf("-o file: %q, %v", written, err)
+	}
+	got, _ := os.ReadFile(summary)
+	if !strings.HasPrefix(string(got), "# Earlier step\n# Changelog\n") || !strings.Contains(string(got), "`"+f.Vendor[:7]+"` Call x from main.") {
+		t.Errorf("step summary:\n%s", got)
+	}
+}
+
+func TestInterruptKeepsFinishedWork(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var served atomic.Int32
+	h.wrap = func(next provider.Provider) provider.Provider {
+		return provider.Func(func(c context.Context, req provider.Request) (provider.Response, error) {
+			if served.Add(1) > 3 {
+				cancel() // Ctrl-C while the fourth request is in flight
+				<-c.Done()
+				return provider.Response{}, c.Err()
+			}
+			return next.Complete(c, req)
+		})
+	}
+	res := h.run(ctx, "summarize", f.Dir, "--concurrency", "1")
+	if res.code != cmdutil.ExitInterrupted {
+		t.Fatalf("exit %d, want 130: %s", res.code, res.errOut)
+	}
+	if !strings.Contains(res.errOut, "stopped after 3 new summaries") {
+		t.Errorf("stderr: %q", res.errOut)
+	}
+	st, err := store.Open(context.Background(), h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.IntegrityCheck(context.Background()); err != nil {
+		t.Error(err)
+	}
+	st.Close()
+
+	h.wrap = nil
+	h.calls.Store(0)
+	rerun := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl")
+	if rerun.code != 0 || h.calls.Load() != 5 {
+		t.Fatalf("rerun: exit %d, %d calls, want 5 (8 commits, 3 stored): %s", rerun.code, h.calls.Load(), rerun.errOut)
+	}
+	if n := strings.Count(rerun.out, `"cached":true`); n != 3 {
+		t.Errorf("rerun reports %d cached commits, want 3", n)
+	}
+}
+
+func TestProviderFailureKeepsTheRest(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	h.wrap = func(next provider.Provider) provider.Provider {
+		return provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
+			if strings.Contains(req.Messages[0].Content, f.Logo) {
+				return provider.Response{}, errors.New("upstream said no")
+			}
+			return next.Complete(ctx, req)
+		})
+	}
+	res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl")
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1", res.code)
+	}
+	if strings.Count(res.out, "\n") != 7 || strings.Contains(res.out, f.Logo) {
+		t.Errorf("the report should hold the 7 summarized commits:\n%s", res.out)
+	}
+	if !strings.Contains(res.errOut, "commit "+f.Logo+": upstream said no") || !strings.Contains(res.errOut, "1 of 8 commits could not be summarized") {
+		t.Errorf("stderr: %q", res.errOut)
+	}
+	h.wrap = nil
+	h.calls.Store(0)
+	if res := h.run(context.Background(), "summarize", f.Dir); res.code != 0 || h.calls.Load() != 1 {
+		t.Errorf("rerun: exit %d, %d calls, want only the failed commit retried", res.code, h.calls.Load())
+	}
+}
+
+func TestDatabaseFileIsPrivate(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	if res := h.run(context.Background(), "summarize", f.Dir); res.code != 0 {
+		t.Fatal(res.errOut)
+	}
+	for path, want := range map[string]os.FileMode{h.db: 0o600, filepath.Dir(h.db): 0o700} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != want {
+			t.Errorf("%s has mode %o, want %o", path, got, want)
+		}
+	}
+}
+
+func TestCorruptDatabaseIsNotOverwritten(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	h.db = filepath.Join(t.TempDir(), "notes.db")
+	junk := []byte("these are my notes, not a database\n")
+	if err := os.WriteFile(h.db, junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := h.run(context.Background(), "summarize", f.Dir)
+	if res.code != 1 || !strings.Contains(res.errOut, "not a usable SQLite database") {
+		t.Errorf("exit %d, stderr %q", res.code, res.errOut)
+	}
+	if got, _ := os.ReadFile(h.db); !bytes.Equal(got, junk) {
+		t.Error("the file was changed")
+	}
+}
+
+func TestSummarizeParsesArguments(t *testing.T) {
+	for _, tt := range []struct {
+		args            []string
+		repos, pathspec []string
+	}{
+		{nil, []string{"."}, nil},
+		{[]string{"a", "b"}, []string{"a", "b"}, nil},
+		{[]string{"--", "docs"}, []string{"."}, []string{"docs"}},
+		{[]string{"a", "--", "x.go", "y/"}, []string{"a"}, []string{"x.go", "y/"}},
+	} {
+		ios, _, _, _ := iostreams.Test()
+		f := cmdutil.New(ios, "test")
+		var got *SummarizeOptions
+		cmd := NewSummarizeCmd(f, func(_ context.Context, o *SummarizeOptions) error {
+			got = o
+			return nil
+		})
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Repos, tt.repos) || !slices.Equal(got.Pathspec, tt.pathspec) {
+			t.Errorf("%v: repos %v pathspec %v", tt.args, got.Repos, got.Pathspec)
+		}
+		if got.MaxDiffTokens != 4000 || got.Concurrency != 4 || got.Model != "offline" || got.Format != "markdown" {
+			t.Errorf("defaults: %+v", got)
+		}
+	}
+}
+
+func TestHelpListsExitCodesEnvAndExamples(t *testing.T) {
+	h := newHarness(t)
+	for _, args := range [][]string{{"--help"}, {"summarize", "--help"}, {"version", "--help"}, {"completion", "--help"}} {
+		res := h.run(context.Background(), args...)
+		if res.code != 0 {
+			t.Fatalf("%v: exit %d", args, res.code)
+		}
+		for _, want := range []string{"Exit codes:", "130  interrupted", "Examples:", "[$DIGEST_DB]"} {
+			if !strings.Contains(res.out, want) {
+				t.Errorf("%v help lacks %q", args, want)
+			}
+		}
+	}
+	if res := h.run(context.Background(), "summarize", "--help"); !strings.Contains(res.out, "[$DIGEST_MAX_DIFF_TOKENS]") {
+		t.Error("summarize help does not name DIGEST_MAX_DIFF_TOKENS")
+	}
+}
+
+func TestVersionAndCompletion(t *testing.T) {
+	h := newHarness(t)
+	if res := h.run(context.Background(), "version"); res.code != 0 || !strings.HasPrefix(res.out, "digest v1.2.3-test go") {
+		t.Errorf("version: %d %q", res.code, res.out)
+	}
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		if res := h.run(context.Background(), "completion", shell); res.code != 0 || !strings.Contains(res.out, "digest") {
+			t.Errorf("completion %s: exit %d", shell, res.code)
+		}
+	}
+	if res := h.run(context.Background(), "completion", "tcsh"); res.code != 2 {
+		t.Errorf("completion tcsh: exit %d, want 2", res.code)
+	}
+}
