@@ -1,0 +1,85 @@
+package report_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// changelog has two repositories, commits on three days given out of day
+// order, a multi-line summary and an entry with skipped files.
+func changelog() *report.Changelog {
+	day := func(d, h int) time.Time { return time.Date(2026, 5, d, h, 0, 0, 0, time.FixedZone("CEST", 2*3600)) }
+	return &report.Changelog{
+		Model: "openai:gpt-4o-mini",
+		Entries: []report.Entry{
+			{Repo: "api", RepoID: "1111111111111111", Commit: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Author: "Ada", Date: day(3, 9),
+				Subject: "Add retries", Summary: "Adds retries to the client.\nBackoff is capped at 8 s.", Model: "openai:gpt-4o-mini",
+				DiffTokens: 1200, InputTokens: 1500, OutputTokens: 40, CostUSD: 0.000249},
+			{Repo: "api", RepoID: "1111111111111111", Commit: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Author: "Ada", Date: day(1, 23),
+				Subject: "Bump deps", Summary: "Updates dependencies.", Model: "openai:gpt-4o-mini", Cached: true,
+				SkippedFiles: []report.SkippedFile{{Path: "go.sum", Reason: "lockfile"}}},
+			{Repo: "api", RepoID: "1111111111111111", Commit: "cccccccccccccccccccccccccccccccccccccccc", Author: "Bob", Date: day(3, 1),
+				Subject: "Cut big", Summary: "Rewrites <the> parser & lexer.", Model: "openai:gpt-4o-mini", Truncated: true, DiffTokens: 4000},
+			{Repo: "web", RepoID: "2222222222222222", Commit: "dddddddddddddddddddddddddddddddddddddddd", Author: "Cy", Date: day(2, 12),
+				Subject: "Fix layout", Summary: "Fixes the header layout.", Model: "openai:gpt-4o-mini"},
+		},
+		Stats: report.Stats{Repositories: 2, Commits: 4, Cached: 1, Summarized: 3, SkippedFiles: 1, InputTokens: 1500, OutputTokens: 40, CostUSD: 0.000249},
+	}
+}
+
+func TestReportersGolden(t *testing.T) {
+	for _, format := range report.Formats {
+		t.Run(format, func(t *testing.T) {
+			r, err := report.ForFormat(format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := r.Write(&b, changelog()); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("..", "..", "testdata", "report", "changelog."+format)
+			if *update {
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/report -update creates it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("%s output changed (go test ./internal/report -update if intended)\n--- got ---\n%s--- want ---\n%s", format, b.String(), want)
+			}
+		})
+	}
+}
+
+func TestEmptyChangelog(t *testing.T) {
+	var b bytes.Buffer
+	if err := (report.Markdown{}).Write(&b, &report.Changelog{Model: "offline"}); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "# Changelog\n\nNo commits to summarize.\n" {
+		t.Errorf("got %q", b.String())
+	}
+	b.Reset()
+	if err := (report.JSON{}).Write(&b, &report.Changelog{Model: "offline"}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b.Bytes(), []byte(`"commits": []`)) {
+		t.Errorf("empty JSON report should have an empty commits array, got %s", b.String())
+	}
+	if _, err := report.ForFormat("xml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
