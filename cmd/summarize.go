@@ -179,9 +179,6 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	res, err := summarize.Run(ctx, cfg)
 	bar.Finish()
 	if res != nil {
-		for _, w := range res.Warnings {
-			cfg.Log.Warn(w)
-		}
 		for _, p := range res.Empty {
 			f.Infof("digest: %s has no commits; nothing to summarize", p)
 		}

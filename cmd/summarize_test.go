@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -523,5 +524,29 @@ func TestVersionAndCompletion(t *testing.T) {
 	}
 	if res := h.run(context.Background(), "completion", "tcsh"); res.code != 2 {
 		t.Errorf("completion tcsh: exit %d, want 2", res.code)
+	}
+}
+
+func TestMissingObjectWarnsAndSummarizesTheRest(t *testing.T) {
+	f := fixture(t)
+	// Drop the blob of table.go, as a partial clone or a damaged copy would.
+	out, err := exec.Command("git", "-C", f.Dir, "rev-parse", f.BigTable+":table.go").Output()
+	if err != nil {
+		t.Skipf("git is needed to find the blob: %v", err)
+	}
+	blob := strings.TrimSpace(string(out))
+	if err := os.Remove(filepath.Join(f.Dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	if strings.Count(res.out, "\n") != 8 || !strings.Contains(res.out, `{"path":"table.go","reason":"missing object"}`) {
+		t.Errorf("want all 8 commits, table.go listed as a missing object:\n%s", res.out)
+	}
+	if !strings.Contains(res.errOut, "could not read part of a commit") || !strings.Contains(res.errOut, blob) {
+		t.Errorf("no warning naming the missing object: %q", res.errOut)
 	}
 }

@@ -6,7 +6,6 @@ package summarize
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -64,7 +63,6 @@ type Failure struct {
 type Result struct {
 	Changelog report.Changelog
 	Failures  []Failure
-	Warnings  []string
 	Empty     []string // repositories without commits
 }
 
@@ -206,12 +204,19 @@ func fillFromSummary(e *report.Entry, s store.Summary) {
 // storing every answer as it arrives.
 func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result) error {
 	byKey := make(map[string]*pending, len(misses))
-	var mu sync.Mutex // byKey is filled by the producer and read by the committer
+	var mu sync.Mutex // guards byKey and res, shared by the producer and the committer
+	st := &res.Changelog.Stats
+	// fail records a commit that got no summary; callers hold mu, since the
+	// producer and the committer both report failures.
+	fail := func(p *pending, err error) {
+		res.Failures = append(res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
+		st.Failed++
+		opts.Progress.Done(1)
+	}
 	tasks := make(chan engine.Task)
-	prepErr := make(chan error, 1)
 	go func() {
 		defer close(tasks)
-		prepErr <- prepare(ctx, opts, misses, func(p *pending, t engine.Task) bool {
+		prepare(ctx, opts, misses, func(p *pending, t engine.Task) bool {
 			mu.Lock()
 			byKey[t.Key] = p
 			mu.Unlock()
@@ -221,32 +226,30 @@ func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result)
 			case <-ctx.Done():
 				return false
 			}
-		}, res)
+		}, func(p *pending, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			fail(p, err)
+		})
 	}()
 
 	eng := &engine.Engine{Provider: opts.Provider, Concurrency: opts.Concurrency}
 	// Summaries are stored even while the run is being cancelled: what was
 	// paid for must not be lost to a Ctrl-C.
 	storeCtx := context.WithoutCancel(ctx)
-	st := &res.Changelog.Stats
-	runErr := eng.Run(ctx, tasks, func(o engine.Outcome) error {
+	return eng.Run(ctx, tasks, func(o engine.Outcome) error {
 		mu.Lock()
+		defer mu.Unlock()
 		p := byKey[o.Task.Key]
-		mu.Unlock()
 		if o.Err != nil {
 			if ctx.Err() == nil {
-				res.Failures = append(res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: o.Err})
-				st.Failed++
-				opts.Progress.Done(1)
+				fail(p, o.Err)
 			}
 			return nil
 		}
 		summaries, missing := prompt.ParseAnswer(o.Response.Text, []string{p.commit.Hash})
 		if len(missing) > 0 {
-			res.Failures = append(res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash,
-				Err: fmt.Errorf("the model's answer has no summary for this commit")})
-			st.Failed++
-			opts.Progress.Done(1)
+			fail(p, errors.New("the model's answer has no summary for this commit"))
 			return nil
 		}
 		sum := store.Summary{
@@ -275,32 +278,31 @@ func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result)
 		opts.Log.Debug("summarized", "commit", c.Hash, "diff_tokens", p.cut.Tokens, "latency", o.Latency)
 		return nil
 	})
-	if err := <-prepErr; err != nil && runErr == nil {
-		return err
-	}
-	return runErr
 }
 
 // prepare builds each miss's request in walk order and hands it to send,
 // stopping when send reports the run is over.
-func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pending, engine.Task) bool, res *Result) error {
+// A commit whose diff cannot be read is reported to fail and skipped: one
+// damaged object must not cost the summaries of every other commit.
+func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pending, engine.Task) bool, fail func(*pending, error)) {
 	diffOpts := history.DiffOptions{
 		Renames: opts.Renames, Paths: opts.Walk.Paths,
 		SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes,
 	}
 	for _, p := range misses {
 		if ctx.Err() != nil {
-			return nil
+			return
 		}
 		d, err := p.repo.repo.Diff(ctx, p.commit, diffOpts)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return
 			}
-			return err
+			fail(p, err)
+			continue
 		}
 		for _, w := range d.Warnings {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: commit %s: %s", p.repo.repo.Path(), p.commit.Hash[:12], w))
+			opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
 		}
 		var sections []budget.Section
 		var files []prompt.File
@@ -322,10 +324,9 @@ func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pe
 		}
 		t := engine.Task{Key: key.Commit(p.repo.id, c.Hash), Request: prompt.Request(opts.Model.Model, []prompt.Commit{sent})}
 		if !send(p, t) {
-			return nil
+			return
 		}
 	}
-	return nil
 }
 
 // summarized drops the entries of commits that got no summary (failed or
