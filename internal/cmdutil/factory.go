@@ -65,7 +65,16 @@ func (f *Factory) Logger() *slog.Logger {
 	case f.Globals.Quiet:
 		level = slog.LevelError
 	}
-	return slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{
+		Level: level,
+		// A person reading a terminal knows when it happened.
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
 }
 
 // Infof prints a line for the person running digest, unless --quiet.

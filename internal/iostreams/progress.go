@@ -34,6 +34,7 @@ func (p *Progress) Start(total int) {
 		progressbar.OptionSetItsString("commits"),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionThrottle(100_000_000),
 	)
 }
