@@ -45,6 +45,11 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 	for range max(1, e.Concurrency) {
 		wg.Go(func() {
 			for {
+				// select picks at random among ready cases: check first, so a
+				// stopped run never takes another task while one is on offer.
+				if runCtx.Err() != nil {
+					return
+				}
 				var t Task
 				var ok bool
 				select {
@@ -54,6 +59,9 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 					if !ok {
 						return
 					}
+				}
+				if runCtx.Err() != nil {
+					return // stopped while this task was on offer: never send it
 				}
 				start := time.Now()
 				resp, err := e.Provider.Complete(runCtx, t.Request)

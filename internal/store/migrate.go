@@ -63,9 +63,18 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("database %s has schema version %d, newer than this digest understands (%d). Try: a newer digest, or another --db", s.path, current, latest)
 	}
 	for v := current + 1; v <= latest; v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
+		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: _txlock=immediate
 		if err != nil {
 			return s.explain(err)
+		}
+		var done int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&done); err != nil {
+			tx.Rollback()
+			return s.explain(err)
+		}
+		if done >= v {
+			tx.Rollback() // another process applied it meanwhile
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			tx.Rollback()

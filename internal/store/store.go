@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,19 +43,35 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w. Try: --db with a writable path", path, err)
 	}
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
 	f.Close()
+	if n > 0 && string(head[:n]) != "SQLite format 3\x00" {
+		return nil, fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
+	}
 
-	dsn := "file:" + filepath.ToSlash(path) +
+	dsn := "file:" + uriEscaper.Replace(filepath.ToSlash(path)) +
 		fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()) +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path}
-	if err := s.check(ctx); err != nil {
-		db.Close()
-		return nil, err
+	// A brand-new file is switched to WAL by the first connection; SQLite
+	// reports SQLITE_BUSY to a concurrent opener without waiting, so retry.
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := s.check(ctx)
+		if err == nil {
+			break
+		}
+		var se *sqlite.Error
+		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -114,3 +131,6 @@ func (s *Store) IntegrityCheck(ctx context.Context) error {
 	}
 	return nil
 }
+
+// uriEscaper escapes the characters a SQLite URI filename gives a meaning.
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")

@@ -203,6 +203,9 @@ func fillFromSummary(e *report.Entry, s store.Summary) {
 // dispatch prepares each miss's diff and sends it through the engine,
 // storing every answer as it arrives.
 func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result) error {
+	// Whatever ends the engine's run also stops the producer feeding it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	byKey := make(map[string]*pending, len(misses))
 	var mu sync.Mutex // guards byKey and res, shared by the producer and the committer
 	st := &res.Changelog.Stats
