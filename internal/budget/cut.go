@@ -3,6 +3,7 @@ package budget
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Section is one file's part of a diff.
@@ -28,70 +29,103 @@ const maxNamesInNote = 20
 
 // Fit keeps whole sections while they fit in max tokens, then as many whole
 // lines of the next one as fit, and ends with a note naming what was cut.
-// Only the kept prefix is tokenized. The result, note included, counts at
-// most max tokens by this tokenizer.
+// Only the kept prefix is tokenized. The result, note included, never counts
+// more than max tokens by this tokenizer.
 func (t *Tokenizer) Fit(sections []Section, max int) Cut {
-	var b strings.Builder
-	used := 0
-	for i, s := range sections {
-		if len(s.Text) <= (max-used)*maxBytesPerToken {
-			if n := t.Count(s.Text); used+n <= max {
-				b.WriteString(s.Text)
-				used += n
-				continue
-			}
-		}
-		return t.cut(sections, i, max)
+	counts := make([]int, len(sections)) // cut fills repeatedly: count each section once
+	for i := range counts {
+		counts[i] = -1
 	}
-	text := b.String()
-	// Summed counts can differ from the joined text's by a merge at a seam.
-	return Cut{Text: text, Tokens: t.Count(text)}
+	body, kept, _ := t.fill(sections, counts, max, false)
+	if kept == len(sections) {
+		// Summed counts can differ from the joined text's where two sections
+		// meet, so the joined text is what is checked.
+		if n := t.Count(body); n <= max {
+			return Cut{Text: body, Tokens: n}
+		}
+	}
+	return t.cut(sections, counts, max, kept)
 }
 
-// cut builds the truncated text once section first is known not to fit.
-func (t *Tokenizer) cut(sections []Section, first, max int) Cut {
-	names := func(from int) []string {
-		var out []string
-		for i := from; i < len(sections); i++ {
-			out = append(out, sections[i].Name)
-		}
-		return out
-	}
-	// Reserve room for the note first; it names the cut files, so its size
-	// is known before the diff is cut, save for the kept-token figure.
+// fill appends whole sections while they fit in budget and, when partial is
+// set, the longest prefix of the next that fits. kept counts whole sections.
+func (t *Tokenizer) fill(sections []Section, counts []int, budget int, partial bool) (body string, kept int, partly bool) {
 	var b strings.Builder
-	used, kept := 0, 0
-	reserve := t.Count(cutNote(max, max, names(first), false)) + 1
-	budget := max - reserve
-	for kept < len(sections) {
-		n := t.Count(sections[kept].Text)
-		if used+n > budget || len(sections[kept].Text) > budget*maxBytesPerToken {
+	used := 0
+	for ; kept < len(sections); kept++ {
+		s := sections[kept].Text
+		if len(s) > (budget-used)*maxBytesPerToken {
+			break // cannot fit: do not spend time counting it
+		}
+		if counts[kept] < 0 {
+			counts[kept] = t.Count(s)
+		}
+		n := counts[kept]
+		if used+n > budget {
 			break
 		}
-		b.WriteString(sections[kept].Text)
+		b.WriteString(s)
 		used += n
-		kept++
 	}
-	partly := false
-	if kept < len(sections) && budget > used {
+	if partial && kept < len(sections) && budget > used {
 		if p := t.prefixWithin(sections[kept].Text, budget-used); p != "" {
 			b.WriteString(p)
 			partly = true
 		}
 	}
-	body := b.String()
-	cutFiles := names(kept)
-	for {
-		tokens := t.Count(body)
-		note := cutNote(tokens, max, cutFiles, partly)
-		text := body + note
-		if total := t.Count(text); total <= max || body == "" {
-			return Cut{Text: text, Tokens: total, Truncated: true, CutFiles: cutFiles}
-		}
-		// A seam merged differently than counted: drop the last line and retry.
-		body = dropLastLine(body)
-	}
+	return b.String(), kept, partly
 }
+
+// cut builds the truncated text, given that the first fits sections fit
+// whole without a note. The note's size depends on what is kept, and BPE
+// counts of joined text are not sums, so it shrinks the diff's budget by
+// each overshoot until diff and note together fit.
+func (t *Tokenizer) cut(sections []Section, counts []int, max, fits int) Cut {
+	names := func(from int) []string {
+		out := make([]string, 0, len(sections)-from)
+		for _, s := range sections[from:] {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	start := max - t.Count(cutNote(max, max, names(fits), false))
+	// Part of the next file costs "(partly)" in the note too, so ending at a
+	// file boundary sometimes keeps more: try both, keep the larger.
+	var best Cut
+	bestTokens := -1
+	for _, partial := range []bool{true, false} {
+		for budget := start; budget > 0; {
+			body, kept, partly := t.fill(sections, counts, budget, partial)
+			if body != "" && !strings.HasSuffix(body, "\n") {
+				body += "\n"
+			}
+			bodyTokens := t.Count(body)
+			text := body + cutNote(bodyTokens, max, names(kept), partly)
+			n := t.Count(text)
+			if n > max {
+				budget -= n - max
+				continue
+			}
+			if bodyTokens > bestTokens {
+				best, bestTokens = Cut{Text: text, Tokens: n, Truncated: true, CutFiles: names(kept)}, bodyTokens
+			}
+			break
+		}
+	}
+	if bestTokens >= 0 {
+		return best
+	}
+	// Not even the note fits beside any diff: say as much as the limit allows.
+	all := names(0)
+	for _, text := range []string{cutNote(0, max, all, false), shortNote} {
+		if n := t.Count(text); n <= max {
+			return Cut{Text: text, Tokens: n, Truncated: true, CutFiles: all}
+		}
+	}
+	return Cut{Truncated: true, CutFiles: all}
+}
+
+const shortNote = "[digest: diff cut]\n"
 
 // cutNote is the line that tells the reader the diff is incomplete.
 func cutNote(kept, max int, files []string, partly bool) string {
@@ -115,60 +149,67 @@ func cutNote(kept, max int, files []string, partly bool) string {
 
 // prefixWithin returns the longest prefix of text ending at a line end that
 // counts at most budget tokens, or, if not even the first line fits, the
-// longest prefix of that line (on a character boundary) plus a newline.
+// longest prefix of that line (on a character boundary) plus a newline. It
+// tokenizes the kept text piece by piece, once, plus a check of the whole.
 func (t *Tokenizer) prefixWithin(text string, budget int) string {
 	limit := min(len(text), budget*maxBytesPerToken)
-	var ends []int
-	for i := 0; i < limit; {
-		j := strings.IndexByte(text[i:limit], '\n')
-		if j < 0 {
-			break
+	end := t.grow(text[:limit], budget, func(s string) int {
+		if j := strings.IndexByte(s, '\n'); j >= 0 {
+			return j + 1
 		}
-		i += j + 1
-		ends = append(ends, i)
+		return 0
+	})
+	if end > 0 {
+		return text[:end]
 	}
-	// Binary search for the last line end whose prefix fits.
-	lo, hi := 0, len(ends) // ends[:lo] fit; ends[hi:] do not
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if t.Count(text[:ends[mid]]) <= budget {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo > 0 {
-		return text[:ends[lo-1]]
-	}
-	// Not one whole line fits: keep part of the first line.
 	line := text[:limit]
-	if len(ends) > 0 {
-		line = text[:ends[0]-1]
+	if j := strings.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
 	}
-	var starts []int // character boundaries, so a cut never splits a rune
-	for i := range line {
-		starts = append(starts, i)
-	}
-	starts = append(starts, len(line))
-	lo, hi = 0, len(starts)-1 // line[:starts[lo]] fits (the empty prefix does)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if t.Count(line[:starts[mid]])+1 <= budget {
-			lo = mid
-		} else {
-			hi = mid - 1
+	// Not one whole line fits: keep as much of the first as fits, in chunks
+	// cut at character boundaries, leaving a token for the newline.
+	const chunk = 256
+	end = t.grow(line, budget-1, func(s string) int {
+		if len(s) <= chunk {
+			return len(s)
 		}
-	}
-	if lo == 0 {
+		n := chunk
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return n
+	})
+	if end == 0 {
 		return ""
 	}
-	return line[:starts[lo]] + "\n"
+	return line[:end] + "\n"
 }
 
-func dropLastLine(s string) string {
-	s = strings.TrimSuffix(s, "\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[:i+1]
+// grow extends a prefix of text piece by piece (next gives the length of
+// the next piece, 0 when there is none) while the summed counts fit budget,
+// then trims whole pieces until the joined prefix itself fits: a seam
+// between pieces can tokenize differently than the pieces did alone.
+func (t *Tokenizer) grow(text string, budget int, next func(rest string) int) int {
+	var ends []int
+	end, used := 0, 0
+	for end < len(text) {
+		n := next(text[end:])
+		if n == 0 {
+			break
+		}
+		c := t.Count(text[end : end+n])
+		if used+c > budget {
+			break
+		}
+		used += c
+		end += n
+		ends = append(ends, end)
 	}
-	return ""
+	for len(ends) > 0 && t.Count(text[:ends[len(ends)-1]]) > budget {
+		ends = ends[:len(ends)-1]
+	}
+	if len(ends) == 0 {
+		return 0
+	}
+	return ends[len(ends)-1]
 }

@@ -168,8 +168,7 @@ func ParseAnswer(text string, asked []string) (summaries map[string]string, miss
 	for _, h := range asked {
 		want[h] = true
 	}
-	var answers []Answer
-	if err := json.Unmarshal([]byte(jsonArray(text)), &answers); err == nil {
+	if answers, ok := jsonAnswers(text); ok {
 		for _, a := range answers {
 			h := strings.ToLower(strings.TrimSpace(a.Commit))
 			s := strings.TrimSpace(a.Summary)
@@ -179,10 +178,11 @@ func ParseAnswer(text string, asked []string) (summaries map[string]string, miss
 				}
 			}
 		}
-	} else if len(asked) == 1 {
+	} else if len(asked) == 1 && !strings.ContainsAny(text, "[{`") {
 		// A model asked about one commit sometimes answers in plain prose:
-		// with a single commit there is nobody else it could be about.
-		if s := strings.TrimSpace(text); s != "" && !strings.HasPrefix(s, "[") && !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "```") {
+		// with a single commit there is nobody else it could be about. Text
+		// with JSON or a code fence in it is a garbled answer, not prose.
+		if s := strings.TrimSpace(text); s != "" {
 			summaries[asked[0]] = s
 		}
 	}
@@ -194,12 +194,20 @@ func ParseAnswer(text string, asked []string) (summaries map[string]string, miss
 	return summaries, missing
 }
 
-// jsonArray strips what models wrap JSON in: code fences and chatter.
-func jsonArray(text string) string {
-	start := strings.IndexByte(text, '[')
-	end := strings.LastIndexByte(text, ']')
-	if start < 0 || end < start {
-		return text
+// jsonAnswers finds the answer array among whatever models wrap it in
+// (code fences, chatter, bracketed asides): the first '[' from which a JSON
+// array of answers decodes.
+func jsonAnswers(text string) ([]Answer, bool) {
+	for i := 0; i < len(text); i++ {
+		j := strings.IndexByte(text[i:], '[')
+		if j < 0 {
+			break
+		}
+		i += j
+		var answers []Answer
+		if err := json.NewDecoder(strings.NewReader(text[i:])).Decode(&answers); err == nil {
+			return answers, true
+		}
 	}
-	return text[start : end+1]
+	return nil, false
 }

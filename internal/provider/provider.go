@@ -54,10 +54,13 @@ const Offline = "offline"
 // ParseSpec reads a model spec.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
-	if s == Offline {
+	if strings.EqualFold(s, Offline) {
 		return Spec{Provider: Offline, Model: Offline}, nil
 	}
 	prov, model, ok := strings.Cut(s, ":")
+	if strings.EqualFold(prov, Offline) {
+		return Spec{}, fmt.Errorf("model %q: the offline model has no variants. Try: --model offline", s)
+	}
 	if !ok || prov == "" || strings.TrimSpace(model) == "" {
 		return Spec{}, fmt.Errorf("model %q is not PROVIDER:MODEL. Try: --model offline, or for example --model openai:gpt-4o-mini", s)
 	}

@@ -87,8 +87,17 @@ func sentence(s string) string {
 // skipping trailers such as Signed-off-by.
 func firstSentence(body string) string {
 	para, _, _ := strings.Cut(strings.TrimSpace(body), "\n\n")
-	para = strings.Join(strings.Fields(para), " ")
-	if para == "" || trailer.MatchString(para) {
+	// Trailers can follow the text without a blank line; they name people
+	// and addresses, not changes.
+	lines := strings.Split(para, "\n")
+	for i, l := range lines {
+		if trailer.MatchString(strings.TrimSpace(l)) {
+			lines = lines[:i]
+			break
+		}
+	}
+	para = strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
+	if para == "" {
 		return ""
 	}
 	if i := strings.Index(para, ". "); i >= 0 {
@@ -104,7 +113,9 @@ func firstSentence(body string) string {
 	return sentence(para)
 }
 
-var trailer = regexp.MustCompile(`^[A-Z][A-Za-z-]+: `)
+// trailer matches git trailer lines: hyphenated keys such as Signed-off-by
+// or Co-authored-by, and the common one-word ones. "Note: ..." is prose.
+var trailer = regexp.MustCompile(`^(?:[A-Za-z]+(?:-[A-Za-z]+)+|Fixes|Closes|Resolves|Refs|Cc|Link|Bug|Issue|Change-Id):\s`)
 
 func changes(c prompt.Commit) string {
 	var kept, skipped []prompt.File
