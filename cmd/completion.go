@@ -14,9 +14,7 @@ func NewCompletionCmd(f *cmdutil.Factory) *cobra.Command {
 		Long: `Print the completion script for a shell to standard output.
 
 Load it in the current shell, or save it where your shell loads completions
-from, as in the examples.
-
-` + cmdutil.ExitCodesHelp,
+from, as in the examples.`,
 		Example: cmdutil.Example(
 			"source <(digest completion bash)",
 			"digest completion zsh > \"${fpath[1]}/_digest\"",

@@ -74,9 +74,7 @@ extractive summaries from each commit's message and diff.
 
 Every flag can also be set with a DIGEST_* environment variable named after
 it (--max-commits: DIGEST_MAX_COMMITS). A flag on the command line wins over
-the variable, and the variable over the default.
-
-` + cmdutil.ExitCodesHelp,
+the variable, and the variable over the default.`,
 		Example: cmdutil.Example(
 			"digest summarize .",
 			"digest summarize --rev origin/main..HEAD --format jsonl",
@@ -88,6 +86,8 @@ the variable, and the variable over the default.
 		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	// Every command's help ends with the exit codes, after its flags.
+	root.SetHelpTemplate(root.HelpTemplate() + "\n" + cmdutil.ExitCodesHelp + "\n")
 	root.SetOut(f.IOStreams.Out)
 	root.SetErr(f.IOStreams.ErrOut)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {

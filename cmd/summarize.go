@@ -63,9 +63,7 @@ summarized is never sent again. Paths after "--" limit the walk and the diff
 to those files and directories (relative to the repository root).
 
 The default model, offline, needs no key and no network: it writes an
-extractive summary from the commit message and the diff.
-
-` + cmdutil.ExitCodesHelp,
+extractive summary from the commit message and the diff.`,
 		Example: cmdutil.Example(
 			"digest summarize",
 			"digest summarize ~/src/api ~/src/web --since '2 weeks ago'",

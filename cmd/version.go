@@ -41,7 +41,7 @@ func NewVersionCmd(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print digest's version",
-		Long:    "Print the version digest was built as, and the Go toolchain and platform.\n\n" + cmdutil.ExitCodesHelp,
+		Long:    "Print the version digest was built as, and the Go toolchain and platform.",
 		Example: cmdutil.Example("digest version"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
