@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"bufio"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/digest-cli/digest/internal/gittest"
+)
+
+// buildDigest compiles the real binary once per test run.
+func buildDigest(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "digest")
+	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestSIGINTStoresFinishedWorkAndExits130 runs the real binary, interrupts
+// it after its first summary has been stored, and checks the promise of
+// exit code 130: what finished is kept, and a rerun pays only for the rest.
+func TestSIGINTStoresFinishedWorkAndExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	r := gittest.New(t)
+	const commits = 600
+	var body strings.Builder
+	for i := range commits {
+		fmt.Fprintf(&body, "line %d of a file that keeps growing, so every diff has some weight\n", i)
+		r.Write("log.txt", body.String()).Commit(fmt.Sprintf("Change %d", i))
+	}
+	db := filepath.Join(t.TempDir(), "digest.db")
+
+	cmd := exec.Command(bin, "--db", db, "--verbose", "summarize", r.Dir, "--concurrency", "1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.Contains(lines.Text(), "msg=summarized") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, strings.Join(seen[max(0, len(seen)-5):], "\n"))
+	}
+	if last := seen[len(seen)-1]; last != "digest: interrupted" {
+		t.Errorf("last stderr line %q, want digest: interrupted", last)
+	}
+
+	stored := countSummaries(t, db)
+	if stored < 1 || stored >= commits {
+		t.Fatalf("%d summaries stored after the interrupt, want some but not all %d", stored, commits)
+	}
+	out, err := exec.Command(bin, "--db", db, "summarize", r.Dir, "-f", "jsonl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, out)
+	}
+	if want := fmt.Sprintf("%d commits seen, %d cached, %d summarized", commits, stored, commits-stored); !strings.Contains(string(out), want) {
+		t.Errorf("rerun should pay only for what the interrupted run did not store (%s):\n%s", want, out[max(0, len(out)-300):])
+	}
+}
+
+func countSummaries(t *testing.T, path string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM summaries").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
