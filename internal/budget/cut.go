@@ -92,8 +92,11 @@ func (t *Tokenizer) cut(sections []Section, counts []int, max, fits int) Cut {
 	// Part of the next file costs "(partly)" in the note too, so ending at a
 	// file boundary sometimes keeps more: try both, keep the larger.
 	var best Cut
-	bestTokens := -1
+	bestTokens, bestKept := -1, 0
 	for _, partial := range []bool{true, false} {
+		if !partial && bestTokens >= 0 && bestKept >= fits {
+			break // it kept every whole file the boundary could, and more
+		}
 		for budget := start; budget > 0; {
 			body, kept, partly := t.fill(sections, counts, budget, partial)
 			if body != "" && !strings.HasSuffix(body, "\n") {
@@ -107,7 +110,7 @@ func (t *Tokenizer) cut(sections []Section, counts []int, max, fits int) Cut {
 				continue
 			}
 			if bodyTokens > bestTokens {
-				best, bestTokens = Cut{Text: text, Tokens: n, Truncated: true, CutFiles: names(kept)}, bodyTokens
+				best, bestTokens, bestKept = Cut{Text: text, Tokens: n, Truncated: true, CutFiles: names(kept)}, bodyTokens, kept
 			}
 			break
 		}
