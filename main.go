@@ -1,5 +1,5 @@
-// Command digest summarizes git history and evaluates prompts with LLMs,
-// in batches, under rate limits, paying for each result once.
+// Command digest summarizes git history with LLMs, paying for each
+// commit's summary once.
 package main
 
 import (

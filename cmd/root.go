@@ -35,12 +35,16 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		fmt.Fprintln(f.IOStreams.ErrOut, "digest: interrupted")
-		return cmdutil.ExitInterrupted
-	}
 	if err == nil {
-		return cmdutil.ExitOK
+		return cmdutil.ExitOK // a signal that came after the work was done changes nothing
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		msg := "interrupted"
+		if err != context.Canceled && !strings.HasSuffix(err.Error(), context.Canceled.Error()) {
+			msg = err.Error()
+		}
+		fmt.Fprintln(f.IOStreams.ErrOut, "digest: "+msg)
+		return cmdutil.ExitInterrupted
 	}
 	if isCobraUsageError(err) {
 		err = cmdutil.AsUsage(err)
@@ -65,7 +69,7 @@ func isCobraUsageError(err error) bool {
 func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "digest",
-		Short: "Offline batch LLM work: commit summaries and prompt evaluations",
+		Short: "Summarize git history with LLMs, paying for each commit once",
 		Long: `digest summarizes git history with an LLM, paying for each commit once:
 every summary is kept in a local SQLite cache and reused on every later run.
 

@@ -117,6 +117,8 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--max-commits cannot be negative, got %d. Try: 0 for no limit", o.MaxCommits)
 	case o.All && o.Rev != "":
 		return cfg, nil, cmdutil.UsageError("--all and --rev cannot be combined. Try: one of them")
+	case o.RepoID != "" && len(o.Repos) > 1:
+		return cfg, nil, cmdutil.UsageError("--repo-id names one repository, but %d were given. Try: one PATH per run with --repo-id", len(o.Repos))
 	case o.StepSummary && o.Factory.Getenv("GITHUB_STEP_SUMMARY") == "":
 		return cfg, nil, cmdutil.UsageError("--step-summary needs GITHUB_STEP_SUMMARY, which is not set. Try: run it as a GitHub Actions step, or drop --step-summary")
 	}
@@ -136,11 +138,12 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	for _, d := range []struct {
 		flag, value string
 		into        *time.Time
-	}{{"--since", o.Since, &walk.Since}, {"--until", o.Until, &walk.Until}} {
+		endOfDay    bool
+	}{{"--since", o.Since, &walk.Since, false}, {"--until", o.Until, &walk.Until, true}} {
 		if d.value == "" {
 			continue
 		}
-		if *d.into, err = history.ParseDate(d.value, now); err != nil {
+		if *d.into, err = history.ParseDate(d.value, now, d.endOfDay); err != nil {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("%s: %w", d.flag, err))
 		}
 	}
@@ -157,6 +160,12 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	cfg, reporter, err := o.config(started)
 	if err != nil {
 		return err
+	}
+	if o.Output != "" && o.Output != "-" {
+		// Find out before the run, not after paying for it.
+		if info, err := os.Stat(filepath.Dir(o.Output)); err != nil || !info.IsDir() {
+			return cmdutil.UsageError("--output %s: directory %s does not exist. Try: create it first, or another path", o.Output, filepath.Dir(o.Output))
+		}
 	}
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
@@ -183,8 +192,8 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && res != nil {
-			s := res.Changelog.Stats
-			f.Infof("digest: stopped after %d new summaries, stored in %s; run the same command again to continue", s.Summarized, st.Path())
+			return cmdutil.Interrupted(fmt.Sprintf("interrupted after %d new summaries, stored in %s; run the same command again to continue",
+				res.Changelog.Stats.Summarized, st.Path()))
 		}
 		return err
 	}
@@ -227,7 +236,11 @@ func writeReport(path string, stdout io.Writer, r report.Reporter, c *report.Cha
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("--output %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm() // replacing a file keeps who may read it
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
 		return fmt.Errorf("--output %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

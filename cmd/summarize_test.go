@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/gittest"
@@ -46,10 +48,13 @@ type result struct {
 
 func (h *harness) run(ctx context.Context, args ...string) result {
 	h.t.Helper()
-	ios, _, out, errOut := iostreams.Test()
+	ios, out, errOut := iostreams.Test()
 	f := cmdutil.New(ios, "v1.2.3-test")
 	f.Getenv = func(k string) string { return h.env[k] }
 	f.Provider = func(spec provider.Spec, tok *budget.Tokenizer) (provider.Provider, error) {
+		if spec.Provider == "test" { // stands in for a hosted model under any name
+			spec = provider.Spec{Provider: provider.Offline, Model: provider.Offline}
+		}
 		p, err := cmdutil.NewProvider(spec, tok)
 		if err != nil {
 			return nil, err
@@ -167,6 +172,75 @@ func TestCloneSharesTheCache(t *testing.T) {
 	}
 }
 
+func TestCloneGetsTheSameIDInAnotherDatabase(t *testing.T) {
+	f := fixture(t)
+	a := newHarness(t)
+	b := newHarness(t) // a fresh database: the id must come from the history itself
+	ra := a.run(context.Background(), "summarize", f.Dir, "-f", "jsonl")
+	rb := b.run(context.Background(), "summarize", f.Clone().Dir, "-f", "jsonl")
+	if ra.code != 0 || rb.code != 0 {
+		t.Fatalf("exit %d and %d", ra.code, rb.code)
+	}
+	if repoID(t, ra.out) != repoID(t, rb.out) {
+		t.Errorf("a clone summarized into another database has id %s, the original %s", repoID(t, rb.out), repoID(t, ra.out))
+	}
+}
+
+func TestOneRunOverTwoClonesPaysOnce(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	clone := f.Clone()
+	res := h.run(context.Background(), "summarize", f.Dir, f.Dir, clone.Dir, "-f", "jsonl")
+	if res.code != 0 || h.calls.Load() != 8 {
+		t.Fatalf("exit %d, %d calls, want 8 (each commit once): %s", res.code, h.calls.Load(), res.errOut)
+	}
+	if n := strings.Count(res.out, "\n"); n != 16 {
+		t.Errorf("%d entries, want 8 for the repository (named twice) and 8 for its clone", n)
+	}
+	for _, c := range []string{f.Root, f.Vendor} {
+		if n := strings.Count(res.out, `"commit":"`+c+`"`); n != 2 {
+			t.Errorf("commit %s appears %d times, want once per clone", c[:7], n)
+		}
+	}
+	if !strings.Contains(res.errOut, "16 commits seen, 8 cached, 8 summarized") {
+		t.Errorf("summary line: %q", res.errOut)
+	}
+}
+
+func TestRepoIDOverrideDoesNotLeakIntoDerivedIDs(t *testing.T) {
+	h := newHarness(t)
+	x := gittest.New(t)
+	x.Write("x.txt", "x\n").Commit("X")
+	y := gittest.New(t)
+	y.Write("y.txt", "y\n").Commit("Y")
+	for _, dir := range []string{x.Dir, y.Dir} {
+		if res := h.run(context.Background(), "summarize", dir, "--repo-id", "shared"); res.code != 0 {
+			t.Fatal(res.errOut)
+		}
+	}
+	rx := h.run(context.Background(), "summarize", x.Dir, "-f", "jsonl")
+	ry := h.run(context.Background(), "summarize", y.Dir, "-f", "jsonl")
+	if idx, idy := repoID(t, rx.out), repoID(t, ry.out); idx == idy || idx == "shared" {
+		t.Errorf("unrelated repositories got ids %s and %s", idx, idy)
+	}
+}
+
+func TestRevOnARepositoryWithUnbornHEAD(t *testing.T) {
+	f := fixture(t)
+	// HEAD on a branch with no commits yet, as after `git checkout --orphan`.
+	if err := f.Git.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, "refs/heads/orphan")); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir, "--rev", "main", "-f", "jsonl")
+	if res.code != 0 || strings.Count(res.out, "\n") != 8 {
+		t.Errorf("--rev main with an unborn HEAD: exit %d, %d entries: %s", res.code, strings.Count(res.out, "\n"), res.errOut)
+	}
+	if res := h.run(context.Background(), "summarize", f.Dir); res.code != 0 || !strings.Contains(res.errOut, "has no commits") {
+		t.Errorf("without --rev the unborn HEAD has nothing to summarize: exit %d, %q", res.code, res.errOut)
+	}
+}
+
 func repoID(t *testing.T, jsonl string) string {
 	t.Helper()
 	_, rest, ok := strings.Cut(jsonl, `"repo_id":"`)
@@ -181,6 +255,21 @@ func TestModelAndPathsKeySummariesApart(t *testing.T) {
 	f := fixture(t)
 	h := newHarness(t)
 	h.run(context.Background(), "summarize", f.Dir)
+	for _, model := range []string{"test:model-a", "test:model-b"} {
+		h.calls.Store(0)
+		res := h.run(context.Background(), "summarize", f.Dir, "--model", model, "-f", "jsonl")
+		if res.code != 0 || h.calls.Load() != 8 || strings.Contains(res.out, `"cached":true`) {
+			t.Fatalf("--model %s: exit %d, %d calls; a summary by another model was served: %s", model, res.code, h.calls.Load(), res.errOut)
+		}
+		if !strings.Contains(res.out, `"model":"`+model+`"`) {
+			t.Errorf("entries are not labelled %s", model)
+		}
+	}
+	h.calls.Store(0)
+	h.run(context.Background(), "summarize", f.Dir, "--model", "test:model-a")
+	if h.calls.Load() != 0 {
+		t.Fatalf("rerun with model-a made %d calls", h.calls.Load())
+	}
 	h.calls.Store(0)
 	// The same commits under a path filter are other summaries: other text was sent.
 	res := h.run(context.Background(), "summarize", f.Dir, "--", "main.go")
@@ -278,7 +367,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"bad env value", map[string]string{"DIGEST_CONCURRENCY": "many"}, []string{"summarize", f.Dir}, 2, `DIGEST_CONCURRENCY="many"`},
 		{"unknown revision", nil, []string{"summarize", f.Dir, "--rev", "v9..HEAD"}, 1, `unknown revision "v9"`},
 		{"all and rev", nil, []string{"summarize", f.Dir, "--all", "--rev", "HEAD"}, 2, "--all and --rev cannot be combined"},
-		{"repo id for two repos", nil, []string{"summarize", f.Dir, f.Dir, "--repo-id", "x"}, 1, "--repo-id names one repository"},
+		{"repo id for two repos", nil, []string{"summarize", f.Dir, f.Dir, "--repo-id", "x"}, 2, "--repo-id names one repository"},
 		{"step summary outside CI", nil, []string{"summarize", f.Dir, "--step-summary"}, 2, "GITHUB_STEP_SUMMARY, which is not set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,7 +412,7 @@ func TestFlagBeatsEnvBeatsDefault(t *testing.T) {
 	}
 	other := filepath.Join(t.TempDir(), "env.db")
 	h.env["DIGEST_DB"] = other
-	ios, _, _, _ := iostreams.Test()
+	ios, _, _ := iostreams.Test()
 	fac := cmdutil.New(ios, "test")
 	fac.Getenv = func(k string) string { return h.env[k] }
 	if code := Execute(context.Background(), fac, []string{"summarize", f.Dir, "-q"}); code != 0 {
@@ -359,6 +448,26 @@ func TestOutputFileAndStepSummary(t *testing.T) {
 	}
 }
 
+func TestOutputFileKeepsItsModeAndNeedsItsDirectory(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	out := filepath.Join(t.TempDir(), "private.md")
+	if err := os.WriteFile(out, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.run(context.Background(), "summarize", f.Dir, "-o", out); res.code != 0 {
+		t.Fatal(res.errOut)
+	}
+	if info, err := os.Stat(out); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("replacing a 0600 file: %v, %v", info.Mode(), err)
+	}
+	h.calls.Store(0)
+	res := h.run(context.Background(), "summarize", f.Dir, "-o", filepath.Join(t.TempDir(), "missing", "x.md"))
+	if res.code != 2 || !strings.Contains(res.errOut, "does not exist") || h.calls.Load() != 0 {
+		t.Errorf("missing output directory: exit %d, %d calls, %q", res.code, h.calls.Load(), res.errOut)
+	}
+}
+
 func TestInterruptKeepsFinishedWork(t *testing.T) {
 	f := fixture(t)
 	h := newHarness(t)
@@ -379,8 +488,8 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	if res.code != cmdutil.ExitInterrupted {
 		t.Fatalf("exit %d, want 130: %s", res.code, res.errOut)
 	}
-	if !strings.Contains(res.errOut, "stopped after 3 new summaries") {
-		t.Errorf("stderr: %q", res.errOut)
+	if want := "digest: interrupted after 3 new summaries, stored in " + h.db + "; run the same command again to continue\n"; res.errOut != want {
+		t.Errorf("stderr: %q, want the one line %q", res.errOut, want)
 	}
 	st, err := store.Open(context.Background(), h.db)
 	if err != nil {
@@ -399,6 +508,27 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	}
 	if n := strings.Count(rerun.out, `"cached":true`); n != 3 {
 		t.Errorf("rerun reports %d cached commits, want 3", n)
+	}
+}
+
+func TestSignalAfterTheLastAnswerIsNotAnInterrupt(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var served atomic.Int32
+	h.wrap = func(next provider.Provider) provider.Provider {
+		return provider.Func(func(c context.Context, req provider.Request) (provider.Response, error) {
+			resp, err := next.Complete(c, req)
+			if served.Add(1) == 8 {
+				cancel() // Ctrl-C just as the last answer arrives
+			}
+			return resp, err
+		})
+	}
+	res := h.run(ctx, "summarize", f.Dir, "--concurrency", "1", "-f", "jsonl")
+	if res.code != 0 || strings.Count(res.out, "\n") != 8 {
+		t.Errorf("exit %d with %d entries, want 0 and the whole report: %s", res.code, strings.Count(res.out, "\n"), res.errOut)
 	}
 }
 
@@ -474,7 +604,7 @@ func TestSummarizeParsesArguments(t *testing.T) {
 		{[]string{"--", "docs"}, []string{"."}, []string{"docs"}},
 		{[]string{"a", "--", "x.go", "y/"}, []string{"a"}, []string{"x.go", "y/"}},
 	} {
-		ios, _, _, _ := iostreams.Test()
+		ios, _, _ := iostreams.Test()
 		f := cmdutil.New(ios, "test")
 		var got *SummarizeOptions
 		cmd := NewSummarizeCmd(f, func(_ context.Context, o *SummarizeOptions) error {

@@ -17,7 +17,7 @@ func EnvName(flag string) string {
 }
 
 // noEnv are flags an environment variable must never set.
-var noEnv = map[string]bool{"help": true, "version": true}
+var noEnv = map[string]bool{"help": true}
 
 // DocumentEnv adds each flag's variable to its help text, so --help shows
 // where a value can come from.

@@ -3,6 +3,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -43,6 +44,17 @@ func AsUsage(err error) error {
 	}
 	return &ExitError{Code: ExitUsage, Err: err}
 }
+
+// interruptedError reports a run stopped by a signal, in the command's own
+// words, while still matching context.Canceled.
+type interruptedError struct{ msg string }
+
+func (e interruptedError) Error() string { return e.msg }
+func (e interruptedError) Unwrap() error { return context.Canceled }
+
+// Interrupted is the error of a command stopped by SIGINT or SIGTERM; msg
+// says what was kept.
+func Interrupted(msg string) error { return interruptedError{msg} }
 
 // Code returns the exit code for err.
 func Code(err error) int {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-var dateLayouts = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
+var dateLayouts = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02 15:04", time.DateOnly}
 
 var units = map[string]time.Duration{
 	"second": time.Second, "minute": time.Minute, "hour": time.Hour,
@@ -16,12 +16,17 @@ var units = map[string]time.Duration{
 }
 
 // ParseDate reads a --since/--until value: an RFC 3339 time, a date
-// (2006-01-02, local time), "yesterday", "N units ago" as git accepts it, or
-// a Go duration meaning that long ago (72h).
-func ParseDate(s string, now time.Time) (time.Time, error) {
+// (2006-01-02, local time), "yesterday", "N units ago" as git accepts it
+// (a month is 30 days, a year 365), or a Go duration meaning that long ago
+// (72h). With endOfDay, a bare date means the end of that day, so that
+// --until 2026-01-31 includes the 31st.
+func ParseDate(s string, now time.Time, endOfDay bool) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	for _, layout := range dateLayouts {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			if endOfDay && layout == time.DateOnly {
+				t = t.AddDate(0, 0, 1).Add(-time.Nanosecond)
+			}
 			return t, nil
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/history"
@@ -144,11 +146,11 @@ func TestRootCommitIsSharedByClones(t *testing.T) {
 	f := gittest.NewFixture(t)
 	clone := f.Clone()
 	head, _ := open(t, f.Dir).Head()
-	a, err := open(t, f.Dir).RootCommit(head, nil)
+	a, err := open(t, f.Dir).RootCommit(context.Background(), head, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := open(t, clone.Dir).RootCommit(head, nil)
+	b, err := open(t, clone.Dir).RootCommit(context.Background(), head, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func TestRootCommitIsSharedByClones(t *testing.T) {
 		t.Errorf("roots %s and %s, want %s", a, b, f.Root)
 	}
 	asked := 0
-	known, err := open(t, f.Dir).RootCommit(head, func(h string) (string, bool, error) {
+	known, err := open(t, f.Dir).RootCommit(context.Background(), head, func(h string) (string, bool, error) {
 		asked++
 		return "cached-root", h == f.BigTable, nil
 	})
@@ -332,14 +334,105 @@ func TestParseDate(t *testing.T) {
 		"72h":                  now.Add(-72 * time.Hour),
 		"yesterday":            time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
 	} {
-		got, err := history.ParseDate(in, now)
+		got, err := history.ParseDate(in, now, false)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("ParseDate(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
+	if got, _ := history.ParseDate("2026-01-31", now, true); !got.Equal(time.Date(2026, 1, 31, 23, 59, 59, 999999999, time.UTC)) {
+		t.Errorf("--until 2026-01-31 ends at %v, want the end of that day", got)
+	}
+	if got, _ := history.ParseDate("2 days ago", now, true); !got.Equal(now.Add(-48 * time.Hour)) {
+		t.Errorf("end of day changed a relative date: %v", got)
+	}
 	for _, bad := range []string{"", "soon", "-5h", "2 fortnights ago", "2026-13-01"} {
-		if _, err := history.ParseDate(bad, now); err == nil {
+		if _, err := history.ParseDate(bad, now, false); err == nil {
 			t.Errorf("ParseDate(%q) accepted", bad)
+		}
+	}
+}
+
+// TestWalkOrderMatchesGitLog compares the walk with `git log` on a history
+// whose dates are skewed and tied, where order is decided by the queue.
+func TestWalkOrderMatchesGitLog(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	r := gittest.New(t)
+	r.Write("a", "1\n").Commit("one")
+	r.Clock = r.Clock.Add(-3 * time.Hour) // a commit dated before its parent
+	r.Write("a", "2\n").Commit("skewed")
+	r.Branch("side")
+	tie := r.Clock
+	r.Write("b", "1\n").Commit("side one")
+	r.Clock = tie
+	r.Write("b", "2\n").Commit("side two, same second")
+	side := r.Write("b", "3\n").Commit("side three")
+	r.Checkout("main")
+	r.Clock = tie
+	r.Write("c", "1\n").Commit("main, same second as the side")
+	r.Write("b", "3\n").Merge("merge side", side)
+	r.Write("d", "1\n").Commit("after the merge")
+	repo := open(t, r.Dir)
+	for _, tt := range []struct {
+		args []string
+		opts history.WalkOptions
+	}{
+		{[]string{"--no-merges"}, history.WalkOptions{}},
+		{nil, history.WalkOptions{IncludeMerges: true}},
+		{[]string{"--no-merges", "--all"}, history.WalkOptions{All: true}},
+	} {
+		out, err := exec.Command("git", append([]string{"-C", r.Dir, "log", "--format=%H"}, tt.args...)...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Fields(string(out))
+		if got := walk(t, repo, tt.opts); !slices.Equal(got, want) {
+			t.Errorf("git log %v:\n got %v\nwant %v", tt.args, got, want)
+		}
+	}
+}
+
+func TestWalkAllIncludesDetachedHEAD(t *testing.T) {
+	f := gittest.NewFixture(t)
+	detached := f.Write("d.txt", "d\n").Commit("On no branch")
+	// Leave HEAD on the new commit and move main back, as `git checkout --detach` then a commit would.
+	if err := f.Git.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, plumbing.NewHash(detached))); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Git.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", plumbing.NewHash(f.Vendor))); err != nil {
+		t.Fatal(err)
+	}
+	if got := walk(t, open(t, f.Dir), history.WalkOptions{All: true}); !slices.Contains(got, detached) {
+		t.Errorf("--all missed the detached HEAD %s", detached[:7])
+	}
+}
+
+func TestPathspecLikeGit(t *testing.T) {
+	for _, tt := range []struct {
+		spec  string
+		path  string
+		match bool
+	}{
+		{"docs", "docs/a.md", true},
+		{"docs", "docsx/a.md", false},
+		{"docs/", "docs/a/b.md", true},
+		{"*.go", "internal/x/y.go", true},
+		{"x?ab", "x/ab", true}, // git's ? matches a slash too
+		{"a/[bc].txt", "a/c.txt", true},
+		{"a/[!bc].txt", "a/c.txt", false},
+	} {
+		p, err := history.ParsePathspec([]string{tt.spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Match(tt.path); got != tt.match {
+			t.Errorf("%q matches %q: %v, want %v", tt.spec, tt.path, got, tt.match)
+		}
+	}
+	for _, bad := range []string{"..", "../x", "/etc", "a/[b"} {
+		if _, err := history.ParsePathspec([]string{bad}); err == nil {
+			t.Errorf("pathspec %q accepted", bad)
 		}
 	}
 }

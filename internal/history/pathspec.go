@@ -24,7 +24,7 @@ func ParsePathspec(args []string) (Pathspec, error) {
 		if spec == "." || spec == "" {
 			return Pathspec{}, nil // "." is the whole tree: no filter at all
 		}
-		if strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") {
+		if spec == ".." || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") {
 			return Pathspec{}, fmt.Errorf("path %q is outside the repository. Try: a path relative to the repository root", a)
 		}
 		p.specs = append(p.specs, spec)
@@ -48,7 +48,7 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 		case '*':
 			b.WriteString(".*")
 		case '?':
-			b.WriteString("[^/]")
+			b.WriteString(".") // in git's pathspecs, as with *, this matches '/' too
 		case '[':
 			end := strings.IndexByte(glob[i:], ']')
 			if end < 0 {

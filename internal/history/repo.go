@@ -3,6 +3,7 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -87,10 +88,13 @@ func (r *Repo) head() (plumbing.Hash, error) {
 // name the root early for a commit already seen, sparing the walk; it is
 // asked about the first knownChecks commits only, since an unknown history
 // stays unknown however far back one asks.
-func (r *Repo) RootCommit(start string, known func(hash string) (root string, ok bool, err error)) (string, error) {
+func (r *Repo) RootCommit(ctx context.Context, start string, known func(hash string) (root string, ok bool, err error)) (string, error) {
 	const knownChecks = 64
 	h := plumbing.NewHash(start)
 	for step := 0; ; step++ {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		if known != nil && step < knownChecks {
 			if root, ok, err := known(h.String()); err != nil || ok {
 				return root, err
@@ -122,16 +126,11 @@ type Commit struct {
 	CommitDate  time.Time
 	Subject     string
 	Message     string
-	Parents     []string
 
 	obj *object.Commit
 }
 
 func newCommit(c *object.Commit) Commit {
-	parents := make([]string, len(c.ParentHashes))
-	for i, p := range c.ParentHashes {
-		parents[i] = p.String()
-	}
 	msg := strings.TrimSpace(c.Message)
 	subject, _, _ := strings.Cut(msg, "\n")
 	return Commit{
@@ -142,7 +141,6 @@ func newCommit(c *object.Commit) Commit {
 		CommitDate:  c.Committer.When,
 		Subject:     strings.ToValidUTF8(strings.TrimSpace(subject), "\uFFFD"),
 		Message:     strings.ToValidUTF8(msg, "\uFFFD"),
-		Parents:     parents,
 		obj:         c,
 	}
 }

@@ -14,8 +14,8 @@ import (
 
 // WalkOptions selects commits the way `git log` does.
 type WalkOptions struct {
-	Rev           string // "", "REV" or "A..B"
-	All           bool   // every branch, tag and remote branch instead of HEAD
+	Rev           string // "", "REV" or "A..B"; ignored with All
+	All           bool   // HEAD and every branch, tag and remote branch
 	Since, Until  time.Time
 	MaxCommits    int
 	IncludeMerges bool
@@ -101,8 +101,8 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 // ancestry is excluded (the A of A..B).
 func (r *Repo) resolve(opts WalkOptions) (starts, hidden []plumbing.Hash, err error) {
 	if opts.All {
-		if opts.Rev != "" {
-			return nil, nil, errors.New("--all and --rev cannot be combined. Try: one of them")
+		if h, err := r.head(); err == nil {
+			starts = append(starts, h) // a detached HEAD is in no ref
 		}
 		refs, err := r.git.References()
 		if err != nil {

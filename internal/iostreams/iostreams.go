@@ -13,37 +13,28 @@ import (
 
 // IOStreams are a command's standard streams.
 type IOStreams struct {
-	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 
-	stdoutTTY bool
 	stderrTTY bool
 }
 
 // System returns the process's own streams.
 func System() *IOStreams {
 	return &IOStreams{
-		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
-		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		Out: os.Stdout, ErrOut: os.Stderr,
 		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 }
 
 // Test returns streams backed by buffers, none of them a terminal.
-func Test() (ios *IOStreams, in, out, errOut *bytes.Buffer) {
-	in, out, errOut = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+func Test() (ios *IOStreams, out, errOut *bytes.Buffer) {
+	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{Out: out, ErrOut: errOut}, out, errOut
 }
-
-// IsStdoutTTY reports whether standard output is a terminal.
-func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
 
 // IsStderrTTY reports whether standard error is a terminal.
 func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }
-
-// SetStdoutTTY overrides terminal detection, for tests.
-func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
 
 // SetStderrTTY overrides terminal detection, for tests.
 func (s *IOStreams) SetStderrTTY(v bool) { s.stderrTTY = v }

@@ -13,7 +13,7 @@ func TestProgressDrawsOnlyOnATerminal(t *testing.T) {
 		{tty: true, enabled: false, draws: false},
 		{tty: false, enabled: true, draws: false},
 	} {
-		ios, _, out, errOut := Test()
+		ios, out, errOut := Test()
 		ios.SetStderrTTY(tt.tty)
 		p := ios.NewProgress("summarizing", tt.enabled)
 		p.Start(10)

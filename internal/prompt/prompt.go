@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/digest-cli/digest/internal/provider"
@@ -49,10 +51,37 @@ type Commit struct {
 	Message string
 	Files   []File
 	Diff    string // unified diff, already cut to the budget
+
+	// Totals is what the request states about all of Files. Request
+	// computes it; Parse reads it back, since long lists are shortened.
+	Totals Totals
 }
 
-// maxListedFiles keeps a 10,000-file commit's file list from crowding out its diff.
-const maxListedFiles = 60
+// Totals sums up a commit's changed files.
+type Totals struct {
+	Files, Added, Removed, Skipped int
+}
+
+// TotalsOf sums up files; lines count in the files that are diffed.
+func TotalsOf(files []File) Totals {
+	t := Totals{Files: len(files)}
+	for _, f := range files {
+		if f.Skip != "" {
+			t.Skipped++
+			continue // never diffed: its lines are not counted
+		}
+		t.Added += f.Added
+		t.Removed += f.Removed
+	}
+	return t
+}
+
+// The lists are capped so that a 10,000-file commit cannot crowd out its
+// diff; every skipped path is named up to a generous cap, then counted by reason.
+const (
+	maxListedFiles   = 60
+	maxListedSkipped = 200
+)
 
 // Request builds the request for commits.
 func Request(model string, commits []Commit) provider.Request {
@@ -79,22 +108,43 @@ func writeCommit(b *strings.Builder, c Commit) {
 	for _, line := range strings.Split(c.Message, "\n") {
 		b.WriteString("    " + line + "\n")
 	}
-	added, removed := 0, 0
+	t := TotalsOf(c.Files)
+	fmt.Fprintf(b, "\nFiles: %d changed, +%d -%d, %d skipped\n", t.Files, t.Added, t.Removed, t.Skipped)
+	listed := 0
 	for _, f := range c.Files {
-		added += f.Added
-		removed += f.Removed
-	}
-	fmt.Fprintf(b, "\nFiles: %d changed, +%d -%d\n", len(c.Files), added, removed)
-	for i, f := range c.Files {
-		if i == maxListedFiles {
-			fmt.Fprintf(b, "  ... and %d more files\n", len(c.Files)-i)
+		if f.Skip != "" {
+			continue
+		}
+		if listed == maxListedFiles {
+			fmt.Fprintf(b, "  ... and %d more files\n", t.Files-t.Skipped-listed)
 			break
 		}
-		fmt.Fprintf(b, "  %c %s +%d -%d", f.Status, f.Path, f.Added, f.Removed)
-		if f.Skip != "" {
-			fmt.Fprintf(b, " (skipped: %s)", f.Skip)
+		fmt.Fprintf(b, "  %c %s +%d -%d\n", f.Status, f.Path, f.Added, f.Removed)
+		listed++
+	}
+	if t.Skipped > 0 {
+		b.WriteString("Skipped, not in the diff:\n")
+		listed = 0
+		unlisted := map[string]int{}
+		for _, f := range c.Files {
+			if f.Skip == "" {
+				continue
+			}
+			if listed < maxListedSkipped {
+				fmt.Fprintf(b, "  %c %s (%s)\n", f.Status, f.Path, f.Skip)
+				listed++
+			} else {
+				unlisted[f.Skip]++
+			}
 		}
-		b.WriteByte('\n')
+		if len(unlisted) > 0 {
+			reasons := make([]string, 0, len(unlisted))
+			for r, n := range unlisted {
+				reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+			}
+			sort.Strings(reasons)
+			fmt.Fprintf(b, "  ... and %d more: %s\n", t.Skipped-listed, strings.Join(reasons, ", "))
+		}
 	}
 	b.WriteString("\n--- diff ---\n")
 	b.WriteString(c.Diff)
@@ -102,7 +152,11 @@ func writeCommit(b *strings.Builder, c Commit) {
 }
 
 var commitHeader = regexp.MustCompile(`(?m)^=== commit ([0-9a-f]{40}) ===\n`)
-var fileLine = regexp.MustCompile(`^  ([AMDR]) (.+) \+(\d+) -(\d+)(?: \(skipped: ([^)]*)\))?$`)
+var (
+	totalsLine  = regexp.MustCompile(`^Files: (\d+) changed, \+(\d+) -(\d+), (\d+) skipped$`)
+	fileLine    = regexp.MustCompile(`^  ([AMDR]) (.+) \+(\d+) -(\d+)$`)
+	skippedLine = regexp.MustCompile(`^  ([AMDR]) (.+) \(([^()]+)\)$`)
+)
 
 // Parse reads the commits back out of a request's text. The offline provider
 // answers from it, exactly as a hosted model reads the same text.
@@ -121,7 +175,7 @@ func Parse(text string) []Commit {
 		c.Diff = diff
 		lines := strings.Split(head, "\n")
 		var msg []string
-		inFiles := false
+		inFiles, inSkipped := false, false
 		for _, l := range lines {
 			switch {
 			case strings.HasPrefix(l, "Author: ") && c.Author == "" && len(msg) == 0:
@@ -130,14 +184,19 @@ func Parse(text string) []Commit {
 				c.Date = strings.TrimPrefix(l, "Date: ")
 			case strings.HasPrefix(l, "    ") && !inFiles:
 				msg = append(msg, l[4:])
-			case strings.HasPrefix(l, "Files: "):
+			case !inFiles && totalsLine.MatchString(l):
+				m := totalsLine.FindStringSubmatch(l)
+				c.Totals = Totals{Files: atoi(m[1]), Added: atoi(m[2]), Removed: atoi(m[3]), Skipped: atoi(m[4])}
 				inFiles = true
+			case inFiles && l == "Skipped, not in the diff:":
+				inSkipped = true
+			case inSkipped:
+				if m := skippedLine.FindStringSubmatch(l); m != nil {
+					c.Files = append(c.Files, File{Status: m[1][0], Path: m[2], Skip: m[3]})
+				}
 			case inFiles:
 				if m := fileLine.FindStringSubmatch(l); m != nil {
-					f := File{Status: m[1][0], Path: m[2], Skip: m[5]}
-					fmt.Sscan(m[3], &f.Added)
-					fmt.Sscan(m[4], &f.Removed)
-					c.Files = append(c.Files, f)
+					c.Files = append(c.Files, File{Status: m[1][0], Path: m[2], Added: atoi(m[3]), Removed: atoi(m[4])})
 				}
 			}
 		}
@@ -145,6 +204,11 @@ func Parse(text string) []Commit {
 		out = append(out, c)
 	}
 	return out
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // Answer is one commit's summary as the model gave it.

@@ -96,13 +96,34 @@ func TestRequestParseRoundTrip(t *testing.T) {
 			if len(got) != len(tt.commits) {
 				t.Fatalf("Parse found %d commits, want %d", len(got), len(tt.commits))
 			}
-			for i, want := range tt.commits {
-				if !reflect.DeepEqual(got[i], want) {
+			for i, c := range tt.commits {
+				if want := asParsed(c); !reflect.DeepEqual(got[i], want) {
 					t.Errorf("commit %d:\n got %#v\nwant %#v", i, got[i], want)
 				}
 			}
 		})
 	}
+}
+
+// asParsed is what Parse gives back for c: the files it lists (kept ones,
+// then skipped ones without line counts, which are never diffed) and the
+// totals the request states.
+func asParsed(c prompt.Commit) prompt.Commit {
+	var kept, skipped []prompt.File
+	c.Totals = prompt.Totals{Files: len(c.Files)}
+	for _, f := range c.Files {
+		if f.Skip == "" {
+			c.Totals.Added += f.Added
+			c.Totals.Removed += f.Removed
+			kept = append(kept, f)
+			continue
+		}
+		c.Totals.Skipped++
+		f.Added, f.Removed = 0, 0
+		skipped = append(skipped, f)
+	}
+	c.Files = append(kept, skipped...)
+	return c
 }
 
 func TestRequestSaysHowMany(t *testing.T) {
@@ -114,11 +135,11 @@ func TestRequestSaysHowMany(t *testing.T) {
 	if !strings.HasPrefix(three, "Summarize these 3 commits.") {
 		t.Errorf("three commits: %q", three[:40])
 	}
-	// The totals count every file, skipped ones included.
-	if !strings.Contains(one, "Files: 6 changed, +64 -105\n") {
+	// The totals count every file; lines only in the files that are diffed.
+	if !strings.Contains(one, "Files: 6 changed, +53 -103, 2 skipped\n") {
 		t.Errorf("no file totals in %q", one)
 	}
-	if !strings.Contains(one, "  M go.sum +4 -2 (skipped: lockfile)\n") {
+	if !strings.Contains(one, "Skipped, not in the diff:\n  M go.sum (lockfile)\n") {
 		t.Errorf("skipped file not listed with its reason")
 	}
 }
@@ -129,12 +150,34 @@ func TestRequestListsAtMostSixtyFiles(t *testing.T) {
 		c.Files = append(c.Files, prompt.File{Status: 'A', Path: fmt.Sprintf("f%03d.txt", i), Added: 1})
 	}
 	text := prompt.Request("m", []prompt.Commit{c}).Messages[0].Content
-	if !strings.Contains(text, "Files: 100 changed, +100 -0\n") || !strings.Contains(text, "  ... and 40 more files\n") {
+	if !strings.Contains(text, "Files: 100 changed, +100 -0, 0 skipped\n") || !strings.Contains(text, "  ... and 40 more files\n") {
 		t.Errorf("the long file list is not summarized:\n%s", text)
 	}
 	got := prompt.Parse(text)
-	if len(got) != 1 || len(got[0].Files) != 60 || got[0].Files[59].Path != "f059.txt" || got[0].Diff != "+x\n" {
+	if len(got) != 1 || len(got[0].Files) != 60 || got[0].Files[59].Path != "f059.txt" || got[0].Diff != "+x\n" ||
+		got[0].Totals != (prompt.Totals{Files: 100, Added: 100}) {
 		t.Errorf("Parse = %+v", got)
+	}
+}
+
+func TestRequestNamesSkippedFilesBeyondTheFileList(t *testing.T) {
+	c := prompt.Commit{Hash: h4, Author: "a", Date: "d", Message: "vendor a library", Diff: "+x\n"}
+	for i := range 300 {
+		c.Files = append(c.Files, prompt.File{Status: 'A', Path: fmt.Sprintf("vendor/lib/f%03d.go", i), Skip: "vendored"})
+	}
+	c.Files = append(c.Files, prompt.File{Status: 'A', Path: "yarn.lock", Skip: "lockfile"}, prompt.File{Status: 'M', Path: "main.go", Added: 2})
+	text := prompt.Request("m", []prompt.Commit{c}).Messages[0].Content
+	for _, want := range []string{
+		"Files: 302 changed, +2 -0, 301 skipped\n  M main.go +2 -0\nSkipped, not in the diff:\n",
+		"  A vendor/lib/f199.go (vendored)\n  ... and 101 more: 1 lockfile, 100 vendored\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("request lacks %q:\n%s", want, text[:min(len(text), 600)])
+		}
+	}
+	got := prompt.Parse(text)[0]
+	if got.Totals != (prompt.Totals{Files: 302, Added: 2, Skipped: 301}) || len(got.Files) != 201 || got.Files[0].Path != "main.go" {
+		t.Errorf("Parse: totals %+v, %d files listed", got.Totals, len(got.Files))
 	}
 }
 

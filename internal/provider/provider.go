@@ -36,8 +36,8 @@ type Response struct {
 
 // Provider sends requests to one kind of model endpoint.
 type Provider interface {
-	// Complete answers one request. It must not retry: the engine owns the
-	// only retry loop, so retries never multiply.
+	// Complete answers one request. It must not retry: retries belong to
+	// the engine alone, so that layers of retries never multiply.
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 

@@ -23,8 +23,17 @@ func (Markdown) Write(w io.Writer, c *Changelog) error {
 		fmt.Fprintln(bw, "\nNo commits to summarize.")
 		return bw.Flush()
 	}
-	for _, repo := range groupBy(c.Entries, func(e Entry) string { return e.Repo }) {
-		fmt.Fprintf(bw, "\n## %s\n", repo.key)
+	repos := groupBy(c.Entries, func(e Entry) string { return e.Repo + "\x00" + e.RepoID })
+	named := map[string]int{}
+	for _, repo := range repos {
+		named[repo.entries[0].Repo]++
+	}
+	for _, repo := range repos {
+		title := repo.entries[0].Repo
+		if named[title] > 1 { // two different repositories in directories of the same name
+			title += " (" + repo.entries[0].RepoID + ")"
+		}
+		fmt.Fprintf(bw, "\n## %s\n", title)
 		days := groupBy(repo.entries, func(e Entry) string { return e.Date.Format("2006-01-02") })
 		// Author dates can disagree with the commit order the walk followed;
 		// days still read newest first.

@@ -64,6 +64,23 @@ func TestReportersGolden(t *testing.T) {
 	}
 }
 
+func TestSameNamedRepositoriesStayApart(t *testing.T) {
+	c := &report.Changelog{Model: "offline", Entries: []report.Entry{
+		{Repo: "app", RepoID: "1111111111111111", Commit: "aaaaaaaaaa", Summary: "One."},
+		{Repo: "app", RepoID: "2222222222222222", Commit: "bbbbbbbbbb", Summary: "Two."},
+		{Repo: "lib", RepoID: "3333333333333333", Commit: "cccccccccc", Summary: "Three."},
+	}}
+	var b bytes.Buffer
+	if err := (report.Markdown{}).Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## app (1111111111111111)\n", "## app (2222222222222222)\n", "## lib\n"} {
+		if !bytes.Contains(b.Bytes(), []byte(want)) {
+			t.Errorf("no heading %q in:\n%s", want, b.String())
+		}
+	}
+}
+
 func TestEmptyChangelog(t *testing.T) {
 	var b bytes.Buffer
 	if err := (report.Markdown{}).Write(&b, &report.Changelog{Model: "offline"}); err != nil {

@@ -2,20 +2,27 @@ package store
 
 import (
 	"context"
-	"database/sql"
 )
 
-// RootOf returns the root commit of the repository a stored commit belongs
-// to, letting digest identify a history without walking it to its root.
-func (s *Store) RootOf(ctx context.Context, commit string) (string, bool, error) {
-	var root string
-	err := s.db.QueryRowContext(ctx, `SELECT r.root_commit FROM commits c
-		JOIN repositories r ON r.id = c.repo_id WHERE c.hash = ? LIMIT 1`, commit).Scan(&root)
-	if err == sql.ErrNoRows {
-		return "", false, nil
-	}
+// RepositoriesOf returns the repositories a commit is stored under. It lets
+// digest identify a history without walking it to its root again.
+func (s *Store) RepositoriesOf(ctx context.Context, commit string) ([]Repository, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.root_commit, r.path FROM commits c
+		JOIN repositories r ON r.id = c.repo_id WHERE c.hash = ?`, commit)
 	if err != nil {
-		return "", false, s.explain(err)
+		return nil, s.explain(err)
 	}
-	return root, true, nil
+	defer rows.Close()
+	var repos []Repository
+	for rows.Next() {
+		var r Repository
+		if err := rows.Scan(&r.ID, &r.RootCommit, &r.Path); err != nil {
+			return nil, s.explain(err)
+		}
+		repos = append(repos, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
+	return repos, nil
 }

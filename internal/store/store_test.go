@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -345,7 +346,7 @@ func TestFirstWriteWins(t *testing.T) {
 	}
 }
 
-func TestRootOf(t *testing.T) {
+func TestRepositoriesOf(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	const rootB = "00000000000000000000000000000000000000bb"
@@ -354,24 +355,32 @@ func TestRootOf(t *testing.T) {
 	kb := key(hash(20))
 	kb.RepoID = "repo-b"
 	save(t, s, Summary{SummaryKey: kb})
+	// The same commit under a second id, as --repo-id would store it.
+	kb2 := key(hash(10))
+	kb2.RepoID = "repo-b"
+	save(t, s, Summary{SummaryKey: kb2})
 
 	tests := []struct {
-		commit   string
-		wantRoot string
-		wantOK   bool
+		commit string
+		want   []string // "id=root"
 	}{
-		{hash(10), testRoot, true},
-		{hash(20), rootB, true},
-		{hash(30), "", false},
-		{testRoot, "", false}, // a root that was never stored as a commit
+		{hash(10), []string{testRepo + "=" + testRoot, "repo-b=" + rootB}},
+		{hash(20), []string{"repo-b=" + rootB}},
+		{hash(30), nil},
+		{testRoot, nil}, // a root that was never stored as a commit
 	}
 	for _, tt := range tests {
-		root, ok, err := s.RootOf(ctx, tt.commit)
+		repos, err := s.RepositoriesOf(ctx, tt.commit)
 		if err != nil {
-			t.Errorf("RootOf(%s): %v", tt.commit, err)
+			t.Errorf("RepositoriesOf(%s): %v", tt.commit, err)
 		}
-		if root != tt.wantRoot || ok != tt.wantOK {
-			t.Errorf("RootOf(%s) = %q, %v; want %q, %v", tt.commit, root, ok, tt.wantRoot, tt.wantOK)
+		var got []string
+		for _, r := range repos {
+			got = append(got, r.ID+"="+r.RootCommit)
+		}
+		sort.Strings(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("RepositoriesOf(%s) = %v, want %v", tt.commit, got, tt.want)
 		}
 	}
 }

@@ -73,6 +73,7 @@ type pending struct {
 	commit  history.Commit
 	cut     budget.Cut
 	skipped []report.SkippedFile
+	shared  []int // other entries for the same commit, met in another clone
 }
 
 type repoRun struct {
@@ -90,16 +91,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.RepoID != "" && len(opts.Repos) > 1 {
-		return nil, errors.New("--repo-id names one repository, but several were given. Try: one PATH per run with --repo-id")
-	}
-	repos := make([]*history.Repo, len(opts.Repos))
-	for i, p := range opts.Repos {
+	var repos []*history.Repo
+	opened := map[string]bool{}
+	for _, p := range opts.Repos {
 		r, err := history.Open(p)
 		if err != nil {
 			return nil, err
 		}
-		repos[i] = r
+		if !opened[r.Path()] { // the same repository named twice is walked once
+			opened[r.Path()] = true
+			repos = append(repos, r)
+		}
 	}
 
 	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}}
@@ -115,6 +117,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	st.Repositories = len(repos) - len(res.Empty)
 	opts.Progress.Start(len(res.Changelog.Entries))
 	opts.Progress.Done(st.Cached)
+	misses = sharePending(misses)
 	if len(misses) == 0 {
 		return res, nil
 	}
@@ -125,8 +128,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 // collect walks one repository, fills in cached entries and returns the misses.
 func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([]*pending, error) {
-	head, err := r.Head()
-	if errors.Is(err, history.ErrEmpty) && !opts.Walk.All {
+	head, headErr := r.Head()
+	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && opts.Walk.Rev == "" {
 		res.Empty = append(res.Empty, r.Path())
 		return nil, nil
 	}
@@ -145,16 +148,16 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	if len(commits) == 0 {
 		return nil, nil
 	}
-	if err != nil {
-		head = commits[0].Hash // --all on a repository whose HEAD is unborn
+	if headErr != nil {
+		head = commits[0].Hash // HEAD is unborn, but --all or --rev found commits
 	}
 	rr := &repoRun{repo: r, id: opts.RepoID}
-	rr.root, err = r.RootCommit(head, func(h string) (string, bool, error) { return opts.Store.RootOf(ctx, h) })
-	if err != nil {
-		return nil, err
-	}
 	if rr.id == "" {
-		rr.id = key.RepoID(rr.root)
+		root, err := r.RootCommit(ctx, head, func(h string) (string, bool, error) { return knownRoot(ctx, opts.Store, h) })
+		if err != nil {
+			return nil, err
+		}
+		rr.root, rr.id = root, key.RepoID(root)
 	}
 	if err := opts.Store.SaveRepository(ctx, store.Repository{ID: rr.id, RootCommit: rr.root, Path: r.Path()}); err != nil {
 		return nil, err
@@ -190,6 +193,38 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	return misses, nil
 }
 
+// knownRoot finds the root of a stored commit's repository, trusting only
+// ids derived from their root: an id set by --repo-id says nothing of roots.
+func knownRoot(ctx context.Context, st *store.Store, commit string) (string, bool, error) {
+	repos, err := st.RepositoriesOf(ctx, commit)
+	if err != nil {
+		return "", false, err
+	}
+	for _, r := range repos {
+		if r.RootCommit != "" && r.ID == key.RepoID(r.RootCommit) {
+			return r.RootCommit, true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// sharePending sends each commit once however many times the run met it
+// (two clones of one repository): later entries ride on the first's request.
+func sharePending(misses []*pending) []*pending {
+	first := make(map[string]*pending, len(misses))
+	out := misses[:0]
+	for _, p := range misses {
+		k := key.Commit(p.repo.id, p.commit.Hash)
+		if f, ok := first[k]; ok {
+			f.shared = append(f.shared, p.index)
+			continue
+		}
+		first[k] = p
+		out = append(out, p)
+	}
+	return out
+}
+
 func fillFromSummary(e *report.Entry, s store.Summary) {
 	e.Summary = s.Text
 	e.Truncated = s.Truncated
@@ -209,15 +244,21 @@ func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result)
 	byKey := make(map[string]*pending, len(misses))
 	var mu sync.Mutex // guards byKey and res, shared by the producer and the committer
 	st := &res.Changelog.Stats
+	resolved := 0 // misses summarized or failed, as opposed to cut short
 	// fail records a commit that got no summary; callers hold mu, since the
 	// producer and the committer both report failures.
 	fail := func(p *pending, err error) {
+		resolved++
 		res.Failures = append(res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
-		st.Failed++
-		opts.Progress.Done(1)
+		st.Failed += 1 + len(p.shared)
+		opts.Progress.Done(1 + len(p.shared))
 	}
 	tasks := make(chan engine.Task)
-	go func() {
+	var producer sync.WaitGroup
+	// The producer must be gone before Run returns: it reports into res.
+	defer producer.Wait()
+	defer cancel()
+	producer.Go(func() {
 		defer close(tasks)
 		prepare(ctx, opts, misses, func(p *pending, t engine.Task) bool {
 			mu.Lock()
@@ -234,13 +275,13 @@ func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result)
 			defer mu.Unlock()
 			fail(p, err)
 		})
-	}()
+	})
 
 	eng := &engine.Engine{Provider: opts.Provider, Concurrency: opts.Concurrency}
 	// Summaries are stored even while the run is being cancelled: what was
 	// paid for must not be lost to a Ctrl-C.
 	storeCtx := context.WithoutCancel(ctx)
-	return eng.Run(ctx, tasks, func(o engine.Outcome) error {
+	err := eng.Run(ctx, tasks, func(o engine.Outcome) error {
 		mu.Lock()
 		defer mu.Unlock()
 		p := byKey[o.Task.Key]
@@ -270,17 +311,27 @@ func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result)
 			AuthorEmail: c.AuthorEmail, AuthorDate: c.AuthorDate, CommitDate: c.CommitDate, Subject: c.Subject}, sum); err != nil {
 			return err
 		}
-		e := &res.Changelog.Entries[p.index]
-		fillFromSummary(e, sum)
+		fillFromSummary(&res.Changelog.Entries[p.index], sum)
+		for _, i := range p.shared {
+			fillFromSummary(&res.Changelog.Entries[i], sum)
+			res.Changelog.Entries[i].Cached = true
+			st.Cached++
+			st.SkippedFiles += len(p.skipped)
+		}
+		resolved++
 		st.Summarized++
 		st.SkippedFiles += len(p.skipped)
 		st.InputTokens += sum.InputTokens
 		st.OutputTokens += sum.OutputTokens
 		st.CostUSD += sum.CostUSD
-		opts.Progress.Done(1)
+		opts.Progress.Done(1 + len(p.shared))
 		opts.Log.Debug("summarized", "commit", c.Hash, "diff_tokens", p.cut.Tokens, "latency", o.Latency)
 		return nil
 	})
+	if errors.Is(err, context.Canceled) && resolved == len(misses) {
+		return nil // the signal came after the last answer: nothing was cut short
+	}
+	return err
 }
 
 // prepare builds each miss's request in walk order and hands it to send,

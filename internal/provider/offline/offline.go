@@ -118,20 +118,24 @@ func firstSentence(body string) string {
 var trailer = regexp.MustCompile(`^(?:[A-Za-z]+(?:-[A-Za-z]+)+|Fixes|Closes|Resolves|Refs|Cc|Link|Bug|Issue|Change-Id):\s`)
 
 func changes(c prompt.Commit) string {
+	// The request lists a long commit's files only in part; its totals
+	// count them all.
 	var kept, skipped []prompt.File
-	added, removed := 0, 0
 	for _, f := range c.Files {
 		if f.Skip != "" {
 			skipped = append(skipped, f)
-			continue
+		} else {
+			kept = append(kept, f)
 		}
-		kept = append(kept, f)
-		added += f.Added
-		removed += f.Removed
 	}
+	t := c.Totals
+	if t == (prompt.Totals{}) {
+		t = prompt.TotalsOf(c.Files) // a commit built in code, not read from a request
+	}
+	keptTotal := max(t.Files-t.Skipped, len(kept))
 	var out []string
-	if len(kept) > 0 {
-		s := fmt.Sprintf("Changes %s in %s (+%d/-%d)", plural(len(kept), "file"), directories(kept), added, removed)
+	if keptTotal > 0 {
+		s := fmt.Sprintf("Changes %s in %s (+%d/-%d)", plural(keptTotal, "file"), directories(kept), t.Added, t.Removed)
 		funcs := touched(c.Diff)
 		var acts []string
 		for _, verb := range []struct {
@@ -153,6 +157,9 @@ func changes(c prompt.Commit) string {
 				acts = append(acts, verb.word+" "+list(names, 4))
 			}
 		}
+		if unlisted := keptTotal - len(kept); unlisted > 0 {
+			acts = append(acts, fmt.Sprintf("changes %s more", plural(unlisted, "file")))
+		}
 		if len(acts) > 0 {
 			s += ": " + strings.Join(acts, "; ")
 		}
@@ -163,7 +170,7 @@ func changes(c prompt.Commit) string {
 		for i, f := range skipped {
 			names[i] = fmt.Sprintf("%s (%s)", f.Path, f.Skip)
 		}
-		out = append(out, "Leaves out "+list(names, 4)+".")
+		out = append(out, "Leaves out "+listOf(names, max(t.Skipped, len(names)), 4)+".")
 	}
 	return strings.Join(out, " ")
 }
@@ -250,9 +257,16 @@ func plural(n int, word string) string {
 
 // list joins up to max items in English, summarising the rest.
 func list(items []string, max int) string {
-	if len(items) > max {
-		rest := len(items) - max + 1
-		items = append(items[:max-1:max-1], fmt.Sprintf("%d more", rest))
+	return listOf(items, len(items), max)
+}
+
+// listOf is list for items that are the first of total.
+func listOf(items []string, total, max int) string {
+	if total > max {
+		items = items[:min(len(items), max-1)] // room for "N more"
+	}
+	if rest := total - len(items); rest > 0 {
+		items = append(items[:len(items):len(items)], fmt.Sprintf("%d more", rest))
 	}
 	switch len(items) {
 	case 0:
