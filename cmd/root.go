@@ -105,5 +105,11 @@ the variable, and the variable over the default.`,
 	cmdutil.DocumentEnv(pf)
 
 	root.AddCommand(NewSummarizeCmd(f, nil), NewVersionCmd(f), NewCompletionCmd(f))
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Example = cmdutil.Example("digest help summarize")
+		}
+	}
 	return root
 }

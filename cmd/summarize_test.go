@@ -626,7 +626,7 @@ func TestSummarizeParsesArguments(t *testing.T) {
 
 func TestHelpListsExitCodesEnvAndExamples(t *testing.T) {
 	h := newHarness(t)
-	for _, args := range [][]string{{"--help"}, {"summarize", "--help"}, {"version", "--help"}, {"completion", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"summarize", "--help"}, {"version", "--help"}, {"completion", "--help"}, {"help", "--help"}} {
 		res := h.run(context.Background(), args...)
 		if res.code != 0 {
 			t.Fatalf("%v: exit %d", args, res.code)
