@@ -20,6 +20,8 @@ type Request struct {
 	System    string
 	Messages  []Message
 	MaxTokens int
+	// Temperature is the sampling temperature; nil leaves the provider's default.
+	Temperature *float64
 }
 
 // Usage is what a call consumed, as the provider reports it.
@@ -32,6 +34,9 @@ type Usage struct {
 type Response struct {
 	Text  string
 	Usage Usage
+	// Limits is the rate-limit state the provider reported, nil when it
+	// sent none (local servers, the offline provider).
+	Limits *Limits
 }
 
 // Provider sends requests to one kind of model endpoint.
