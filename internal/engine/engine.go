@@ -1,11 +1,19 @@
-// Package engine pushes requests through a provider with bounded
-// concurrency and hands every outcome to the caller the moment it lands, so
-// results are committed one by one and an interrupted run keeps all it got.
+// Package engine pushes requests through a provider as fast as its limits
+// allow and no faster: paced request and token buckets, one retry loop
+// that honours Retry-After with capped, jittered backoff, a model-wide
+// pause on 429 with a gradual ramp back, a circuit breaker, and every
+// outcome handed to the caller the moment it lands, so results are
+// committed one by one and an interrupted run keeps all it got.
 package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/digest-cli/digest/internal/provider"
@@ -22,26 +30,110 @@ type Outcome struct {
 	Task     Task
 	Response provider.Response
 	Err      error
-	Latency  time.Duration
+	Latency  time.Duration // of the attempt that answered
+	Attempts int
 }
 
-// Engine dispatches tasks to a provider.
+// Defaults for the zero values of Engine's knobs.
+const (
+	DefaultMaxAttempts = 8
+	defaultBackoffBase = 500 * time.Millisecond
+	defaultBackoffMax  = 30 * time.Second
+	breakerThreshold   = 5
+	breakerBase        = 5 * time.Second
+	breakerMax         = 2 * time.Minute
+)
+
+// Engine dispatches tasks to one model's provider.
 type Engine struct {
 	Provider    provider.Provider
 	Concurrency int
+	Limits      Limits
+	// Tokens is what a request reserves from the token bucket: its prompt
+	// tokens plus its maximum output. Nil reserves nothing.
+	Tokens func(provider.Request) int
+	// Timeout bounds each attempt; 0 leaves it to the provider.
+	Timeout     time.Duration
+	MaxAttempts int
+	// BackoffBase and BackoffMax shape the exponential backoff between
+	// retries that the provider gave no Retry-After for.
+	BackoffBase, BackoffMax time.Duration
+	Log                     *slog.Logger
+
+	once    sync.Once
+	budget  *budget
+	gate    *gate
+	breaker *breaker
+	stats   stats
 }
+
+type stats struct {
+	requests, retries, rateLimited, failed atomic.Int64
+	inputTokens, outputTokens              atomic.Int64
+}
+
+// Stats counts what a run has done so far; it is safe to read while the
+// run goes on (a progress bar does).
+type Stats struct {
+	Requests     int64 // attempts sent, retries included
+	Retries      int64
+	RateLimited  int64 // 429s received
+	InputTokens  int64
+	OutputTokens int64
+}
+
+// Stats reports the counters.
+func (e *Engine) Stats() Stats {
+	return Stats{
+		Requests: e.stats.requests.Load(), Retries: e.stats.retries.Load(),
+		RateLimited: e.stats.rateLimited.Load(),
+		InputTokens: e.stats.inputTokens.Load(), OutputTokens: e.stats.outputTokens.Load(),
+	}
+}
+
+func (e *Engine) init() {
+	e.once.Do(func() {
+		e.budget = newBudget(e.Limits)
+		e.gate = newGate(e.Concurrency)
+		e.breaker = newBreaker(breakerThreshold, breakerBase, breakerMax)
+		if e.MaxAttempts <= 0 {
+			e.MaxAttempts = DefaultMaxAttempts
+		}
+		if e.BackoffBase <= 0 {
+			e.BackoffBase = defaultBackoffBase
+		}
+		if e.BackoffMax <= 0 {
+			e.BackoffMax = defaultBackoffMax
+		}
+		if e.Log == nil {
+			e.Log = slog.New(slog.DiscardHandler)
+		}
+	})
+}
+
+// FatalError stops a run: the provider refused in a way every further
+// request would repeat (a bad key, an exhausted quota).
+type FatalError struct{ Err error }
+
+func (e *FatalError) Error() string { return e.Err.Error() }
+func (e *FatalError) Unwrap() error { return e.Err }
 
 // Run sends every task received on tasks until the channel closes and calls
 // commit with each outcome, one at a time, in the order they finish. If
-// commit fails, Run stops sending and returns that error. If ctx is
-// cancelled, calls in flight are cancelled, outcomes that already arrived are
-// still committed, and Run returns ctx's error. The producer of tasks must
-// stop sending when ctx is done.
+// commit fails, Run stops sending and returns that error. A fatal provider
+// error stops the run and is returned as a *FatalError. If ctx is
+// cancelled, calls in flight are cancelled, outcomes that already arrived
+// are still committed, and Run returns ctx's error. The producer of tasks
+// must stop sending when ctx is done.
 func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome) error) error {
+	e.init()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	outcomes := make(chan Outcome)
+	var fatal atomic.Pointer[FatalError]
 	var wg sync.WaitGroup
+	// Workers are the ceiling of concurrency; the gate decides how many of
+	// them may have a call in flight at any moment.
 	for range max(1, e.Concurrency) {
 		wg.Go(func() {
 			for {
@@ -63,9 +155,16 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 				if runCtx.Err() != nil {
 					return // stopped while this task was on offer: never send it
 				}
-				start := time.Now()
-				resp, err := e.Provider.Complete(runCtx, t.Request)
-				outcomes <- Outcome{Task: t, Response: resp, Err: err, Latency: time.Since(start)}
+				o := e.send(runCtx, t)
+				if fe := (*FatalError)(nil); errors.As(o.Err, &fe) {
+					fatal.CompareAndSwap(nil, fe)
+					cancel()
+					return
+				}
+				if o.Err != nil && runCtx.Err() != nil {
+					return // cut short by the stop, not failed: nothing to commit
+				}
+				outcomes <- o
 			}
 		})
 	}
@@ -86,5 +185,112 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 	if commitErr != nil {
 		return commitErr
 	}
+	if fe := fatal.Load(); fe != nil {
+		return fe
+	}
 	return ctx.Err()
+}
+
+// send makes the attempts for one task.
+func (e *Engine) send(ctx context.Context, t Task) Outcome {
+	tokens := 0
+	if e.Tokens != nil {
+		tokens = e.Tokens(t.Request)
+	}
+	if err := e.budget.check(tokens); err != nil {
+		return Outcome{Task: t, Err: err}
+	}
+	for attempt := 1; ; attempt++ {
+		if err := e.breaker.allow(ctx); err != nil {
+			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
+		}
+		if err := e.budget.admit(ctx, tokens); err != nil {
+			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
+		}
+		if err := e.gate.acquire(ctx); err != nil {
+			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
+		}
+		resp, latency, err := e.call(ctx, t.Request)
+		kind := provider.KindOf(err)
+		e.gate.release(err != nil && kind == provider.RateLimited, err == nil)
+		if err != nil && ctx.Err() != nil {
+			return Outcome{Task: t, Err: ctx.Err(), Attempts: attempt}
+		}
+		// An answer that arrived is kept even if the run is stopping: it is paid for.
+		e.stats.requests.Add(1)
+
+		var pe *provider.Error
+		errors.As(err, &pe)
+		if err == nil {
+			e.budget.learn(resp.Limits)
+			e.budget.settle(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens)
+			e.breaker.record(true)
+			e.stats.inputTokens.Add(int64(resp.Usage.InputTokens))
+			e.stats.outputTokens.Add(int64(resp.Usage.OutputTokens))
+			return Outcome{Task: t, Response: resp, Latency: latency, Attempts: attempt}
+		}
+		if pe != nil {
+			e.budget.learn(pe.Limits)
+		}
+		retryable := pe == nil || pe.Retryable()
+		switch {
+		case kind == provider.Fatal:
+			return Outcome{Task: t, Err: &FatalError{err}, Attempts: attempt}
+		case !retryable:
+			e.stats.failed.Add(1)
+			return Outcome{Task: t, Err: err, Attempts: attempt}
+		case attempt >= e.MaxAttempts:
+			e.stats.failed.Add(1)
+			return Outcome{Task: t, Err: fmt.Errorf("gave up after %d attempts: %w", attempt, err), Attempts: attempt}
+		}
+
+		wait := e.backoff(attempt, pe)
+		switch kind {
+		case provider.RateLimited:
+			// The budget was wrong: everyone waits, and the tokens were not spent.
+			e.stats.rateLimited.Add(1)
+			e.budget.settle(tokens, 0)
+			e.budget.pause(time.Now().Add(wait))
+			wait = 0
+		default:
+			e.breaker.record(false)
+		}
+		e.stats.retries.Add(1)
+		e.Log.Debug("retrying", "key", t.Key, "attempt", attempt, "kind", kind, "wait", wait, "error", err)
+		if err := sleep(ctx, wait); err != nil {
+			return Outcome{Task: t, Err: err, Attempts: attempt}
+		}
+	}
+}
+
+// call makes one attempt under the per-attempt timeout. A timeout is a
+// transient failure of this attempt; the run's own cancellation is not.
+func (e *Engine) call(ctx context.Context, req provider.Request) (provider.Response, time.Duration, error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if e.Timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, e.Timeout)
+	}
+	defer cancel()
+	start := time.Now()
+	resp, err := e.Provider.Complete(actx, req)
+	latency := time.Since(start)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		err = &provider.Error{Kind: provider.Transient, Message: fmt.Sprintf("no answer within %s", e.Timeout), Err: err}
+	}
+	return resp, latency, err
+}
+
+// backoff is how long to wait before the next attempt: what the provider
+// asked for plus a little jitter, so paused workers do not return in
+// lockstep; otherwise capped exponential backoff with full jitter.
+func (e *Engine) backoff(attempt int, pe *provider.Error) time.Duration {
+	if pe != nil && pe.RetryAfter > 0 {
+		jitter := min(pe.RetryAfter/10, time.Second)
+		return pe.RetryAfter + time.Duration(rand.Int64N(int64(jitter)+1)) + time.Millisecond
+	}
+	ceiling := e.BackoffMax
+	if shift := attempt - 1; shift < 30 {
+		ceiling = min(e.BackoffBase<<shift, e.BackoffMax)
+	}
+	return time.Duration(rand.Int64N(int64(ceiling) + 1))
 }

@@ -251,7 +251,8 @@ func TestRunPassesProviderErrorsToCommitAndContinues(t *testing.T) {
 	}
 	prov := provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
 		if failing(req.Model) {
-			return provider.Response{}, fmt.Errorf("call for %s: %w", req.Model, errBoom)
+			// Permanent: the engine hands it over at once instead of retrying.
+			return provider.Response{}, &provider.Error{Kind: provider.Permanent, Message: "call for " + req.Model, Err: errBoom}
 		}
 		return answer(req), nil
 	})

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/digest-cli/digest/internal/provider"
+)
+
+// Limits are a model's declared request and token limits.
+type Limits struct {
+	RPM, TPM int // per Window; 0: not declared, learned from the provider if it says
+	// Window is the period RPM and TPM count over: a minute, unless a test
+	// scales time down.
+	Window time.Duration
+}
+
+// paceShare is how much of a window's quota may go out at once: one
+// second's worth of a minute, so a full bucket never fires a minute's
+// quota in the first second.
+const paceShare = 60
+
+// budget paces one model's requests and tokens. Each bucket refills at
+// (limit - burst) per window, so that even a full bucket plus a window's
+// refill never exceeds the limit in any window.
+type budget struct {
+	mu          sync.Mutex
+	window      time.Duration
+	declared    Limits
+	rpm, tpm    int
+	req, tok    *rate.Limiter // nil while that limit is unknown
+	credit      int           // tokens reserved but not used, taken off later reservations
+	pausedUntil time.Time
+}
+
+func newBudget(l Limits) *budget {
+	if l.Window <= 0 {
+		l.Window = time.Minute
+	}
+	b := &budget{window: l.Window, declared: l}
+	b.setRequests(l.RPM)
+	b.setTokens(l.TPM)
+	return b
+}
+
+func burstOf(limit int) int { return max(1, int(math.Ceil(float64(limit)/paceShare))) }
+
+func (b *budget) rateOf(limit, burst int) rate.Limit {
+	return rate.Limit(float64(max(limit-burst, 1)) / b.window.Seconds())
+}
+
+// setRequests applies a requests-per-window limit; callers hold mu or own b.
+func (b *budget) setRequests(rpm int) {
+	if rpm <= 0 || rpm == b.rpm {
+		return
+	}
+	b.rpm = rpm
+	burst := burstOf(rpm)
+	if b.req == nil {
+		b.req = rate.NewLimiter(b.rateOf(rpm, burst), burst)
+		return
+	}
+	b.req.SetBurst(burst)
+	b.req.SetLimit(b.rateOf(rpm, burst))
+}
+
+// setTokens applies a tokens-per-window limit. The burst, and so a fresh
+// bucket, holds one pace's worth: a start must ramp, not burst.
+func (b *budget) setTokens(tpm int) {
+	if tpm <= 0 || tpm == b.tpm {
+		return
+	}
+	b.tpm = tpm
+	burst := burstOf(tpm)
+	if b.tok == nil {
+		b.tok = rate.NewLimiter(b.rateOf(tpm, burst), burst)
+		return
+	}
+	b.tok.SetBurst(burst)
+	b.tok.SetLimit(b.rateOf(tpm, burst))
+}
+
+// TooLargeError is a request that needs more tokens than the model's whole
+// per-window limit: it could never be admitted, so it is refused up front.
+type TooLargeError struct{ Tokens, TPM int }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("request needs %d tokens, more than the model's limit of %d tokens per minute. Try: a lower --max-diff-tokens or --batch-size, or a higher --tpm if the model allows it", e.Tokens, e.TPM)
+}
+
+// check refuses a request no window can hold, before any waiting.
+func (b *budget) check(tokens int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tpm > 0 && tokens > b.tpm {
+		return &provider.Error{Kind: provider.Permanent, Message: (&TooLargeError{tokens, b.tpm}).Error()}
+	}
+	return nil
+}
+
+// admit waits until the model is not paused and a request of n tokens may
+// go out.
+func (b *budget) admit(ctx context.Context, tokens int) error {
+	if err := b.waitPause(ctx); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	req, tok := b.req, b.tok
+	n := tokens
+	if tok != nil {
+		used := min(b.credit, n)
+		b.credit -= used
+		n -= used
+	}
+	b.mu.Unlock()
+	if req != nil {
+		if err := req.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	// WaitN refuses more than the burst, and the burst is kept at one
+	// pace's worth, so a large request waits for its tokens in steps: the
+	// same total wait, without ever letting the bucket burst.
+	for tok != nil && n > 0 {
+		step := min(n, tok.Burst())
+		if err := tok.WaitN(ctx, step); err != nil {
+			return err
+		}
+		n -= step
+	}
+	return nil
+}
+
+// settle corrects a reservation with what the call used: the surplus is
+// credited to later requests, a shortfall is taken from the bucket now.
+// (rate.Reservation.Cancel cannot do this: the reservation has come due.)
+func (b *budget) settle(reserved, used int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.tok == nil {
+		return
+	}
+	switch {
+	case used < reserved:
+		b.credit = min(b.credit+reserved-used, b.tpm)
+	case used > reserved:
+		b.drain(used - reserved)
+	}
+}
+
+// drain takes n tokens from the token bucket without waiting, running it
+// into debt that later requests wait out.
+func (b *budget) drain(n int) {
+	for n > 0 {
+		step := min(n, b.tok.Burst())
+		b.tok.ReserveN(time.Now(), step)
+		n -= step
+	}
+}
+
+// learn adopts what the provider says of its limits: it sets limits that
+// were not declared (or lowers declared ones the provider says are lower),
+// drains the local buckets when the provider has less left than they
+// hold, and pauses the model when the provider has nothing left at all.
+func (b *budget) learn(l *provider.Limits) {
+	if l == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if l.RequestsLimit > 0 && (b.declared.RPM == 0 || l.RequestsLimit < b.declared.RPM) {
+		b.setRequests(l.RequestsLimit)
+	}
+	if l.TokensLimit > 0 && (b.declared.TPM == 0 || l.TokensLimit < b.declared.TPM) {
+		b.setTokens(l.TokensLimit)
+	}
+	now := time.Now()
+	if l.RequestsRemaining == 0 && l.RequestsReset > 0 {
+		b.pauseLocked(now.Add(l.RequestsReset))
+	}
+	if l.TokensRemaining == 0 && l.TokensReset > 0 {
+		b.pauseLocked(now.Add(l.TokensReset))
+	}
+	if b.req != nil && l.RequestsRemaining >= 0 {
+		if extra := b.req.TokensAt(now) - float64(l.RequestsRemaining); extra >= 1 {
+			b.req.ReserveN(now, int(extra))
+		}
+	}
+	if b.tok != nil && l.TokensRemaining >= 0 {
+		if extra := b.tok.TokensAt(now) - float64(l.TokensRemaining); extra >= 1 {
+			b.drain(int(extra))
+		}
+	}
+}
+
+// pause stops every request to the model until t.
+func (b *budget) pause(t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pauseLocked(t)
+}
+
+func (b *budget) pauseLocked(t time.Time) {
+	if t.After(b.pausedUntil) {
+		b.pausedUntil = t
+	}
+}
+
+func (b *budget) waitPause(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		d := time.Until(b.pausedUntil)
+		b.mu.Unlock()
+		if d <= 0 {
+			return nil
+		}
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
