@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +17,9 @@ import (
 
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/history"
+	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/summarize"
@@ -42,6 +46,16 @@ type SummarizeOptions struct {
 	Format        string
 	Output        string
 	StepSummary   bool
+
+	BaseURL     string
+	RPM, TPM    int
+	Timeout     time.Duration
+	BatchSize   int
+	BatchWindow time.Duration
+	DryRun      bool
+	MaxCost     float64
+	Price       string
+	ModelConfig string
 }
 
 // NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
@@ -101,6 +115,16 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVarP(&opts.Format, "format", "f", "markdown", "output format: "+strings.Join(report.Formats, ", "))
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the output to this file instead of standard output")
 	fl.BoolVar(&opts.StepSummary, "step-summary", false, "also append the Markdown changelog to $GITHUB_STEP_SUMMARY")
+	fl.StringVar(&opts.BaseURL, "base-url", "", "endpoint of the model's server, for OpenAI-compatible servers (vLLM, LM Studio) and proxies")
+	fl.IntVar(&opts.RPM, "rpm", 0, "requests per minute the model allows (0: the built-in figure, else learned from the provider)")
+	fl.IntVar(&opts.TPM, "tpm", 0, "tokens per minute the model allows (0: the built-in figure, else learned from the provider)")
+	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "give up on one attempt after this long (it is retried)")
+	fl.IntVar(&opts.BatchSize, "batch-size", 8, "commits per request at most (1: one commit per request)")
+	fl.DurationVar(&opts.BatchWindow, "batch-window", 2*time.Second, "wait at most this long for a batch to fill")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "count the requests, tokens and cost a run would send, and send nothing")
+	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop sending before the run could cost more than this many US dollars (0: no limit)")
+	fl.StringVar(&opts.Price, "price", "", "the model's price as INPUT/OUTPUT dollars per million tokens, over the built-in table")
+	fl.StringVar(&opts.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
 	cmdutil.DocumentEnv(fl)
 	return cmd
 }
@@ -117,6 +141,14 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--max-commits cannot be negative, got %d. Try: 0 for no limit", o.MaxCommits)
 	case o.All && o.Rev != "":
 		return cfg, nil, cmdutil.UsageError("--all and --rev cannot be combined. Try: one of them")
+	case o.RPM < 0 || o.TPM < 0:
+		return cfg, nil, cmdutil.UsageError("--rpm and --tpm cannot be negative. Try: 0 to use the model's known or learned limits")
+	case o.BatchSize < 1:
+		return cfg, nil, cmdutil.UsageError("--batch-size must be at least 1, got %d", o.BatchSize)
+	case o.BatchWindow < 0 || o.Timeout < 0:
+		return cfg, nil, cmdutil.UsageError("--batch-window and --timeout cannot be negative")
+	case o.MaxCost < 0:
+		return cfg, nil, cmdutil.UsageError("--max-cost cannot be negative. Try: 0 for no limit")
 	case o.RepoID != "" && len(o.Repos) > 1:
 		return cfg, nil, cmdutil.UsageError("--repo-id names one repository, but %d were given. Try: one PATH per run with --repo-id", len(o.Repos))
 	case o.StepSummary && o.Factory.Getenv("GITHUB_STEP_SUMMARY") == "":
@@ -147,11 +179,42 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("%s: %w", d.flag, err))
 		}
 	}
+	info := models.Lookup(spec)
+	if o.ModelConfig != "" {
+		file, err := models.LoadFile(o.ModelConfig)
+		if err != nil {
+			return cfg, nil, cmdutil.AsUsage(err)
+		}
+		info = file.Lookup(spec)
+	}
+	if o.Price != "" {
+		if info.Price, err = models.ParsePrice(o.Price); err != nil {
+			return cfg, nil, cmdutil.AsUsage(err)
+		}
+		info.Known = true
+	}
+	limits := engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}
 	cfg = summarize.Options{
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
+		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow, BatchTokens: batchTokens(o.MaxDiffTokens, limits.TPM),
+		Limits: limits, Timeout: o.Timeout, Price: info.Price, MaxCost: o.MaxCost, DryRun: o.DryRun,
+	}
+	if !info.Known && o.MaxCost > 0 {
+		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)
 	}
 	return cfg, reporter, nil
+}
+
+// batchTokens caps a batch's size in tokens: large enough for one commit's
+// whole budget, small enough that a batch never needs more than half of a
+// minute's token limit.
+func batchTokens(maxDiffTokens, tpm int) int {
+	limit := 32_000
+	if tpm > 0 {
+		limit = min(limit, tpm/2)
+	}
+	return max(limit, maxDiffTokens+1_500)
 }
 
 func runSummarize(ctx context.Context, o *SummarizeOptions) error {
@@ -170,7 +233,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
 	}
-	if cfg.Provider, err = f.Provider(cfg.Model, cfg.Tokenizer); err != nil {
+	if cfg.Provider, err = f.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
 		return err
 	}
 	st, err := f.Store(ctx)
@@ -197,6 +260,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		}
 		return err
 	}
+	if res.Estimate != nil {
+		return writeEstimate(f, o, res)
+	}
 
 	if err := writeReport(o.Output, f.IOStreams.Out, reporter, &res.Changelog); err != nil {
 		return err
@@ -207,15 +273,39 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		}
 	}
 	s := res.Changelog.Stats
-	f.Infof("digest: %d commits seen, %d cached, %d summarized, %d failed, %d files skipped, %d tokens in, %d out, %s",
-		s.Commits, s.Cached, s.Summarized, s.Failed, s.SkippedFiles, s.InputTokens, s.OutputTokens, time.Since(started).Round(time.Millisecond))
-	if len(res.Failures) > 0 {
-		for _, fl := range res.Failures {
-			fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %v\n", fl.Repo, fl.Commit, fl.Err)
-		}
+	f.Infof("digest: %d commits seen, %d cached, %d summarized, %d failed, %d files skipped, %d tokens in, %d out, $%.4f, %d requests, %d retries, %s",
+		s.Commits, s.Cached, s.Summarized, s.Failed, s.SkippedFiles, s.InputTokens, s.OutputTokens, s.CostUSD,
+		res.Engine.Requests, res.Engine.Retries, time.Since(started).Round(time.Millisecond))
+	for _, fl := range res.Failures {
+		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %v\n", fl.Repo, fl.Commit, fl.Err)
+	}
+	switch {
+	case res.NotSent > 0:
+		return fmt.Errorf("stopped before --max-cost $%g: %d commits summarized for $%.4f, %d left unsent, %d failed. Try: a higher --max-cost, and run again to continue",
+			o.MaxCost, s.Summarized, s.CostUSD, res.NotSent, len(res.Failures))
+	case len(res.Failures) > 0:
 		return fmt.Errorf("%d of %d commits could not be summarized; the rest are stored. Try: run again to retry them", len(res.Failures), s.Commits)
 	}
 	return nil
+}
+
+// writeEstimate prints what a --dry-run counted: a sentence for people, or
+// one JSON object with --format json or jsonl.
+func writeEstimate(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Result) error {
+	e := res.Estimate
+	if o.Format == "json" || o.Format == "jsonl" {
+		doc := struct {
+			DryRun bool   `json:"dry_run"`
+			Model  string `json:"model"`
+			Cached int    `json:"cached"`
+			*summarize.Estimate
+		}{true, res.Changelog.Model, res.Changelog.Stats.Cached, e}
+		enc := json.NewEncoder(f.IOStreams.Out)
+		return enc.Encode(doc)
+	}
+	_, err := fmt.Fprintf(f.IOStreams.Out, "dry run: %d commits to summarize (%d cached) in %d requests to %s: %d input tokens, at most %d output tokens, at most $%.4f\n",
+		e.Commits, res.Changelog.Stats.Cached, e.Requests, res.Changelog.Model, e.InputTokens, e.MaxOutputTokens, e.CostUSD)
+	return err
 }
 
 // writeReport writes to stdout, or to path through a temporary file renamed

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -51,11 +50,11 @@ func (h *harness) run(ctx context.Context, args ...string) result {
 	ios, out, errOut := iostreams.Test()
 	f := cmdutil.New(ios, "v1.2.3-test")
 	f.Getenv = func(k string) string { return h.env[k] }
-	f.Provider = func(spec provider.Spec, tok *budget.Tokenizer) (provider.Provider, error) {
+	f.Provider = func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error) {
 		if spec.Provider == "test" { // stands in for a hosted model under any name
 			spec = provider.Spec{Provider: provider.Offline, Model: provider.Offline}
 		}
-		p, err := cmdutil.NewProvider(spec, tok)
+		p, err := f.NewProvider(spec, o)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +124,7 @@ func TestRerunMakesNoProviderCalls(t *testing.T) {
 	f := fixture(t)
 	h := newHarness(t)
 	first := h.run(context.Background(), "summarize", f.Dir, "--format", "jsonl")
-	if first.code != 0 || h.calls.Load() != 8 {
+	if first.code != 0 || h.calls.Load() != 1 { // the 8 commits fit one batch
 		t.Fatalf("first run: exit %d, %d calls; %s", first.code, h.calls.Load(), first.errOut)
 	}
 	h.calls.Store(0)
@@ -139,7 +138,7 @@ func TestRerunMakesNoProviderCalls(t *testing.T) {
 	if want := strings.ReplaceAll(first.out, `"cached":false`, `"cached":true`); second.out != want {
 		t.Errorf("second run differs from the first beyond cached:true\n got %s\nwant %s", second.out, want)
 	}
-	if !strings.Contains(second.errOut, "8 commits seen, 8 cached, 0 summarized") {
+	if !strings.Contains(second.errOut, "8 commits seen, 8 cached, 0 summarized") || !strings.Contains(second.errOut, "0 requests") {
 		t.Errorf("summary line: %q", second.errOut)
 	}
 	md1 := h.run(context.Background(), "summarize", f.Dir)
@@ -190,7 +189,7 @@ func TestOneRunOverTwoClonesPaysOnce(t *testing.T) {
 	f := fixture(t)
 	h := newHarness(t)
 	clone := f.Clone()
-	res := h.run(context.Background(), "summarize", f.Dir, f.Dir, clone.Dir, "-f", "jsonl")
+	res := h.run(context.Background(), "summarize", f.Dir, f.Dir, clone.Dir, "-f", "jsonl", "--batch-size", "1")
 	if res.code != 0 || h.calls.Load() != 8 {
 		t.Fatalf("exit %d, %d calls, want 8 (each commit once): %s", res.code, h.calls.Load(), res.errOut)
 	}
@@ -257,7 +256,7 @@ func TestModelAndPathsKeySummariesApart(t *testing.T) {
 	h.run(context.Background(), "summarize", f.Dir)
 	for _, model := range []string{"test:model-a", "test:model-b"} {
 		h.calls.Store(0)
-		res := h.run(context.Background(), "summarize", f.Dir, "--model", model, "-f", "jsonl")
+		res := h.run(context.Background(), "summarize", f.Dir, "--model", model, "-f", "jsonl", "--batch-size", "1")
 		if res.code != 0 || h.calls.Load() != 8 || strings.Contains(res.out, `"cached":true`) {
 			t.Fatalf("--model %s: exit %d, %d calls; a summary by another model was served: %s", model, res.code, h.calls.Load(), res.errOut)
 		}
@@ -272,7 +271,7 @@ func TestModelAndPathsKeySummariesApart(t *testing.T) {
 	}
 	h.calls.Store(0)
 	// The same commits under a path filter are other summaries: other text was sent.
-	res := h.run(context.Background(), "summarize", f.Dir, "--", "main.go")
+	res := h.run(context.Background(), "summarize", f.Dir, "--batch-size", "1", "--", "main.go")
 	if res.code != 0 || h.calls.Load() != 3 {
 		t.Fatalf("pathspec run: exit %d, %d calls, want 3 (the commits touching main.go): %s", res.code, h.calls.Load(), res.errOut)
 	}
@@ -484,7 +483,7 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 			return next.Complete(c, req)
 		})
 	}
-	res := h.run(ctx, "summarize", f.Dir, "--concurrency", "1")
+	res := h.run(ctx, "summarize", f.Dir, "--concurrency", "1", "--batch-size", "1")
 	if res.code != cmdutil.ExitInterrupted {
 		t.Fatalf("exit %d, want 130: %s", res.code, res.errOut)
 	}
@@ -502,7 +501,7 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 
 	h.wrap = nil
 	h.calls.Store(0)
-	rerun := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl")
+	rerun := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--batch-size", "1")
 	if rerun.code != 0 || h.calls.Load() != 5 {
 		t.Fatalf("rerun: exit %d, %d calls, want 5 (8 commits, 3 stored): %s", rerun.code, h.calls.Load(), rerun.errOut)
 	}
@@ -526,7 +525,7 @@ func TestSignalAfterTheLastAnswerIsNotAnInterrupt(t *testing.T) {
 			return resp, err
 		})
 	}
-	res := h.run(ctx, "summarize", f.Dir, "--concurrency", "1", "-f", "jsonl")
+	res := h.run(ctx, "summarize", f.Dir, "--concurrency", "1", "-f", "jsonl", "--batch-size", "1")
 	if res.code != 0 || strings.Count(res.out, "\n") != 8 {
 		t.Errorf("exit %d with %d entries, want 0 and the whole report: %s", res.code, strings.Count(res.out, "\n"), res.errOut)
 	}
@@ -538,19 +537,19 @@ func TestProviderFailureKeepsTheRest(t *testing.T) {
 	h.wrap = func(next provider.Provider) provider.Provider {
 		return provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
 			if strings.Contains(req.Messages[0].Content, f.Logo) {
-				return provider.Response{}, errors.New("upstream said no")
+				return provider.Response{}, &provider.Error{Provider: "test", Kind: provider.Permanent, StatusCode: 400, Message: "upstream said no"}
 			}
 			return next.Complete(ctx, req)
 		})
 	}
-	res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl")
+	res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--batch-size", "1")
 	if res.code != 1 {
 		t.Fatalf("exit %d, want 1", res.code)
 	}
 	if strings.Count(res.out, "\n") != 7 || strings.Contains(res.out, f.Logo) {
 		t.Errorf("the report should hold the 7 summarized commits:\n%s", res.out)
 	}
-	if !strings.Contains(res.errOut, "commit "+f.Logo+": upstream said no") || !strings.Contains(res.errOut, "1 of 8 commits could not be summarized") {
+	if !strings.Contains(res.errOut, "commit "+f.Logo+": test: HTTP 400: upstream said no") || !strings.Contains(res.errOut, "1 of 8 commits could not be summarized") {
 		t.Errorf("stderr: %q", res.errOut)
 	}
 	h.wrap = nil

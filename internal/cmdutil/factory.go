@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,9 @@ import (
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/provider/anthropic"
 	"github.com/digest-cli/digest/internal/provider/offline"
+	"github.com/digest-cli/digest/internal/provider/openai"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -33,7 +36,14 @@ type Factory struct {
 	// Store opens the database named by --db; the caller closes it.
 	Store func(ctx context.Context) (*store.Store, error)
 	// Provider returns the provider serving a model.
-	Provider func(spec provider.Spec, tok *budget.Tokenizer) (provider.Provider, error)
+	Provider func(spec provider.Spec, o ProviderOptions) (provider.Provider, error)
+}
+
+// ProviderOptions shape the client of a hosted or local model.
+type ProviderOptions struct {
+	Tokenizer   *budget.Tokenizer // the offline model counts its usage with it
+	BaseURL     string            // --base-url; empty: the provider's variable or default
+	Concurrency int               // sizes the connection pool
 }
 
 // New returns the factory of the real program.
@@ -42,17 +52,76 @@ func New(ios *iostreams.IOStreams, version string) *Factory {
 	f.Store = func(ctx context.Context) (*store.Store, error) {
 		return store.Open(ctx, f.Globals.DB)
 	}
-	f.Provider = NewProvider
+	f.Provider = f.NewProvider
 	return f
 }
 
-// NewProvider returns the provider for spec.
-func NewProvider(spec provider.Spec, tok *budget.Tokenizer) (provider.Provider, error) {
+// Providers lists the provider names --model accepts.
+var Providers = []string{provider.Offline, "openai", "anthropic", "ollama"}
+
+// NewProvider returns the provider for spec, configured from the
+// environment. API keys are read here and passed to the client alone: they
+// are never logged, stored or printed.
+func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.Provider, error) {
+	base := func(env, def string) string {
+		if o.BaseURL != "" {
+			return o.BaseURL
+		}
+		if v := f.Getenv(env); v != "" {
+			return v
+		}
+		return def
+	}
+	key := func(env string, required bool) (string, error) {
+		k := strings.TrimSpace(f.Getenv(env))
+		if k == "" && required {
+			return "", UsageError("--model %s needs an API key in %s, which is not set. Try: export %s=<your key>, or --model offline", spec, env, env)
+		}
+		return k, nil
+	}
 	switch spec.Provider {
 	case provider.Offline:
-		return offline.New(tok.Count), nil
+		return offline.New(o.Tokenizer.Count), nil
+	case "openai":
+		url := base("OPENAI_BASE_URL", openai.DefaultBaseURL)
+		// A server of one's own (vLLM, LM Studio) usually takes no key.
+		k, err := key("OPENAI_API_KEY", url == openai.DefaultBaseURL)
+		if err != nil {
+			return nil, err
+		}
+		return openai.New(openai.Options{Name: "openai", BaseURL: url, APIKey: k, KeyEnv: "OPENAI_API_KEY", HTTPClient: httpClient(o.Concurrency)}), nil
+	case "anthropic":
+		url := base("ANTHROPIC_BASE_URL", anthropic.DefaultBaseURL)
+		k, err := key("ANTHROPIC_API_KEY", url == anthropic.DefaultBaseURL)
+		if err != nil {
+			return nil, err
+		}
+		return anthropic.New(anthropic.Options{BaseURL: url, APIKey: k, KeyEnv: "ANTHROPIC_API_KEY", HTTPClient: httpClient(o.Concurrency)}), nil
+	case "ollama":
+		url := o.BaseURL
+		if url == "" {
+			host := f.Getenv("OLLAMA_HOST")
+			if host == "" {
+				host = "http://localhost:11434"
+			}
+			if !strings.Contains(host, "://") {
+				host = "http://" + host // OLLAMA_HOST is often host:port
+			}
+			url = strings.TrimRight(host, "/") + "/v1"
+		}
+		return openai.New(openai.Options{Name: "ollama", BaseURL: url, HTTPClient: httpClient(o.Concurrency)}), nil
 	}
-	return nil, UsageError("unknown provider %q in --model %s. Try: --model offline (built in, no key needed)", spec.Provider, spec)
+	return nil, UsageError("unknown provider %q in --model %s. Try: one of %s", spec.Provider, spec, strings.Join(Providers, ", "))
+}
+
+// httpClient shares one transport among a model's requests, keeping as many
+// connections alive as there are requests in flight. Timeouts are the
+// engine's, per attempt.
+func httpClient(concurrency int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = max(2, concurrency)
+	t.MaxIdleConns = max(100, concurrency)
+	return &http.Client{Transport: t}
 }
 
 // Logger writes diagnostics to standard error: warnings by default, debug

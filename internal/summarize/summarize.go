@@ -7,13 +7,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
+	"math"
 	"time"
 
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
@@ -32,6 +33,22 @@ type Options struct {
 	Renames       bool
 	MaxDiffTokens int
 	Concurrency   int
+
+	// Several commits share a request: up to BatchSize of them and about
+	// BatchTokens tokens, gathered for at most BatchWindow.
+	BatchSize   int
+	BatchTokens int
+	BatchWindow time.Duration
+
+	Limits  engine.Limits
+	Timeout time.Duration // per attempt
+	Price   models.Price
+	// MaxCost stops sending once the worst case of what was spent and what
+	// is in flight would pass it (US dollars; 0: no limit).
+	MaxCost float64
+	// DryRun prepares every request and counts it, without sending any or
+	// writing to the store.
+	DryRun bool
 
 	Model     provider.Spec
 	Provider  provider.Provider
@@ -64,6 +81,9 @@ type Result struct {
 	Changelog report.Changelog
 	Failures  []Failure
 	Empty     []string // repositories without commits
+	Engine    engine.Stats
+	NotSent   int       // commits left unsummarized by --max-cost
+	Estimate  *Estimate // the counts of a --dry-run
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
@@ -73,7 +93,9 @@ type pending struct {
 	commit  history.Commit
 	cut     budget.Cut
 	skipped []report.SkippedFile
-	shared  []int // other entries for the same commit, met in another clone
+	shared  []int         // other entries for the same commit, met in another clone
+	sent    prompt.Commit // what the model is told of it
+	tokens  int           // its estimated share of a request
 }
 
 type repoRun struct {
@@ -90,6 +112,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.BatchTokens <= 0 {
+		opts.BatchTokens = math.MaxInt // batches bounded by size alone
 	}
 	var repos []*history.Repo
 	opened := map[string]bool{}
@@ -118,10 +143,30 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	opts.Progress.Start(len(res.Changelog.Entries))
 	opts.Progress.Done(st.Cached)
 	misses = sharePending(misses)
+	if opts.DryRun {
+		res.Estimate = estimate(ctx, opts, misses)
+		return res, ctx.Err()
+	}
 	if len(misses) == 0 {
 		return res, nil
 	}
-	err := dispatch(ctx, opts, misses, res)
+	eng := &engine.Engine{
+		Provider: opts.Provider, Concurrency: opts.Concurrency, Limits: opts.Limits,
+		Timeout: opts.Timeout, Log: opts.Log,
+	}
+	if opts.Model.Provider != provider.Offline {
+		// Token reservations need the request's size; the offline model has
+		// no limits to reserve against, so it skips the extra tokenizing.
+		eng.Tokens = func(req provider.Request) int {
+			n := opts.Tokenizer.Count(req.System) + req.MaxTokens
+			for _, m := range req.Messages {
+				n += opts.Tokenizer.Count(m.Content)
+			}
+			return n
+		}
+	}
+	err := dispatch(ctx, opts, eng, misses, res)
+	res.Engine = eng.Stats()
 	res.Changelog.Entries = summarized(res.Changelog.Entries)
 	return res, err
 }
@@ -159,8 +204,10 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 		}
 		rr.root, rr.id = root, key.RepoID(root)
 	}
-	if err := opts.Store.SaveRepository(ctx, store.Repository{ID: rr.id, RootCommit: rr.root, Path: r.Path()}); err != nil {
-		return nil, err
+	if !opts.DryRun {
+		if err := opts.Store.SaveRepository(ctx, store.Repository{ID: rr.id, RootCommit: rr.root, Path: r.Path()}); err != nil {
+			return nil, err
+		}
 	}
 
 	hashes := make([]string, len(commits))
@@ -233,154 +280,6 @@ func fillFromSummary(e *report.Entry, s store.Summary) {
 	e.InputTokens = s.InputTokens
 	e.OutputTokens = s.OutputTokens
 	e.CostUSD = s.CostUSD
-}
-
-// dispatch prepares each miss's diff and sends it through the engine,
-// storing every answer as it arrives.
-func dispatch(ctx context.Context, opts Options, misses []*pending, res *Result) error {
-	// Whatever ends the engine's run also stops the producer feeding it.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	byKey := make(map[string]*pending, len(misses))
-	var mu sync.Mutex // guards byKey and res, shared by the producer and the committer
-	st := &res.Changelog.Stats
-	resolved := 0 // misses summarized or failed, as opposed to cut short
-	// fail records a commit that got no summary; callers hold mu, since the
-	// producer and the committer both report failures.
-	fail := func(p *pending, err error) {
-		resolved++
-		res.Failures = append(res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
-		st.Failed += 1 + len(p.shared)
-		opts.Progress.Done(1 + len(p.shared))
-	}
-	tasks := make(chan engine.Task)
-	var producer sync.WaitGroup
-	// The producer must be gone before Run returns: it reports into res.
-	defer producer.Wait()
-	defer cancel()
-	producer.Go(func() {
-		defer close(tasks)
-		prepare(ctx, opts, misses, func(p *pending, t engine.Task) bool {
-			mu.Lock()
-			byKey[t.Key] = p
-			mu.Unlock()
-			select {
-			case tasks <- t:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}, func(p *pending, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			fail(p, err)
-		})
-	})
-
-	eng := &engine.Engine{Provider: opts.Provider, Concurrency: opts.Concurrency}
-	// Summaries are stored even while the run is being cancelled: what was
-	// paid for must not be lost to a Ctrl-C.
-	storeCtx := context.WithoutCancel(ctx)
-	err := eng.Run(ctx, tasks, func(o engine.Outcome) error {
-		mu.Lock()
-		defer mu.Unlock()
-		p := byKey[o.Task.Key]
-		if o.Err != nil {
-			if ctx.Err() == nil {
-				fail(p, o.Err)
-			}
-			return nil
-		}
-		summaries, missing := prompt.ParseAnswer(o.Response.Text, []string{p.commit.Hash})
-		if len(missing) > 0 {
-			fail(p, errors.New("the model's answer has no summary for this commit"))
-			return nil
-		}
-		sum := store.Summary{
-			SummaryKey: store.SummaryKey{RepoID: p.repo.id, Commit: p.commit.Hash, Model: opts.Model.String(),
-				PromptVersion: prompt.Version, Scope: opts.Walk.Paths.String()},
-			Text:         summaries[p.commit.Hash],
-			InputTokens:  o.Response.Usage.InputTokens,
-			OutputTokens: o.Response.Usage.OutputTokens,
-			DiffTokens:   p.cut.Tokens,
-			Truncated:    p.cut.Truncated,
-			SkippedFiles: encodeSkipped(p.skipped),
-		}
-		c := p.commit
-		if err := opts.Store.SaveSummary(storeCtx, store.Commit{RepoID: p.repo.id, Hash: c.Hash, AuthorName: c.AuthorName,
-			AuthorEmail: c.AuthorEmail, AuthorDate: c.AuthorDate, CommitDate: c.CommitDate, Subject: c.Subject}, sum); err != nil {
-			return err
-		}
-		fillFromSummary(&res.Changelog.Entries[p.index], sum)
-		for _, i := range p.shared {
-			fillFromSummary(&res.Changelog.Entries[i], sum)
-			res.Changelog.Entries[i].Cached = true
-			st.Cached++
-			st.SkippedFiles += len(p.skipped)
-		}
-		resolved++
-		st.Summarized++
-		st.SkippedFiles += len(p.skipped)
-		st.InputTokens += sum.InputTokens
-		st.OutputTokens += sum.OutputTokens
-		st.CostUSD += sum.CostUSD
-		opts.Progress.Done(1 + len(p.shared))
-		opts.Log.Debug("summarized", "commit", c.Hash, "diff_tokens", p.cut.Tokens, "latency", o.Latency)
-		return nil
-	})
-	if errors.Is(err, context.Canceled) && resolved == len(misses) {
-		return nil // the signal came after the last answer: nothing was cut short
-	}
-	return err
-}
-
-// prepare builds each miss's request in walk order and hands it to send,
-// stopping when send reports the run is over.
-// A commit whose diff cannot be read is reported to fail and skipped: one
-// damaged object must not cost the summaries of every other commit.
-func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pending, engine.Task) bool, fail func(*pending, error)) {
-	diffOpts := history.DiffOptions{
-		Renames: opts.Renames, Paths: opts.Walk.Paths,
-		SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes,
-	}
-	for _, p := range misses {
-		if ctx.Err() != nil {
-			return
-		}
-		d, err := p.repo.repo.Diff(ctx, p.commit, diffOpts)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			fail(p, err)
-			continue
-		}
-		for _, w := range d.Warnings {
-			opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
-		}
-		var sections []budget.Section
-		var files []prompt.File
-		for _, f := range d.Files {
-			files = append(files, prompt.File{Status: f.Status, Path: f.Path, Added: f.Added, Removed: f.Removed, Skip: f.Skip})
-			if f.Skip != "" {
-				p.skipped = append(p.skipped, report.SkippedFile{Path: f.Path, Reason: f.Skip})
-				continue
-			}
-			if f.Text != "" {
-				sections = append(sections, budget.Section{Name: f.Path, Text: f.Text})
-			}
-		}
-		p.cut = opts.Tokenizer.Fit(sections, opts.MaxDiffTokens)
-		c := p.commit
-		sent := prompt.Commit{
-			Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
-			Message: c.Message, Files: files, Diff: p.cut.Text,
-		}
-		t := engine.Task{Key: key.Commit(p.repo.id, c.Hash), Request: prompt.Request(opts.Model.Model, []prompt.Commit{sent})}
-		if !send(p, t) {
-			return
-		}
-	}
 }
 
 // summarized drops the entries of commits that got no summary (failed or

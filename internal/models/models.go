@@ -1,0 +1,80 @@
+// Package models knows what digest knows about models without asking
+// them: prices, and the rate limits a new account starts with.
+package models
+
+import (
+	"strings"
+
+	"github.com/digest-cli/digest/internal/provider"
+)
+
+// Price is what a model charges, in US dollars per million tokens.
+type Price struct {
+	InputPerM  float64 `json:"input_per_million"`
+	OutputPerM float64 `json:"output_per_million"`
+}
+
+// Cost is the price of a call's tokens.
+func (p Price) Cost(input, output int) float64 {
+	return (float64(input)*p.InputPerM + float64(output)*p.OutputPerM) / 1e6
+}
+
+// Info is a model's price and default limits (requests and tokens per
+// minute); Known is false for models digest has no figures for.
+type Info struct {
+	Price Price `json:"price"`
+	RPM   int   `json:"rpm"`
+	TPM   int   `json:"tpm"`
+	Known bool  `json:"-"`
+}
+
+// builtin holds list prices and first-tier limits as published by the
+// providers; accounts on higher tiers raise the limits with --rpm/--tpm or
+// a models file. Keys are matched as model-name prefixes, longest first, so
+// dated snapshots (gpt-4o-mini-2024-07-18) find their family.
+var builtin = map[string]map[string]Info{
+	"openai": {
+		"gpt-4o-mini":  {Price: Price{0.15, 0.60}, RPM: 500, TPM: 200_000},
+		"gpt-4o":       {Price: Price{2.50, 10.00}, RPM: 500, TPM: 30_000},
+		"gpt-4.1-nano": {Price: Price{0.10, 0.40}, RPM: 500, TPM: 200_000},
+		"gpt-4.1-mini": {Price: Price{0.40, 1.60}, RPM: 500, TPM: 200_000},
+		"gpt-4.1":      {Price: Price{2.00, 8.00}, RPM: 500, TPM: 30_000},
+		"gpt-5-nano":   {Price: Price{0.05, 0.40}, RPM: 500, TPM: 200_000},
+		"gpt-5-mini":   {Price: Price{0.25, 2.00}, RPM: 500, TPM: 200_000},
+		"gpt-5":        {Price: Price{1.25, 10.00}, RPM: 500, TPM: 30_000},
+		"o4-mini":      {Price: Price{1.10, 4.40}, RPM: 1_000, TPM: 100_000},
+		"o3-mini":      {Price: Price{1.10, 4.40}, RPM: 1_000, TPM: 100_000},
+		"o3":           {Price: Price{2.00, 8.00}, RPM: 500, TPM: 30_000},
+	},
+	"anthropic": {
+		"claude-haiku-4-5":  {Price: Price{1.00, 5.00}, RPM: 50, TPM: 50_000},
+		"claude-3-5-haiku":  {Price: Price{0.80, 4.00}, RPM: 50, TPM: 50_000},
+		"claude-sonnet-4-5": {Price: Price{3.00, 15.00}, RPM: 50, TPM: 30_000},
+		"claude-sonnet-4":   {Price: Price{3.00, 15.00}, RPM: 50, TPM: 30_000},
+		"claude-opus-4-1":   {Price: Price{15.00, 75.00}, RPM: 50, TPM: 30_000},
+		"claude-opus-4":     {Price: Price{15.00, 75.00}, RPM: 50, TPM: 30_000},
+	},
+}
+
+// localProviders run on the user's own hardware: free, limited only by
+// the concurrency the server accepts.
+var localProviders = map[string]bool{provider.Offline: true, "ollama": true}
+
+// Lookup returns what is known of a model.
+func Lookup(spec provider.Spec) Info {
+	if localProviders[spec.Provider] {
+		return Info{Known: true}
+	}
+	best := ""
+	for name := range builtin[spec.Provider] {
+		if strings.HasPrefix(spec.Model, name) && len(name) > len(best) {
+			best = name
+		}
+	}
+	if best == "" {
+		return Info{}
+	}
+	info := builtin[spec.Provider][best]
+	info.Known = true
+	return info
+}

@@ -1,0 +1,333 @@
+// Package openai speaks the Chat Completions API. OpenAI serves it, and so
+// do vLLM, LM Studio, llama.cpp, OpenRouter and Ollama; the imitations agree
+// on success bodies but not on error bodies, so errors are read leniently.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/digest-cli/digest/internal/provider"
+)
+
+// Options configures a Client.
+type Options struct {
+	Name       string // "openai", "ollama", ...: names the provider in errors
+	BaseURL    string // e.g. https://api.openai.com/v1; "/chat/completions" is appended
+	APIKey     string // empty: no Authorization header (local servers)
+	KeyEnv     string // the variable that holds the key, named in hints
+	HTTPClient *http.Client
+}
+
+// DefaultBaseURL is OpenAI's own endpoint.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// maxBody bounds what is read of any response: answers are kilobytes, and a
+// misbehaving server must not exhaust memory.
+const maxBody = 16 << 20
+
+// Client sends requests to one Chat Completions endpoint.
+type Client struct {
+	name, baseURL, url string
+	key, keyEnv        string
+	http               *http.Client
+}
+
+var _ provider.Provider = (*Client)(nil)
+
+// New returns a client for o.
+func New(o Options) *Client {
+	c := &Client{name: o.Name, baseURL: strings.TrimRight(o.BaseURL, "/"), key: o.APIKey, keyEnv: o.KeyEnv, http: o.HTTPClient}
+	if c.name == "" {
+		c.name = "openai"
+	}
+	if c.baseURL == "" {
+		c.baseURL = DefaultBaseURL
+	}
+	if c.http == nil {
+		c.http = http.DefaultClient
+	}
+	c.url = c.baseURL + "/chat/completions"
+	return c
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatRequest struct {
+	Model               string    `json:"model"`
+	Messages            []message `json:"messages"`
+	MaxTokens           int       `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64  `json:"temperature,omitempty"`
+}
+
+type chatResponse struct {
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"` // OpenRouter reports some upstream failures in a 200
+}
+
+// Complete sends req once; the engine owns every retry.
+func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.Response, error) {
+	body, err := json.Marshal(c.body(req))
+	if err != nil {
+		return provider.Response{}, &provider.Error{Provider: c.name, Kind: provider.Permanent, Message: "cannot encode the request", Err: err}
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return provider.Response{}, &provider.Error{Provider: c.name, Kind: provider.Fatal, Err: err, Hint: "Try: check the base URL " + c.baseURL}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("User-Agent", "digest")
+	if c.key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.key)
+	}
+
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return provider.Response{}, c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return provider.Response{}, c.transportError(ctx, err)
+	}
+	limits := parseLimits(resp.Header)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return provider.Response{}, c.statusError(resp, data, limits, req.Model)
+	}
+
+	var out chatResponse
+	if err := json.Unmarshal(data, &out); err != nil || len(out.Choices) == 0 {
+		e := &provider.Error{Provider: c.name, Kind: provider.Transient, StatusCode: resp.StatusCode, Message: "malformed response", Limits: limits}
+		if eb, ok := parseErrorBody(data); ok && eb.message != "" {
+			e.Type, e.Message = eb.kind(), "malformed response: "+c.clean(eb.message)
+		}
+		return provider.Response{}, e
+	}
+	// finish_reason "length" still carries a usable, if cut, answer. A null
+	// content (a refusal or tool call) reads as empty text.
+	var text string
+	if p := out.Choices[0].Message.Content; p != nil {
+		text = *p
+	}
+	return provider.Response{
+		Text:   text,
+		Usage:  provider.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens},
+		Limits: limits,
+	}, nil
+}
+
+func (c *Client) body(req provider.Request) chatRequest {
+	msgs := make([]message, 0, len(req.Messages)+1)
+	if req.System != "" {
+		msgs = append(msgs, message{Role: "system", Content: req.System})
+	}
+	for _, m := range req.Messages {
+		msgs = append(msgs, message{Role: m.Role, Content: m.Content})
+	}
+	b := chatRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature}
+	if req.MaxTokens > 0 {
+		// Reasoning models reject max_tokens; other servers (older Ollama,
+		// llama.cpp) may not know max_completion_tokens, so keep the old name
+		// wherever it still works.
+		if reasoningModel(req.Model) {
+			b.MaxCompletionTokens = req.MaxTokens
+		} else {
+			b.MaxTokens = req.MaxTokens
+		}
+	}
+	return b
+}
+
+// reasoningModel reports whether model is of the o1, o3, o4 or gpt-5
+// families, also behind a router prefix such as "openai/o3-mini".
+func reasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, fam := range []string{"o1", "o3", "o4"} {
+		if m == fam || strings.HasPrefix(m, fam+"-") {
+			return true
+		}
+	}
+	return m == "gpt-5" || strings.HasPrefix(m, "gpt-5-") || strings.HasPrefix(m, "gpt-5.")
+}
+
+// transportError classifies a failure to get a response. The caller's
+// cancellation passes through untouched so the engine can tell "stop" from
+// "failed"; a deadline is a per-request timeout and worth another try.
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(cerr, context.DeadlineExceeded) {
+		return cerr
+	}
+	e := &provider.Error{Provider: c.name, Kind: provider.Transient, Err: err}
+	if errors.Is(err, syscall.ECONNREFUSED) && isLocal(c.baseURL) {
+		e.Hint = fmt.Sprintf("Try: is the server running at %s?", c.baseURL)
+	}
+	return e
+}
+
+func isLocal(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsPrivate())
+}
+
+// errorBody is the error an OpenAI-compatible server sent, in any of the
+// shapes seen: {"error":{"message","type","code"}} (OpenAI, Ollama, LM
+// Studio, llama.cpp), {"error":"text"}, and vLLM's older top-level
+// {"object":"error","message","type","code"}. code is a string at OpenAI
+// and a number (the HTTP status) at llama.cpp and OpenRouter.
+type errorBody struct {
+	message, typ, code string
+}
+
+// kind is the most specific name the server gave the error.
+func (b errorBody) kind() string {
+	if b.code != "" {
+		return b.code
+	}
+	return b.typ
+}
+
+func parseErrorBody(data []byte) (errorBody, bool) {
+	type fields struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	var top struct {
+		fields
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &top) != nil {
+		return errorBody{}, false
+	}
+	f := top.fields
+	var s string
+	switch {
+	case json.Unmarshal(top.Error, &f) == nil:
+	case json.Unmarshal(top.Error, &s) == nil:
+		f = fields{Message: s}
+	}
+	var code string
+	_ = json.Unmarshal(f.Code, &code) // numeric codes only repeat the status
+	return errorBody{message: f.Message, typ: f.Type, code: code}, true
+}
+
+// billing names the 429s that waiting cannot fix.
+var billing = map[string]bool{
+	"insufficient_quota":          true,
+	"billing_hard_limit_reached":  true,
+	"billing_not_active":          true,
+	"insufficient_credits":        true,
+	"account_deactivated":         true,
+	"billing_limit_user_exceeded": true,
+}
+
+func (c *Client) statusError(resp *http.Response, data []byte, limits *provider.Limits, model string) *provider.Error {
+	status := resp.StatusCode
+	eb, isJSON := parseErrorBody(data)
+	msg := eb.message
+	if !isJSON {
+		msg = textSnippet(data)
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	if msg == "" && status == 529 { // not in net/http: Anthropic's own code
+		msg = "Overloaded"
+	}
+	e := &provider.Error{
+		Provider:    c.name,
+		StatusCode:  status,
+		Type:        c.clean(eb.kind()),
+		Message:     c.clean(msg),
+		RetryAfter:  retryAfter(resp.Header, time.Now()),
+		ShouldRetry: shouldRetry(resp.Header),
+		Limits:      limits,
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Kind, e.Hint = provider.Fatal, c.keyHint()
+	case status == http.StatusPaymentRequired || (status == http.StatusTooManyRequests && (billing[eb.code] || billing[eb.typ])):
+		e.Kind, e.Hint = provider.Fatal, "Try: check the billing and quota of your "+c.name+" account"
+	case status == http.StatusTooManyRequests:
+		e.Kind = provider.RateLimited
+	case status == http.StatusServiceUnavailable || status == 529:
+		e.Kind = provider.Overloaded
+	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
+		e.Kind = provider.Transient
+	default:
+		e.Kind = provider.Permanent
+		if status == http.StatusNotFound {
+			if isJSON {
+				e.Hint = fmt.Sprintf("Try: check the model name %q", model)
+			} else {
+				e.Hint = "Try: check the base URL " + c.baseURL + " (it usually ends in /v1)"
+			}
+		}
+	}
+	return e
+}
+
+func (c *Client) keyHint() string {
+	if c.keyEnv == "" {
+		return "Try: check the API key for " + c.name
+	}
+	return "Try: export " + c.keyEnv + "=<your key>"
+}
+
+// clean makes server text fit a one-line error and scrubs the key, should
+// a server echo it back.
+func (c *Client) clean(s string) string {
+	if c.key != "" {
+		s = strings.ReplaceAll(s, c.key, "<redacted>")
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "..."
+	}
+	// errors.go adds ". Hint"; a trailing period would double it.
+	return strings.TrimRight(s, ". ")
+}
+
+// textSnippet keeps a plain-text error body and drops an HTML page.
+func textSnippet(data []byte) string {
+	s := strings.TrimSpace(string(data))
+	if strings.HasPrefix(s, "<") {
+		return ""
+	}
+	return s
+}

@@ -1,0 +1,355 @@
+package summarize
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// dispatcher carries a run's misses from preparation through batching and
+// the engine to the store.
+type dispatcher struct {
+	opts Options
+	res  *Result
+	eng  *engine.Engine
+
+	mu       sync.Mutex // guards byKey, resolved and res: the producer and the committer share them
+	byKey    map[string][]*pending
+	resolved int // misses summarized or failed, as opposed to cut short
+
+	// settled carries, for each request answered or failed, the commits to
+	// ask about again alone: those a batch answer left out.
+	settled chan []*pending
+
+	// For --max-cost: what answered requests cost, and what the requests
+	// in flight may cost at most. Guarded by mu.
+	spent, reserved float64
+	reservedFor     map[string]float64
+}
+
+// dispatch sends the misses through the engine in batches, storing every
+// summary the moment its answer arrives.
+func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*pending, res *Result) error {
+	// Whatever ends the engine's run also stops the goroutines feeding it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{},
+		settled: make(chan []*pending, 2*len(misses)), reservedFor: map[string]float64{}}
+
+	prepared := make(chan *pending)
+	tasks := make(chan engine.Task)
+	var feeders sync.WaitGroup
+	// The feeders must be gone before dispatch returns: they report into res.
+	defer feeders.Wait()
+	defer cancel()
+	feeders.Go(func() {
+		defer close(prepared)
+		prepare(ctx, opts, misses, func(p *pending) bool {
+			select {
+			case prepared <- p:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}, func(p *pending, err error) {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			d.fail(p, err)
+		})
+	})
+	feeders.Go(func() { d.batch(ctx, prepared, tasks) })
+
+	err := eng.Run(ctx, tasks, d.commit(context.WithoutCancel(ctx)))
+	d.mu.Lock()
+	complete := d.resolved == len(misses)
+	d.mu.Unlock()
+	if errors.Is(err, context.Canceled) && complete {
+		return nil // the signal came after the last answer: nothing was cut short
+	}
+	return err
+}
+
+// batch groups prepared commits into requests of up to BatchSize commits
+// and BatchTokens tokens, waiting at most BatchWindow for a batch to fill,
+// and re-sends alone each commit a batch answer left out. It closes tasks
+// once every commit has been answered or failed.
+func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks chan<- engine.Task) {
+	defer close(tasks)
+	size, window := max(1, d.opts.BatchSize), d.opts.BatchWindow
+	var buf []*pending
+	bufTokens := 0
+	var ready []engine.Task
+	outstanding := 0
+	var timer *time.Timer
+	var expired <-chan time.Time
+	stopped := false // --max-cost reached: nothing more is sent
+	send := func(items []*pending) {
+		if !stopped && !d.affordable(items) {
+			stopped = true
+		}
+		if stopped {
+			d.notSent(items)
+		} else {
+			ready = append(ready, d.task(items))
+		}
+	}
+	flush := func() {
+		if timer != nil {
+			timer.Stop()
+			timer, expired = nil, nil
+		}
+		if len(buf) > 0 {
+			send(buf)
+			buf, bufTokens = nil, 0
+		}
+	}
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for prepared != nil || len(buf) > 0 || len(ready) > 0 || outstanding > 0 {
+		var out chan<- engine.Task
+		var next engine.Task
+		if len(ready) > 0 {
+			out, next = tasks, ready[0]
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case p, ok := <-prepared:
+			if !ok {
+				prepared = nil
+				flush()
+				continue
+			}
+			if len(buf) > 0 && bufTokens+p.tokens > d.opts.BatchTokens {
+				flush()
+			}
+			buf = append(buf, p)
+			bufTokens += p.tokens
+			if len(buf) >= size || window <= 0 {
+				flush()
+			} else if timer == nil {
+				timer = time.NewTimer(window)
+				expired = timer.C
+			}
+		case <-expired:
+			timer, expired = nil, nil
+			flush()
+		case out <- next:
+			ready = ready[1:]
+			outstanding++
+		case again := <-d.settled:
+			outstanding--
+			for _, p := range again {
+				send([]*pending{p}) // alone, and through the cost check like any request
+			}
+		}
+	}
+}
+
+// task builds the request for a batch and remembers which commits it holds.
+func (d *dispatcher) task(items []*pending) engine.Task {
+	commits := make([]prompt.Commit, len(items))
+	keys := make([]string, len(items))
+	for i, p := range items {
+		commits[i] = p.sent
+		keys[i] = key.Commit(p.repo.id, p.commit.Hash)
+	}
+	k := keys[0]
+	if len(keys) > 1 {
+		k = "batch:" + key.Of(keys...)
+	}
+	req := prompt.Request(d.opts.Model.Model, commits)
+	d.mu.Lock()
+	d.byKey[k] = items
+	if d.opts.MaxCost > 0 {
+		c := d.worstCost(items)
+		d.reservedFor[k] = c
+		d.reserved += c
+	}
+	d.mu.Unlock()
+	return engine.Task{Key: k, Request: req}
+}
+
+// worstCost bounds what a request for items can cost: its estimated input
+// and every output token it allows.
+func (d *dispatcher) worstCost(items []*pending) float64 {
+	input := promptOverhead
+	for _, p := range items {
+		input += p.tokens
+	}
+	return d.opts.Price.Cost(input, prompt.MaxOutputTokens*len(items))
+}
+
+// promptOverhead is the system prompt and framing around the commits.
+const promptOverhead = 300
+
+// affordable reports whether a request for items keeps the run's worst-case
+// cost within --max-cost.
+func (d *dispatcher) affordable(items []*pending) bool {
+	if d.opts.MaxCost <= 0 {
+		return true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.spent+d.reserved+d.worstCost(items) <= d.opts.MaxCost
+}
+
+// notSent records commits left unsummarized because of --max-cost.
+func (d *dispatcher) notSent(items []*pending) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range items {
+		d.resolved++
+		d.res.NotSent += 1 + len(p.shared)
+	}
+}
+
+// commit handles one answered request: every commit the answer names by its
+// full hash is stored; the others are failed, or asked about again alone if
+// they shared the request with other commits.
+func (d *dispatcher) commit(storeCtx context.Context) func(engine.Outcome) error {
+	return func(o engine.Outcome) error {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		items := d.byKey[o.Task.Key]
+		delete(d.byKey, o.Task.Key)
+		d.reserved -= d.reservedFor[o.Task.Key]
+		delete(d.reservedFor, o.Task.Key)
+		if o.Err == nil {
+			d.spent += d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+		}
+		if o.Err != nil {
+			for _, p := range items {
+				d.fail(p, o.Err)
+			}
+			d.settled <- nil
+			return nil
+		}
+		hashes := make([]string, len(items))
+		for i, p := range items {
+			hashes[i] = p.commit.Hash
+		}
+		summaries, _ := prompt.ParseAnswer(o.Response.Text, hashes)
+		var answered, again []*pending
+		for _, p := range items {
+			switch {
+			case summaries[p.commit.Hash] != "":
+				answered = append(answered, p)
+			case len(items) > 1:
+				again = append(again, p)
+			default:
+				d.fail(p, errors.New("the model's answer has no summary for this commit"))
+			}
+		}
+		inputs, outputs := shareUsage(answered, summaries, o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+		for i, p := range answered {
+			if err := d.store(storeCtx, p, summaries[p.commit.Hash], inputs[i], outputs[i]); err != nil {
+				return err
+			}
+		}
+		d.settled <- again
+		if len(again) > 0 {
+			d.opts.Log.Debug("batch answer left commits out; asking again one by one", "missing", len(again), "of", len(items))
+		}
+		return nil
+	}
+}
+
+// shareUsage splits a batch's tokens among the commits it answered: input
+// by the size of each commit's part of the prompt, output by the length of
+// each summary. The shares add up to the totals exactly.
+func shareUsage(answered []*pending, summaries map[string]string, input, output int) (inputs, outputs []int) {
+	inWeights := make([]int, len(answered))
+	outWeights := make([]int, len(answered))
+	for i, p := range answered {
+		inWeights[i] = p.tokens
+		outWeights[i] = len(summaries[p.commit.Hash])
+	}
+	return split(input, inWeights), split(output, outWeights)
+}
+
+func split(total int, weights []int) []int {
+	out := make([]int, len(weights))
+	sum := 0
+	for _, w := range weights {
+		sum += w
+	}
+	if len(weights) == 0 {
+		return out
+	}
+	given := 0
+	for i, w := range weights {
+		if sum > 0 {
+			out[i] = total * w / sum
+		} else {
+			out[i] = total / len(weights)
+		}
+		given += out[i]
+	}
+	// Integer division leaves a remainder: hand it out largest weight first.
+	order := make([]int, len(weights))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return weights[order[a]] > weights[order[b]] })
+	for i := 0; given < total; i = (i + 1) % len(order) {
+		out[order[i]]++
+		given++
+	}
+	return out
+}
+
+// store saves one commit's summary and reports it; callers hold mu.
+func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, output int) error {
+	st := &d.res.Changelog.Stats
+	sum := store.Summary{
+		SummaryKey: store.SummaryKey{RepoID: p.repo.id, Commit: p.commit.Hash, Model: d.opts.Model.String(),
+			PromptVersion: prompt.Version, Scope: d.opts.Walk.Paths.String()},
+		Text:         text,
+		InputTokens:  input,
+		OutputTokens: output,
+		CostUSD:      d.opts.Price.Cost(input, output),
+		DiffTokens:   p.cut.Tokens,
+		Truncated:    p.cut.Truncated,
+		SkippedFiles: encodeSkipped(p.skipped),
+	}
+	c := p.commit
+	if err := d.opts.Store.SaveSummary(ctx, store.Commit{RepoID: p.repo.id, Hash: c.Hash, AuthorName: c.AuthorName,
+		AuthorEmail: c.AuthorEmail, AuthorDate: c.AuthorDate, CommitDate: c.CommitDate, Subject: c.Subject}, sum); err != nil {
+		return err
+	}
+	fillFromSummary(&d.res.Changelog.Entries[p.index], sum)
+	for _, i := range p.shared {
+		fillFromSummary(&d.res.Changelog.Entries[i], sum)
+		d.res.Changelog.Entries[i].Cached = true
+		st.Cached++
+		st.SkippedFiles += len(p.skipped)
+	}
+	d.resolved++
+	st.Summarized++
+	st.SkippedFiles += len(p.skipped)
+	st.InputTokens += sum.InputTokens
+	st.OutputTokens += sum.OutputTokens
+	st.CostUSD += sum.CostUSD
+	d.opts.Progress.Done(1 + len(p.shared))
+	d.opts.Log.Debug("summarized", "commit", c.Hash, "diff_tokens", p.cut.Tokens)
+	return nil
+}
+
+// fail records a commit that got no summary; callers hold mu.
+func (d *dispatcher) fail(p *pending, err error) {
+	d.resolved++
+	d.res.Failures = append(d.res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
+	d.res.Changelog.Stats.Failed += 1 + len(p.shared)
+	d.opts.Progress.Done(1 + len(p.shared))
+}

@@ -1,0 +1,58 @@
+package summarize
+
+import (
+	"context"
+
+	"github.com/digest-cli/digest/internal/prompt"
+)
+
+// Estimate is what a run would send, counted without sending it.
+type Estimate struct {
+	Commits         int     `json:"commits"` // commits to summarize (not cached)
+	Requests        int     `json:"requests"`
+	InputTokens     int     `json:"input_tokens"`
+	MaxOutputTokens int     `json:"max_output_tokens"`
+	Failed          int     `json:"failed"`   // commits whose diff could not be read
+	CostUSD         float64 `json:"cost_usd"` // input at list price plus every output token allowed
+}
+
+// estimate prepares every miss and counts the requests a run would send,
+// batched by size and token budget as the run would batch them.
+func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
+	est := &Estimate{}
+	var batch []*pending
+	batchTokens := 0
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		commits := make([]prompt.Commit, len(batch))
+		for i, p := range batch {
+			commits[i] = p.sent
+		}
+		req := prompt.Request(opts.Model.Model, commits)
+		in := opts.Tokenizer.Count(req.System)
+		for _, m := range req.Messages {
+			in += opts.Tokenizer.Count(m.Content)
+		}
+		est.Requests++
+		est.Commits += len(batch)
+		est.InputTokens += in
+		est.MaxOutputTokens += req.MaxTokens
+		batch, batchTokens = nil, 0
+	}
+	prepare(ctx, opts, misses, func(p *pending) bool {
+		if len(batch) > 0 && batchTokens+p.tokens > opts.BatchTokens {
+			flush()
+		}
+		batch = append(batch, p)
+		batchTokens += p.tokens
+		if len(batch) >= max(1, opts.BatchSize) {
+			flush()
+		}
+		return true
+	}, func(*pending, error) { est.Failed++ })
+	flush()
+	est.CostUSD = opts.Price.Cost(est.InputTokens, est.MaxOutputTokens)
+	return est
+}
