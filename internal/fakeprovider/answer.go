@@ -1,0 +1,192 @@
+package fakeprovider
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/digest-cli/digest/internal/prompt"
+)
+
+// quarterRunes is the default token count: ceil(runes/4).
+func quarterRunes(s string) int {
+	return (utf8.RuneCountInString(s) + 3) / 4
+}
+
+// DefaultAnswer is the answer Config.Answer defaults to: for a request
+// holding commits (prompt.Parse over the system text and the messages), the
+// JSON array prompt.FormatAnswer writes, one summary per commit in prompt
+// order, "Summary of <hash[:12]>: <subject>"; for any other request,
+// "fake answer: " and the first 64 characters of the last user message.
+func DefaultAnswer(req Received) string {
+	var all strings.Builder
+	all.WriteString(req.System)
+	last := ""
+	for _, m := range req.Messages {
+		all.WriteString("\n")
+		all.WriteString(m.Content)
+		if m.Role == "user" {
+			last = m.Content
+		}
+	}
+	var answers []prompt.Answer
+	seen := map[string]bool{}
+	for _, c := range prompt.Parse(all.String()) {
+		if seen[c.Hash] {
+			continue
+		}
+		seen[c.Hash] = true
+		answers = append(answers, prompt.Answer{Commit: c.Hash, Summary: Summary(c)})
+	}
+	if len(answers) > 0 {
+		return prompt.FormatAnswer(answers)
+	}
+	last = strings.Join(strings.Fields(last), " ")
+	if r := []rune(last); len(r) > 64 {
+		last = string(r[:64])
+	}
+	return "fake answer: " + last
+}
+
+// Summary is the default answer's summary of one commit.
+func Summary(c prompt.Commit) string {
+	subject, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+	if subject = strings.TrimSpace(subject); subject == "" {
+		subject = "(no message)"
+	}
+	return fmt.Sprintf("Summary of %s: %s", c.Hash[:12], subject)
+}
+
+// batch applies ShuffleBatch and DropOne to an answer that is a JSON array
+// of commit answers.
+func (s *Server) batch(text string) string {
+	if !s.cfg.ShuffleBatch && !s.cfg.DropOne {
+		return text
+	}
+	var answers []prompt.Answer
+	if json.Unmarshal([]byte(strings.TrimSpace(text)), &answers) != nil || len(answers) < 2 {
+		return text
+	}
+	if s.cfg.DropOne {
+		answers = answers[:len(answers)-1]
+	}
+	if s.cfg.ShuffleBatch && len(answers) >= 2 {
+		orig := slices.Clone(answers)
+		s.mu.Lock()
+		s.shuffles.Shuffle(len(answers), func(i, j int) { answers[i], answers[j] = answers[j], answers[i] })
+		s.mu.Unlock()
+		if slices.Equal(answers, orig) {
+			answers = append(answers[1:], answers[0])
+		}
+	}
+	return prompt.FormatAnswer(answers)
+}
+
+// fit cuts text to at most limit tokens: the longest prefix (in runes)
+// that counts within it.
+func (s *Server) fit(text string, limit int) string {
+	runes := []rune(text)
+	lo, hi := 0, len(runes) // the answer is in [lo, hi]
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if s.count(string(runes[:mid])) <= limit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return string(runes[:lo])
+}
+
+// answer writes a successful response body.
+func (s *Server) answer(format string, req request, rec Received, promptTokens, id int) []byte {
+	rec.Status = 0
+	rec.Messages = slices.Clone(rec.Messages)
+	rec.Header = rec.Header.Clone()
+	rec.Body = slices.Clone(rec.Body)
+	var text string
+	if s.cfg.Answer != nil {
+		text = s.cfg.Answer(rec)
+	} else {
+		text = DefaultAnswer(rec)
+	}
+	text = s.batch(text)
+	truncated := false
+	if req.maxTokens > 0 && s.count(text) > req.maxTokens {
+		text, truncated = s.fit(text, req.maxTokens), true
+	}
+	completion := max(1, s.count(text))
+
+	var body any
+	if format == OpenAI {
+		finish := "stop"
+		if truncated {
+			finish = "length"
+		}
+		type message struct {
+			Role    string  `json:"role"`
+			Content string  `json:"content"`
+			Refusal *string `json:"refusal"`
+		}
+		type choice struct {
+			Index        int     `json:"index"`
+			Message      message `json:"message"`
+			Logprobs     *string `json:"logprobs"`
+			FinishReason string  `json:"finish_reason"`
+		}
+		type usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+			TotalTokens      int `json:"total_tokens"`
+		}
+		body = struct {
+			ID                string   `json:"id"`
+			Object            string   `json:"object"`
+			Created           int64    `json:"created"`
+			Model             string   `json:"model"`
+			Choices           []choice `json:"choices"`
+			Usage             usage    `json:"usage"`
+			SystemFingerprint string   `json:"system_fingerprint"`
+		}{
+			ID: fmt.Sprintf("chatcmpl-fake%06d", id), Object: "chat.completion", Created: rec.At.Unix(), Model: req.model,
+			Choices:           []choice{{Message: message{Role: "assistant", Content: text}, FinishReason: finish}},
+			Usage:             usage{promptTokens, completion, promptTokens + completion},
+			SystemFingerprint: "fp_fake",
+		}
+	} else {
+		stop := "end_turn"
+		if truncated {
+			stop = "max_tokens"
+		}
+		type block struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		type usage struct {
+			InputTokens  int `json:"input_tokens"`
+			OutputTokens int `json:"output_tokens"`
+		}
+		body = struct {
+			ID           string  `json:"id"`
+			Type         string  `json:"type"`
+			Role         string  `json:"role"`
+			Model        string  `json:"model"`
+			Content      []block `json:"content"`
+			StopReason   string  `json:"stop_reason"`
+			StopSequence *string `json:"stop_sequence"`
+			Usage        usage   `json:"usage"`
+		}{
+			ID: fmt.Sprintf("msg_fake%06d", id), Type: "message", Role: "assistant", Model: req.model,
+			Content:    []block{{Type: "text", Text: text}},
+			StopReason: stop,
+			Usage:      usage{promptTokens, completion},
+		}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		panic(err) // plain strings and numbers always marshal
+	}
+	return b
+}
