@@ -52,6 +52,10 @@ type Engine struct {
 	// Tokens is what a request reserves from the token bucket: its prompt
 	// tokens plus its maximum output. Nil reserves nothing.
 	Tokens func(provider.Request) int
+	// SlowStart begins with one call in flight and doubles per round of
+	// successes: for hosted models, where a bad key should cost one request
+	// and the limits may be unknown. Local models start at Concurrency.
+	SlowStart bool
 	// Timeout bounds each attempt; 0 leaves it to the provider.
 	Timeout     time.Duration
 	MaxAttempts int
@@ -94,7 +98,7 @@ func (e *Engine) Stats() Stats {
 func (e *Engine) init() {
 	e.once.Do(func() {
 		e.budget = newBudget(e.Limits)
-		e.gate = newGate(e.Concurrency)
+		e.gate = newGate(e.Concurrency, e.SlowStart)
 		e.breaker = newBreaker(breakerThreshold, breakerBase, breakerMax)
 		if e.MaxAttempts <= 0 {
 			e.MaxAttempts = DefaultMaxAttempts

@@ -5,22 +5,30 @@ import (
 	"sync"
 )
 
-// gate bounds the calls in flight and adapts the bound AIMD-style: halved
-// on a 429, grown by one after each full round of successes, never above
-// the configured concurrency. After a pause the model ramps back up
-// instead of hitting the provider with every worker at once.
+// gate bounds the calls in flight and adapts the bound like TCP: it starts
+// at one call and doubles after each full round of successes (slow start,
+// so a bad key costs one request, not one per worker); after the first 429
+// it halves on each 429 and grows by one per round (AIMD), never above the
+// configured concurrency. After a pause the model ramps back up instead of
+// hitting the provider with every worker at once.
 type gate struct {
 	mu        sync.Mutex
 	limit     int
 	ceiling   int
 	inFlight  int
 	successes int
+	slowStart bool
 	freed     chan struct{} // closed, and replaced, whenever a slot may have opened
 }
 
-func newGate(maxN int) *gate {
-	maxN = max(1, maxN)
-	return &gate{limit: maxN, ceiling: maxN, freed: make(chan struct{})}
+// newGate returns a gate allowing maxN calls, starting from one when slow
+// is set.
+func newGate(maxN int, slow bool) *gate {
+	g := &gate{limit: max(1, maxN), ceiling: max(1, maxN), slowStart: slow, freed: make(chan struct{})}
+	if slow {
+		g.limit = 1
+	}
+	return g
 }
 
 func (g *gate) acquire(ctx context.Context) error {
@@ -50,10 +58,15 @@ func (g *gate) release(rateLimited, succeeded bool) {
 	case rateLimited:
 		g.limit = max(1, g.limit/2)
 		g.successes = 0
+		g.slowStart = false
 	case succeeded:
 		g.successes++
 		if g.successes >= g.limit && g.limit < g.ceiling {
-			g.limit++
+			if g.slowStart {
+				g.limit = min(2*g.limit, g.ceiling)
+			} else {
+				g.limit++
+			}
 			g.successes = 0
 		}
 	}

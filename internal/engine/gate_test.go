@@ -6,34 +6,50 @@ import (
 	"time"
 )
 
-func TestGateHalvesOn429AndGrowsBackAfterRoundsOfSuccess(t *testing.T) {
-	g := newGate(8)
+func TestGateStartsSlowThenHalvesOn429AndGrowsByOne(t *testing.T) {
+	g := newGate(8, true)
 	ctx := context.Background()
-	for range 8 {
-		if err := g.acquire(ctx); err != nil {
-			t.Fatal(err)
+	if fast := newGate(8, false); fast.current() != 8 {
+		t.Errorf("without slow start the gate allows %d calls, want 8", fast.current())
+	}
+	round := func(n int) {
+		for range n {
+			if err := g.acquire(ctx); err != nil {
+				t.Fatal(err)
+			}
+			g.release(false, true)
 		}
 	}
-	g.release(true, false)
-	if g.current() != 4 {
-		t.Fatalf("after a 429 the limit is %d, want 4", g.current())
+	if g.current() != 1 {
+		t.Fatalf("a new gate allows %d calls, want 1: a bad key must cost one request", g.current())
 	}
-	for range 7 {
+	round(1)
+	round(2)
+	if g.current() != 4 {
+		t.Fatalf("after rounds of 1 and 2 successes the limit is %d, want 4 (doubling)", g.current())
+	}
+	for range 4 {
+		g.acquire(ctx)
+	}
+	g.release(true, false)
+	if g.current() != 2 {
+		t.Fatalf("after a 429 the limit is %d, want 2", g.current())
+	}
+	for range 3 {
 		g.release(false, true)
 	}
-	// Seven successes at a limit of 4: one full round (4) grew it to 5.
-	if g.current() != 5 {
-		t.Errorf("limit %d after 7 successes, want 5", g.current())
+	if g.current() != 3 {
+		t.Errorf("after a round of 2 successes past the 429 the limit is %d, want 3 (plus one)", g.current())
 	}
 	blocked, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	for range 5 {
+	for range 3 {
 		if err := g.acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := g.acquire(blocked); err == nil {
-		t.Error("a sixth call went in flight under a limit of 5")
+		t.Error("a fourth call went in flight under a limit of 3")
 	}
 	for range 100 {
 		g.release(false, true)

@@ -155,6 +155,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Timeout: opts.Timeout, Log: opts.Log,
 	}
 	if opts.Model.Provider != provider.Offline {
+		eng.SlowStart = true
 		// Token reservations need the request's size; the offline model has
 		// no limits to reserve against, so it skips the extra tokenizing.
 		eng.Tokens = func(req provider.Request) int {
