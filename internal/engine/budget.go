@@ -20,14 +20,19 @@ type Limits struct {
 	Window time.Duration
 }
 
-// paceShare is how much of a window's quota may go out at once: one
+// paceShare is how much of a window's token quota may go out at once: one
 // second's worth of a minute, so a full bucket never fires a minute's
-// quota in the first second.
+// quota in the first second. Requests go out one at a time, evenly spaced.
 const paceShare = 60
 
+// margin keeps the pace a little under the limit: requests reach the
+// provider after varying network delays, and bunching by a few
+// milliseconds must not tip a window over.
+const margin = 0.02
+
 // budget paces one model's requests and tokens. Each bucket refills at
-// (limit - burst) per window, so that even a full bucket plus a window's
-// refill never exceeds the limit in any window.
+// (limit - margin - burst) per window, so that even a full bucket plus a
+// window's refill stays under the limit in any window.
 type budget struct {
 	mu          sync.Mutex
 	window      time.Duration
@@ -36,6 +41,10 @@ type budget struct {
 	req, tok    *rate.Limiter // nil while that limit is unknown
 	credit      int           // tokens reserved but not used, taken off later reservations
 	pausedUntil time.Time
+	// taking serializes gathering a request's tokens: interleaved with
+	// others, a request would gather over a long span and then go out
+	// bunched with them.
+	taking sync.Mutex
 }
 
 func newBudget(l Limits) *budget {
@@ -51,7 +60,7 @@ func newBudget(l Limits) *budget {
 func burstOf(limit int) int { return max(1, int(math.Ceil(float64(limit)/paceShare))) }
 
 func (b *budget) rateOf(limit, burst int) rate.Limit {
-	return rate.Limit(float64(max(limit-burst, 1)) / b.window.Seconds())
+	return rate.Limit(max(float64(limit)*(1-margin)-float64(burst), 1) / b.window.Seconds())
 }
 
 // setRequests applies a requests-per-window limit; callers hold mu or own b.
@@ -60,7 +69,7 @@ func (b *budget) setRequests(rpm int) {
 		return
 	}
 	b.rpm = rpm
-	burst := burstOf(rpm)
+	burst := 1
 	if b.req == nil {
 		b.req = rate.NewLimiter(b.rateOf(rpm, burst), burst)
 		return
@@ -126,7 +135,12 @@ func (b *budget) admit(ctx context.Context, tokens int) error {
 	// WaitN refuses more than the burst, and the burst is kept at one
 	// pace's worth, so a large request waits for its tokens in steps: the
 	// same total wait, without ever letting the bucket burst.
-	for tok != nil && n > 0 {
+	if tok == nil || n == 0 {
+		return nil
+	}
+	b.taking.Lock()
+	defer b.taking.Unlock()
+	for n > 0 {
 		step := min(n, tok.Burst())
 		if err := tok.WaitN(ctx, step); err != nil {
 			return err
@@ -136,17 +150,20 @@ func (b *budget) admit(ctx context.Context, tokens int) error {
 	return nil
 }
 
-// settle corrects a reservation with what the call used: the surplus is
-// credited to later requests, a shortfall is taken from the bucket now.
-// (rate.Reservation.Cancel cannot do this: the reservation has come due.)
-func (b *budget) settle(reserved, used int) {
+// settle corrects a reservation with what the call used: a shortfall is
+// taken from the bucket now, and the surplus is credited to later
+// requests unless refund is false. (rate.Reservation.Cancel cannot do
+// this: the reservation has come due.) Providers that send token headers
+// charge the reservation up front, max_tokens included, and their headers
+// correct the bucket; refunding by usage would overspend them.
+func (b *budget) settle(reserved, used int, refund bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tok == nil {
 		return
 	}
 	switch {
-	case used < reserved:
+	case used < reserved && refund:
 		b.credit = min(b.credit+reserved-used, b.tpm)
 	case used > reserved:
 		b.drain(used - reserved)
@@ -195,6 +212,16 @@ func (b *budget) learn(l *provider.Limits) {
 		if extra := b.tok.TokensAt(now) - float64(l.TokensRemaining); extra >= 1 {
 			b.drain(int(extra))
 		}
+	}
+}
+
+// learn429 guesses a limit nobody declared and no header told: what went
+// through in the last window is what the provider allows.
+func (b *budget) learn429(admittedInWindow int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.declared.RPM == 0 && admittedInWindow > 0 && (b.rpm == 0 || admittedInWindow < b.rpm) {
+		b.setRequests(admittedInWindow)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,7 @@ type Engine struct {
 	budget  *budget
 	gate    *gate
 	breaker *breaker
+	recent  recent
 	stats   stats
 }
 
@@ -113,6 +115,42 @@ func (e *Engine) init() {
 			e.Log = slog.New(slog.DiscardHandler)
 		}
 	})
+}
+
+// recent remembers when requests went out, to count those in the last window.
+type recent struct {
+	mu    sync.Mutex
+	first time.Time
+	times []time.Time
+}
+
+func (r *recent) add(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.first.IsZero() {
+		r.first = t
+	}
+	r.times = append(r.times, t)
+	if len(r.times) > 4096 { // keep memory flat; a window rarely holds more
+		r.times = append(r.times[:0], r.times[len(r.times)-2048:]...)
+	}
+}
+
+// seen reports whether requests have gone out for at least a window.
+func (r *recent) seen(now time.Time, window time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.first.IsZero() && now.Sub(r.first) >= window
+}
+
+func (r *recent) count(now time.Time, window time.Duration) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for i := len(r.times) - 1; i >= 0 && now.Sub(r.times[i]) < window; i-- {
+		n++
+	}
+	return n
 }
 
 // FatalError stops a run: the provider refused in a way every further
@@ -208,12 +246,16 @@ func (e *Engine) send(ctx context.Context, t Task) Outcome {
 		if err := e.breaker.allow(ctx); err != nil {
 			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
 		}
-		if err := e.budget.admit(ctx, tokens); err != nil {
-			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
-		}
+		// The slot first, then the pace: a request paced and then kept
+		// waiting for a slot would go out bunched with others.
 		if err := e.gate.acquire(ctx); err != nil {
 			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
 		}
+		if err := e.budget.admit(ctx, tokens); err != nil {
+			e.gate.release(false, false)
+			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
+		}
+		e.recent.add(time.Now())
 		resp, latency, err := e.call(ctx, t.Request)
 		kind := provider.KindOf(err)
 		e.gate.release(err != nil && kind == provider.RateLimited, err == nil)
@@ -227,7 +269,7 @@ func (e *Engine) send(ctx context.Context, t Task) Outcome {
 		errors.As(err, &pe)
 		if err == nil {
 			e.budget.learn(resp.Limits)
-			e.budget.settle(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens)
+			e.budget.settle(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens, resp.Limits == nil || resp.Limits.TokensRemaining < 0)
 			e.breaker.record(true)
 			e.stats.inputTokens.Add(int64(resp.Usage.InputTokens))
 			e.stats.outputTokens.Add(int64(resp.Usage.OutputTokens))
@@ -253,7 +295,13 @@ func (e *Engine) send(ctx context.Context, t Task) Outcome {
 		case provider.RateLimited:
 			// The budget was wrong: everyone waits, and the tokens were not spent.
 			e.stats.rateLimited.Add(1)
-			e.budget.settle(tokens, 0)
+			e.budget.settle(tokens, 0, true)
+			// With no header to go by, what went out in the last window is the
+			// best guess of a request limit, once a whole window has been seen
+			// and unless the 429 was about tokens.
+			if (pe == nil || pe.Limits == nil && !strings.Contains(pe.Type, "token")) && e.recent.seen(time.Now(), e.budget.window) {
+				e.budget.learn429(e.recent.count(time.Now(), e.budget.window))
+			}
 			e.budget.pause(time.Now().Add(wait))
 			wait = 0
 		default:
