@@ -3,6 +3,7 @@ package iostreams
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestProgressDrawsOnlyOnATerminal(t *testing.T) {
@@ -17,10 +18,16 @@ func TestProgressDrawsOnlyOnATerminal(t *testing.T) {
 		ios.SetStderrTTY(tt.tty)
 		p := ios.NewProgress("summarizing", tt.enabled)
 		p.Start(10)
-		p.Done(10)
+		p.Spent(12345, 0.5, 2)
+		time.Sleep(150 * time.Millisecond) // past the bar's redraw throttle
+		p.Done(1)
+		p.Done(9)
 		p.Finish()
 		if drew := strings.Contains(errOut.String(), "summarizing"); drew != tt.draws {
 			t.Errorf("tty=%v enabled=%v: drew=%v, want %v (stderr %q)", tt.tty, tt.enabled, drew, tt.draws, errOut.String())
+		}
+		if tt.draws && !strings.Contains(errOut.String(), "12.3k tokens · $0.5000 · 2 retries") {
+			t.Errorf("the bar does not show tokens, cost and retries: %q", errOut.String())
 		}
 		if out.Len() != 0 {
 			t.Errorf("progress went to stdout: %q", out.String())

@@ -1,6 +1,8 @@
 package iostreams
 
 import (
+	"fmt"
+
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -44,6 +46,32 @@ func (p *Progress) Done(n int) {
 	if p.bar != nil && n > 0 {
 		p.bar.Add(n)
 	}
+}
+
+// Spent shows the run's tokens, cost and retries beside the bar.
+func (p *Progress) Spent(tokens int, costUSD float64, retries int64) {
+	if p.bar == nil {
+		return
+	}
+	desc := fmt.Sprintf("%s · %s tokens", p.description, compact(tokens))
+	if costUSD > 0 {
+		desc += fmt.Sprintf(" · $%.4f", costUSD)
+	}
+	if retries > 0 {
+		desc += fmt.Sprintf(" · %d retries", retries)
+	}
+	p.bar.Describe(desc)
+}
+
+// compact writes 12345 as 12.3k.
+func compact(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
 }
 
 // Finish removes the bar so the final summary line starts clean.

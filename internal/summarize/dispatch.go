@@ -341,6 +341,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 	st.InputTokens += sum.InputTokens
 	st.OutputTokens += sum.OutputTokens
 	st.CostUSD += sum.CostUSD
+	d.opts.Progress.Spent(st.InputTokens+st.OutputTokens, st.CostUSD, d.eng.Stats().Retries)
 	d.opts.Progress.Done(1 + len(p.shared))
 	d.opts.Log.Debug("summarized", "commit", c.Hash, "diff_tokens", p.cut.Tokens)
 	return nil

@@ -62,12 +62,15 @@ type Options struct {
 type Progress interface {
 	Start(total int)
 	Done(n int)
+	// Spent reports the run's tokens, cost and retries so far.
+	Spent(tokens int, costUSD float64, retries int64)
 }
 
 type noProgress struct{}
 
-func (noProgress) Start(int) {}
-func (noProgress) Done(int)  {}
+func (noProgress) Start(int)                 {}
+func (noProgress) Done(int)                  {}
+func (noProgress) Spent(int, float64, int64) {}
 
 // Failure is a commit that could not be summarized.
 type Failure struct {

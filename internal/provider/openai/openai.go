@@ -154,13 +154,19 @@ func (c *Client) body(req provider.Request) chatRequest {
 		// llama.cpp) may not know max_completion_tokens, so keep the old name
 		// wherever it still works.
 		if reasoningModel(req.Model) {
-			b.MaxCompletionTokens = req.MaxTokens
+			// Their hidden reasoning counts against the same cap: leave room
+			// for it, or the visible answer comes back empty.
+			b.MaxCompletionTokens = req.MaxTokens + ReasoningAllowance
 		} else {
 			b.MaxTokens = req.MaxTokens
 		}
 	}
 	return b
 }
+
+// ReasoningAllowance is what reasoning models get on top of the answer's
+// own token cap. Only what they use is billed.
+const ReasoningAllowance = 4096
 
 // reasoningModel reports whether model is of the o1, o3, o4 or gpt-5
 // families, also behind a router prefix such as "openai/o3-mini".
