@@ -5,14 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/digest-cli/digest/internal/provider"
@@ -123,12 +119,12 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return provider.Response{}, c.transportError(ctx, err)
+		return provider.Response{}, provider.TransportError(ctx, name, c.baseURL, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return provider.Response{}, c.transportError(ctx, err)
+		return provider.Response{}, provider.TransportError(ctx, name, c.baseURL, err)
 	}
 	limits := parseLimits(resp.Header, time.Now())
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -140,7 +136,7 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	if err := json.Unmarshal(data, &out); err != nil || out.Type != "message" && len(out.Content) == 0 {
 		e := &provider.Error{Provider: name, Kind: provider.Transient, StatusCode: resp.StatusCode, Message: "malformed response", Limits: limits}
 		if out.Error.Message != "" {
-			e.Type, e.Message = c.clean(out.Error.Type), "malformed response: "+c.clean(out.Error.Message)
+			e.Type, e.Message = provider.CleanMessage(out.Error.Type, c.key), "malformed response: "+provider.CleanMessage(out.Error.Message, c.key)
 		}
 		return provider.Response{}, e
 	}
@@ -157,35 +153,6 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 		Usage:  provider.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens},
 		Limits: limits,
 	}, nil
-}
-
-// transportError classifies a failure to get a response. The caller's
-// cancellation passes through untouched so the engine can tell "stop" from
-// "failed"; a deadline is a per-request timeout and worth another try.
-func (c *Client) transportError(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(cerr, context.DeadlineExceeded) {
-		return cerr
-	}
-	e := &provider.Error{Provider: name, Kind: provider.Transient, Err: err}
-	if errors.Is(err, syscall.ECONNREFUSED) && isLocal(c.baseURL) {
-		e.Hint = fmt.Sprintf("Try: is the server running at %s?", c.baseURL)
-	}
-	return e
-}
-
-// isLocal reports a base URL on this machine or network, such as a proxy
-// standing in for the API.
-func isLocal(base string) bool {
-	u, err := url.Parse(base)
-	if err != nil {
-		return false
-	}
-	host := u.Hostname()
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsPrivate())
 }
 
 // spendLimit reports the errors that no wait short of a billing change
@@ -232,10 +199,10 @@ func (c *Client) statusError(resp *http.Response, data []byte, limits *provider.
 	e := &provider.Error{
 		Provider:    name,
 		StatusCode:  status,
-		Type:        c.clean(body.Error.Type),
-		Message:     c.clean(msg),
-		RetryAfter:  retryAfter(resp.Header, time.Now()),
-		ShouldRetry: shouldRetry(resp.Header),
+		Type:        provider.CleanMessage(body.Error.Type, c.key),
+		Message:     provider.CleanMessage(msg, c.key),
+		RetryAfter:  provider.RetryAfter(resp.Header, time.Now()),
+		ShouldRetry: provider.ShouldRetry(resp.Header),
 		Limits:      limits,
 	}
 	switch {
@@ -260,18 +227,4 @@ func (c *Client) statusError(resp *http.Response, data []byte, limits *provider.
 		}
 	}
 	return e
-}
-
-// clean makes server text fit a one-line error and scrubs the key, should
-// a server echo it back.
-func (c *Client) clean(s string) string {
-	if c.key != "" {
-		s = strings.ReplaceAll(s, c.key, "<redacted>")
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "..."
-	}
-	// errors.go adds ". Hint"; a trailing period would double it.
-	return strings.TrimRight(s, ". ")
 }

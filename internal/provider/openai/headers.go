@@ -1,9 +1,7 @@
 package openai
 
 import (
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,22 +27,13 @@ func parseLimits(h http.Header) *provider.Limits {
 		return nil
 	}
 	l := provider.NoLimits()
-	l.RequestsLimit = count(h.Get("x-ratelimit-limit-requests"))
-	l.RequestsRemaining = count(h.Get("x-ratelimit-remaining-requests"))
-	l.TokensLimit = count(h.Get("x-ratelimit-limit-tokens"))
-	l.TokensRemaining = count(h.Get("x-ratelimit-remaining-tokens"))
+	l.RequestsLimit = provider.HeaderCount(h.Get("x-ratelimit-limit-requests"))
+	l.RequestsRemaining = provider.HeaderCount(h.Get("x-ratelimit-remaining-requests"))
+	l.TokensLimit = provider.HeaderCount(h.Get("x-ratelimit-limit-tokens"))
+	l.TokensRemaining = provider.HeaderCount(h.Get("x-ratelimit-remaining-tokens"))
 	l.RequestsReset, _ = parseReset(h.Get("x-ratelimit-reset-requests"))
 	l.TokensReset, _ = parseReset(h.Get("x-ratelimit-reset-tokens"))
 	return &l
-}
-
-// count reads a header count, -1 when absent or unreadable.
-func count(s string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 0 {
-		return -1
-	}
-	return n
 }
 
 // parseReset reads a reset header: a Go duration ("1s", "6m0s", "12ms",
@@ -56,7 +45,7 @@ func parseReset(s string) (time.Duration, bool) {
 	if s == "" {
 		return 0, false
 	}
-	if d, ok := scaled(s, time.Second); ok {
+	if d, ok := provider.Scaled(s, time.Second); ok {
 		return d, true
 	}
 	d, err := time.ParseDuration(s)
@@ -64,50 +53,4 @@ func parseReset(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return d, true
-}
-
-// scaled reads a non-negative decimal number of units.
-func scaled(s string, unit time.Duration) (time.Duration, bool) {
-	if s == "" || !strings.ContainsAny(s[:1], "0123456789.") {
-		return 0, false // ParseFloat would accept "Inf", "NaN", "+1"
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || f < 0 {
-		return 0, false
-	}
-	v := f * float64(unit)
-	if v >= math.MaxInt64 {
-		return 0, false
-	}
-	return time.Duration(v), true
-}
-
-// retryAfter is the wait the server asked for, as the official SDKs read
-// it: retry-after-ms first, then retry-after in seconds or as an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if d, ok := scaled(strings.TrimSpace(h.Get("retry-after-ms")), time.Millisecond); ok {
-		return d
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if d, ok := scaled(v, time.Second); ok {
-		return d
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}
-
-// shouldRetry is the server's x-should-retry verdict, nil when absent.
-func shouldRetry(h http.Header) *bool {
-	var b bool
-	switch strings.ToLower(strings.TrimSpace(h.Get("x-should-retry"))) {
-	case "true":
-		b = true
-	case "false":
-		b = false
-	default:
-		return nil
-	}
-	return &b
 }

@@ -7,14 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/digest-cli/digest/internal/provider"
@@ -107,12 +103,12 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return provider.Response{}, c.transportError(ctx, err)
+		return provider.Response{}, provider.TransportError(ctx, c.name, c.baseURL, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return provider.Response{}, c.transportError(ctx, err)
+		return provider.Response{}, provider.TransportError(ctx, c.name, c.baseURL, err)
 	}
 	limits := parseLimits(resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -123,7 +119,7 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	if err := json.Unmarshal(data, &out); err != nil || len(out.Choices) == 0 {
 		e := &provider.Error{Provider: c.name, Kind: provider.Transient, StatusCode: resp.StatusCode, Message: "malformed response", Limits: limits}
 		if eb, ok := parseErrorBody(data); ok && eb.message != "" {
-			e.Type, e.Message = eb.kind(), "malformed response: "+c.clean(eb.message)
+			e.Type, e.Message = eb.kind(), "malformed response: "+provider.CleanMessage(eb.message, c.key)
 		}
 		return provider.Response{}, e
 	}
@@ -181,33 +177,6 @@ func reasoningModel(model string) bool {
 		}
 	}
 	return m == "gpt-5" || strings.HasPrefix(m, "gpt-5-") || strings.HasPrefix(m, "gpt-5.")
-}
-
-// transportError classifies a failure to get a response. The caller's
-// cancellation passes through untouched so the engine can tell "stop" from
-// "failed"; a deadline is a per-request timeout and worth another try.
-func (c *Client) transportError(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(cerr, context.DeadlineExceeded) {
-		return cerr
-	}
-	e := &provider.Error{Provider: c.name, Kind: provider.Transient, Err: err}
-	if errors.Is(err, syscall.ECONNREFUSED) && isLocal(c.baseURL) {
-		e.Hint = fmt.Sprintf("Try: is the server running at %s?", c.baseURL)
-	}
-	return e
-}
-
-func isLocal(base string) bool {
-	u, err := url.Parse(base)
-	if err != nil {
-		return false
-	}
-	host := u.Hostname()
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsPrivate())
 }
 
 // errorBody is the error an OpenAI-compatible server sent, in any of the
@@ -278,10 +247,10 @@ func (c *Client) statusError(resp *http.Response, data []byte, limits *provider.
 	e := &provider.Error{
 		Provider:    c.name,
 		StatusCode:  status,
-		Type:        c.clean(eb.kind()),
-		Message:     c.clean(msg),
-		RetryAfter:  retryAfter(resp.Header, time.Now()),
-		ShouldRetry: shouldRetry(resp.Header),
+		Type:        provider.CleanMessage(eb.kind(), c.key),
+		Message:     provider.CleanMessage(msg, c.key),
+		RetryAfter:  provider.RetryAfter(resp.Header, time.Now()),
+		ShouldRetry: provider.ShouldRetry(resp.Header),
 		Limits:      limits,
 	}
 	switch {
@@ -313,20 +282,6 @@ func (c *Client) keyHint() string {
 		return "Try: check the API key for " + c.name
 	}
 	return "Try: export " + c.keyEnv + "=<your key>"
-}
-
-// clean makes server text fit a one-line error and scrubs the key, should
-// a server echo it back.
-func (c *Client) clean(s string) string {
-	if c.key != "" {
-		s = strings.ReplaceAll(s, c.key, "<redacted>")
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "..."
-	}
-	// errors.go adds ". Hint"; a trailing period would double it.
-	return strings.TrimRight(s, ". ")
 }
 
 // textSnippet keeps a plain-text error body and drops an HTML page.
