@@ -19,7 +19,7 @@ const (
 // ExitCodesHelp is the exit-code section of each command's help.
 const ExitCodesHelp = `Exit codes:
   0    success (also when there is nothing to do)
-  1    error: a repository, the database or a provider failed
+  1    error: a repository, the database or a provider failed, or --max-cost was reached
   2    usage: a flag, argument or DIGEST_* value is invalid
   130  interrupted (SIGINT/SIGTERM); everything finished so far is stored`
 
