@@ -113,11 +113,19 @@ func (b *budget) check(tokens int) error {
 }
 
 // admit waits until the model is not paused and a request of n tokens may
-// go out.
+// go out. The pause is checked again after the buckets: a 429 that came in
+// meanwhile holds this request too.
 func (b *budget) admit(ctx context.Context, tokens int) error {
 	if err := b.waitPause(ctx); err != nil {
 		return err
 	}
+	if err := b.take(ctx, tokens); err != nil {
+		return err
+	}
+	return b.waitPause(ctx)
+}
+
+func (b *budget) take(ctx context.Context, tokens int) error {
 	b.mu.Lock()
 	req, tok := b.req, b.tok
 	n := tokens
@@ -143,7 +151,10 @@ func (b *budget) admit(ctx context.Context, tokens int) error {
 	for n > 0 {
 		step := min(n, tok.Burst())
 		if err := tok.WaitN(ctx, step); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue // a learned limit shrank the burst meanwhile: step again
 		}
 		n -= step
 	}
@@ -164,7 +175,8 @@ func (b *budget) settle(reserved, used int, refund bool) {
 	}
 	switch {
 	case used < reserved && refund:
-		b.credit = min(b.credit+reserved-used, b.tpm)
+		// Capped, so that savings cannot pile up into a burst.
+		b.credit = min(b.credit+reserved-used, max(b.tpm/10, burstOf(b.tpm)))
 	case used > reserved:
 		b.drain(used - reserved)
 	}
@@ -197,11 +209,15 @@ func (b *budget) learn(l *provider.Limits) {
 		b.setTokens(l.TokensLimit)
 	}
 	now := time.Now()
+	// Reset is when the provider's bucket is full again, not when it has
+	// room: with nothing left, wait for one request's worth of refill. An
+	// empty token bucket is drained locally below, which paces the wait.
 	if l.RequestsRemaining == 0 && l.RequestsReset > 0 {
-		b.pauseLocked(now.Add(l.RequestsReset))
-	}
-	if l.TokensRemaining == 0 && l.TokensReset > 0 {
-		b.pauseLocked(now.Add(l.TokensReset))
+		wait := l.RequestsReset
+		if l.RequestsLimit > 0 {
+			wait /= time.Duration(l.RequestsLimit)
+		}
+		b.pauseLocked(now.Add(wait))
 	}
 	if b.req != nil && l.RequestsRemaining >= 0 {
 		if extra := b.req.TokensAt(now) - float64(l.RequestsRemaining); extra >= 1 {

@@ -63,7 +63,9 @@ type Engine struct {
 	// BackoffBase and BackoffMax shape the exponential backoff between
 	// retries that the provider gave no Retry-After for.
 	BackoffBase, BackoffMax time.Duration
-	Log                     *slog.Logger
+	// BreakerCooldown is how long a failing model is first left alone.
+	BreakerCooldown time.Duration
+	Log             *slog.Logger
 
 	once    sync.Once
 	budget  *budget
@@ -74,8 +76,8 @@ type Engine struct {
 }
 
 type stats struct {
-	requests, retries, rateLimited, failed atomic.Int64
-	inputTokens, outputTokens              atomic.Int64
+	requests, retries, rateLimited atomic.Int64
+	inputTokens, outputTokens      atomic.Int64
 }
 
 // Stats counts what a run has done so far; it is safe to read while the
@@ -101,7 +103,10 @@ func (e *Engine) init() {
 	e.once.Do(func() {
 		e.budget = newBudget(e.Limits)
 		e.gate = newGate(e.Concurrency, e.SlowStart)
-		e.breaker = newBreaker(breakerThreshold, breakerBase, breakerMax)
+		if e.BreakerCooldown <= 0 {
+			e.BreakerCooldown = breakerBase
+		}
+		e.breaker = newBreaker(breakerThreshold, e.BreakerCooldown, breakerMax)
 		if e.MaxAttempts <= 0 {
 			e.MaxAttempts = DefaultMaxAttempts
 		}
@@ -243,77 +248,93 @@ func (e *Engine) send(ctx context.Context, t Task) Outcome {
 		return Outcome{Task: t, Err: err}
 	}
 	for attempt := 1; ; attempt++ {
-		if err := e.breaker.allow(ctx); err != nil {
-			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
+		o, wait, done := e.attempt(ctx, t, tokens, attempt)
+		if done {
+			return o
 		}
-		// The slot first, then the pace: a request paced and then kept
-		// waiting for a slot would go out bunched with others.
-		if err := e.gate.acquire(ctx); err != nil {
-			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
-		}
-		if err := e.budget.admit(ctx, tokens); err != nil {
-			e.gate.release(false, false)
-			return Outcome{Task: t, Err: err, Attempts: attempt - 1}
-		}
-		e.recent.add(time.Now())
-		resp, latency, err := e.call(ctx, t.Request)
-		kind := provider.KindOf(err)
-		e.gate.release(err != nil && kind == provider.RateLimited, err == nil)
-		if err != nil && ctx.Err() != nil {
-			return Outcome{Task: t, Err: ctx.Err(), Attempts: attempt}
-		}
-		// An answer that arrived is kept even if the run is stopping: it is paid for.
-		e.stats.requests.Add(1)
-
-		var pe *provider.Error
-		errors.As(err, &pe)
-		if err == nil {
-			e.budget.learn(resp.Limits)
-			e.budget.settle(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens, resp.Limits == nil || resp.Limits.TokensRemaining < 0)
-			e.breaker.record(true)
-			e.stats.inputTokens.Add(int64(resp.Usage.InputTokens))
-			e.stats.outputTokens.Add(int64(resp.Usage.OutputTokens))
-			return Outcome{Task: t, Response: resp, Latency: latency, Attempts: attempt}
-		}
-		if pe != nil {
-			e.budget.learn(pe.Limits)
-		}
-		retryable := pe == nil || pe.Retryable()
-		switch {
-		case kind == provider.Fatal:
-			return Outcome{Task: t, Err: &FatalError{err}, Attempts: attempt}
-		case !retryable:
-			e.stats.failed.Add(1)
-			return Outcome{Task: t, Err: err, Attempts: attempt}
-		case attempt >= e.MaxAttempts:
-			e.stats.failed.Add(1)
-			return Outcome{Task: t, Err: fmt.Errorf("gave up after %d attempts: %w", attempt, err), Attempts: attempt}
-		}
-
-		wait := e.backoff(attempt, pe)
-		switch kind {
-		case provider.RateLimited:
-			// The budget was wrong: everyone waits, and the tokens were not spent.
-			e.stats.rateLimited.Add(1)
-			e.budget.settle(tokens, 0, true)
-			// With no header to go by, what went out in the last window is the
-			// best guess of a request limit, once a whole window has been seen
-			// and unless the 429 was about tokens.
-			if (pe == nil || pe.Limits == nil && !strings.Contains(pe.Type, "token")) && e.recent.seen(time.Now(), e.budget.window) {
-				e.budget.learn429(e.recent.count(time.Now(), e.budget.window))
-			}
-			e.budget.pause(time.Now().Add(wait))
-			wait = 0
-		default:
-			e.breaker.record(false)
-		}
-		e.stats.retries.Add(1)
-		e.Log.Debug("retrying", "key", t.Key, "attempt", attempt, "kind", kind, "wait", wait, "error", err)
 		if err := sleep(ctx, wait); err != nil {
 			return Outcome{Task: t, Err: err, Attempts: attempt}
 		}
 	}
 }
+
+// attempt makes one try at a task. It returns the outcome when the task is
+// done with, or the wait before the next try.
+func (e *Engine) attempt(ctx context.Context, t Task, tokens, attempt int) (o Outcome, wait time.Duration, done bool) {
+	probe, err := e.breaker.allow(ctx)
+	if err != nil {
+		return Outcome{Task: t, Err: err, Attempts: attempt - 1}, 0, true
+	}
+	health := neutral
+	defer func() { e.breaker.finish(probe, health) }()
+	// The slot first, then the pace: a request paced and then kept
+	// waiting for a slot would go out bunched with others.
+	if err := e.gate.acquire(ctx); err != nil {
+		return Outcome{Task: t, Err: err, Attempts: attempt - 1}, 0, true
+	}
+	if err := e.budget.admit(ctx, tokens); err != nil {
+		e.gate.release(false, false)
+		return Outcome{Task: t, Err: err, Attempts: attempt - 1}, 0, true
+	}
+	e.recent.add(time.Now())
+	resp, latency, err := e.call(ctx, t.Request)
+	kind := provider.KindOf(err)
+	// An overloaded server wants fewer calls at once, like a 429.
+	e.gate.release(err != nil && (kind == provider.RateLimited || kind == provider.Overloaded), err == nil)
+	if err != nil && ctx.Err() != nil {
+		return Outcome{Task: t, Err: ctx.Err(), Attempts: attempt}, 0, true
+	}
+	// An answer that arrived is kept even if the run is stopping: it is paid for.
+	e.stats.requests.Add(1)
+
+	var pe *provider.Error
+	errors.As(err, &pe)
+	if err == nil {
+		health = healthy
+		e.budget.learn(resp.Limits)
+		e.budget.settle(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens, resp.Limits == nil || resp.Limits.TokensRemaining < 0)
+		e.stats.inputTokens.Add(int64(resp.Usage.InputTokens))
+		e.stats.outputTokens.Add(int64(resp.Usage.OutputTokens))
+		return Outcome{Task: t, Response: resp, Latency: latency, Attempts: attempt}, 0, true
+	}
+	if pe != nil {
+		e.budget.learn(pe.Limits)
+	}
+	if kind == provider.Transient || kind == provider.Overloaded {
+		health = unhealthy
+	}
+	retryable := pe == nil || pe.Retryable()
+	switch {
+	case kind == provider.Fatal:
+		return Outcome{Task: t, Err: &FatalError{err}, Attempts: attempt}, 0, true
+	case !retryable:
+		return Outcome{Task: t, Err: err, Attempts: attempt}, 0, true
+	case attempt >= e.MaxAttempts:
+		return Outcome{Task: t, Err: fmt.Errorf("gave up after %d attempts: %w", attempt, err), Attempts: attempt}, 0, true
+	}
+
+	wait = e.backoff(attempt, pe)
+	if kind == provider.RateLimited {
+		// The budget was wrong: everyone waits, and the tokens were not spent.
+		e.stats.rateLimited.Add(1)
+		e.budget.settle(tokens, 0, true)
+		// With no header to go by, what went out in the last window is the
+		// best guess of a request limit, once a whole window has been seen
+		// and unless the 429 was about tokens.
+		if (pe == nil || pe.Limits == nil && !strings.Contains(pe.Type, "token")) && e.recent.seen(time.Now(), e.budget.window) {
+			e.budget.learn429(e.recent.count(time.Now(), e.budget.window))
+		}
+		e.budget.pause(time.Now().Add(max(wait, minRateLimitWait)))
+		wait = 0
+	}
+	e.stats.retries.Add(1)
+	e.Log.Debug("retrying", "key", t.Key, "attempt", attempt, "kind", kind, "wait", wait, "error", err)
+	return Outcome{}, wait, false
+}
+
+// minRateLimitWait keeps a 429 without Retry-After from being retried at
+// once by the jittered backoff's luck of the draw.
+const minRateLimitWait = 500 * time.Millisecond
 
 // call makes one attempt under the per-attempt timeout. A timeout is a
 // transient failure of this attempt; the run's own cancellation is not.

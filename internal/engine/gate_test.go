@@ -65,14 +65,15 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	ctx := context.Background()
 	for range 3 {
 		b.allow(ctx)
-		b.record(false)
+		b.finish(false, unhealthy)
 	}
 	if !b.open() {
 		t.Fatal("three failures in a row did not open the breaker")
 	}
 	began := time.Now()
-	if err := b.allow(ctx); err != nil {
-		t.Fatal(err)
+	probe, err := b.allow(ctx)
+	if err != nil || !probe {
+		t.Fatalf("allow = %v, %v; want the probe", probe, err)
 	}
 	if waited := time.Since(began); waited < 50*time.Millisecond {
 		t.Errorf("allowed after %s, want the 60ms cooldown", waited)
@@ -80,20 +81,27 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	// This call is the probe: nobody else may pass until it reports.
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
-	if err := b.allow(short); err == nil {
+	if _, err := b.allow(short); err == nil {
 		t.Error("a second call passed while the probe was out")
 	}
-	b.record(false) // the probe failed: open again, for twice as long
+	b.finish(true, unhealthy) // the probe failed: open again, for twice as long
 	began = time.Now()
-	b.allow(ctx)
+	probe, _ = b.allow(ctx)
 	if waited := time.Since(began); waited < 100*time.Millisecond {
 		t.Errorf("reopened for %s, want the doubled 120ms", waited)
 	}
-	b.record(true)
+	// A probe whose request was bad (a 400) says nothing about the model:
+	// the next probe may go, and the breaker stays half open.
+	b.finish(probe, neutral)
+	next, err := b.allow(short)
+	if err != nil || !next {
+		t.Fatalf("after a neutral probe: allow = %v, %v; want the next probe", next, err)
+	}
+	b.finish(next, healthy)
 	if b.open() {
 		t.Error("a successful probe did not close the breaker")
 	}
-	if err := b.allow(short); err != nil {
-		t.Errorf("closed breaker refused: %v", err)
+	if probe, err := b.allow(short); err != nil || probe {
+		t.Errorf("closed breaker: allow = %v, %v", probe, err)
 	}
 }

@@ -240,26 +240,73 @@ func TestUnusedTokensAreCredited(t *testing.T) {
 	}
 }
 
-func TestHeadersTeachTheLimitAndPauseAtZero(t *testing.T) {
+// A limit the headers report paces the requests that follow, and a
+// provider with nothing left pauses the model until it has room.
+func TestHeadersTeachTheLimit(t *testing.T) {
+	const window = 300 * time.Millisecond
 	var mu sync.Mutex
-	remaining := 3
 	var sent []time.Time
-	const reset = 200 * time.Millisecond
-	e := &engine.Engine{Concurrency: 1, Limits: engine.Limits{Window: time.Second},
+	e := &engine.Engine{Concurrency: 4, Limits: engine.Limits{Window: window},
 		Provider: provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			sent = append(sent, time.Now())
-			remaining--
 			l := provider.NoLimits()
-			l.RequestsLimit, l.RequestsRemaining, l.RequestsReset = 1000, max(remaining, 0), reset
+			l.RequestsLimit, l.RequestsRemaining = 4, 3
 			return provider.Response{Text: "ok", Limits: &l}, nil
 		})}
-	if _, err := runAll(t, e, keys("k", 4)); err != nil {
+	if _, err := runAll(t, e, keys("k", 6)); err != nil {
 		t.Fatal(err)
 	}
-	// The third answer said nothing is left until the reset: the fourth waits.
-	if gap := sent[3].Sub(sent[2]); gap < reset*9/10 {
+	// 4 per 300ms, paced 2% under and one at a time: about 100ms apart.
+	for i := 2; i < len(sent); i++ {
+		if gap := sent[i].Sub(sent[i-1]); gap < 70*time.Millisecond {
+			t.Errorf("request %d went out %s after the one before: not paced by the learned limit", i, gap)
+		}
+	}
+}
+
+func TestNothingLeftPausesUntilThereIsRoom(t *testing.T) {
+	var mu sync.Mutex
+	var sent []time.Time
+	const reset = 200 * time.Millisecond
+	e := &engine.Engine{Concurrency: 1,
+		Provider: provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			sent = append(sent, time.Now())
+			l := provider.NoLimits() // the limit itself unknown: wait out the whole reset
+			l.RequestsRemaining, l.RequestsReset = 0, reset
+			return provider.Response{Text: "ok", Limits: &l}, nil
+		})}
+	if _, err := runAll(t, e, keys("k", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if gap := sent[1].Sub(sent[0]); gap < reset*9/10 {
 		t.Errorf("the request after remaining=0 went out after %s, want the %s reset", gap, reset)
+	}
+}
+
+// A breaker probe whose request is bad (a 400) must not leave the breaker
+// waiting for a verdict forever.
+func TestProbeWithABadRequestDoesNotHangTheRun(t *testing.T) {
+	var calls atomic.Int32
+	e := &engine.Engine{Concurrency: 1, MaxAttempts: 6, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond,
+		BreakerCooldown: 50 * time.Millisecond,
+		Provider: provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
+			switch n := calls.Add(1); {
+			case n <= 5:
+				return provider.Response{}, &provider.Error{Kind: provider.Transient, StatusCode: 500}
+			case req.Model == "k0":
+				return provider.Response{}, &provider.Error{Kind: provider.Permanent, StatusCode: 400}
+			}
+			return answer(req), nil
+		})}
+	got, err := runAll(t, e, keys("k", 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["k0"].Err == nil || got["k1"].Err != nil || got["k2"].Err != nil {
+		t.Errorf("outcomes %v, %v, %v: want k0 failed, the others done", got["k0"].Err, got["k1"].Err, got["k2"].Err)
 	}
 }
