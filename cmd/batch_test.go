@@ -135,8 +135,19 @@ func TestDryRunSendsAndStoresNothing(t *testing.T) {
 	if want := (float64(est.InputTokens)*1 + float64(est.MaxOutputTokens)*2) / 1e6; est.CostUSD != want {
 		t.Errorf("cost %v, want %v", est.CostUSD, want)
 	}
-	if n := countSummaries(t, h.db); n != 0 {
-		t.Errorf("a dry run stored %d summaries", n)
+	if _, err := os.Stat(h.db); !os.IsNotExist(err) {
+		t.Errorf("a dry run created the database: %v", err)
+	}
+	// A hosted model with no key set: a dry run calls nobody, so it needs none.
+	real := newHarness(t)
+	if res := real.run(context.Background(), "summarize", f.Dir, "--dry-run", "--model", "openai:gpt-4o-mini"); res.code != 0 || !strings.Contains(res.out, "at most $") {
+		t.Errorf("dry run without OPENAI_API_KEY: exit %d, %q %q", res.code, res.out, res.errOut)
+	}
+	// With a database, cached commits are counted as cached.
+	h.run(context.Background(), "summarize", f.Dir, "--model", "test:gpt", "-n", "3")
+	again := h.run(context.Background(), "summarize", f.Dir, "--dry-run", "--model", "test:gpt", "--price", "1/2")
+	if !strings.HasPrefix(again.out, "dry run: 5 commits to summarize (3 cached)") {
+		t.Errorf("dry run after a partial run: %q", again.out)
 	}
 }
 
@@ -165,6 +176,28 @@ func TestMaxCostStopsBeforeTheBudgetIsPassed(t *testing.T) {
 	again := h.run(context.Background(), "summarize", f.Dir, "--model", "test:gpt", "--price", "1000/1000", "--batch-size", "1", "-f", "jsonl")
 	if again.code != 0 || int(h.calls.Load()) != 8-len(got) {
 		t.Errorf("rerun without the limit: exit %d, %d calls, want %d", again.code, h.calls.Load(), 8-len(got))
+	}
+}
+
+// With requests in flight, --max-cost holds the next request until answers
+// settle what was spent, rather than stopping on worst cases alone.
+func TestMaxCostWithConcurrencyUsesTheBudget(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir, "--model", "test:gpt", "--price", "1000/1000",
+		"--max-cost", "3", "--batch-size", "1", "--concurrency", "4", "-f", "jsonl")
+	spent := 0.0
+	got := entries(t, res.out)
+	for _, e := range got {
+		spent += e["cost_usd"].(float64)
+	}
+	if spent > 3 {
+		t.Errorf("spent $%.4f, over --max-cost 3", spent)
+	}
+	// Each of these commits costs at most about $0.7 in the worst case and
+	// far less in fact: the budget buys more than the worst cases would.
+	if len(got) < 4 {
+		t.Errorf("%d commits summarized for $%.4f of $3: stopped on worst cases", len(got), spent)
 	}
 }
 

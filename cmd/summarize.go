@@ -197,7 +197,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	cfg = summarize.Options{
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
-		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow, BatchTokens: batchTokens(o.MaxDiffTokens, limits.TPM),
+		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow, BatchTokens: batchTokens(limits.TPM),
 		Limits: limits, Timeout: o.Timeout, Price: info.Price, MaxCost: o.MaxCost, DryRun: o.DryRun,
 	}
 	if !info.Known && o.MaxCost > 0 {
@@ -206,15 +206,14 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	return cfg, reporter, nil
 }
 
-// batchTokens caps a batch's size in tokens: large enough for one commit's
-// whole budget, small enough that a batch never needs more than half of a
-// minute's token limit.
-func batchTokens(maxDiffTokens, tpm int) int {
-	limit := 32_000
+// batchTokens caps a batch's tokens, output allowance included: no more
+// than half of a minute's token limit. A commit larger than that still goes,
+// alone.
+func batchTokens(tpm int) int {
 	if tpm > 0 {
-		limit = min(limit, tpm/2)
+		return min(32_000, tpm/2)
 	}
-	return max(limit, maxDiffTokens+1_500)
+	return 32_000
 }
 
 func runSummarize(ctx context.Context, o *SummarizeOptions) error {
@@ -233,15 +232,21 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
 	}
-	if cfg.Provider, err = f.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
-		return err
+	// A dry run calls nobody, so it needs no key, and it creates no
+	// database: it reads the cache only if there is one.
+	if !o.DryRun {
+		if cfg.Provider, err = f.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
+			return err
+		}
 	}
-	st, err := f.Store(ctx)
-	if err != nil {
-		return err
+	if _, statErr := os.Stat(f.Globals.DB); !o.DryRun || statErr == nil {
+		st, err := f.Store(ctx)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cfg.Store = st
 	}
-	defer st.Close()
-	cfg.Store = st
 	cfg.Log = f.Logger()
 	bar := f.IOStreams.NewProgress("summarizing", !f.Globals.Quiet)
 	cfg.Progress = bar
@@ -256,7 +261,10 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if err != nil {
 		if errors.Is(err, context.Canceled) && res != nil {
 			return cmdutil.Interrupted(fmt.Sprintf("interrupted after %d new summaries, stored in %s; run the same command again to continue",
-				res.Changelog.Stats.Summarized, st.Path()))
+				res.Changelog.Stats.Summarized, cfg.Store.Path()))
+		}
+		if res != nil && res.Changelog.Stats.Summarized > 0 {
+			return fmt.Errorf("%w (%d new summaries were stored before it)", err, res.Changelog.Stats.Summarized)
 		}
 		return err
 	}

@@ -107,7 +107,8 @@ func (b *budget) check(tokens int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tpm > 0 && tokens > b.tpm {
-		return &provider.Error{Kind: provider.Permanent, Message: (&TooLargeError{tokens, b.tpm}).Error()}
+		tl := &TooLargeError{tokens, b.tpm}
+		return &provider.Error{Kind: provider.Permanent, Message: tl.Error(), Err: tl}
 	}
 	return nil
 }

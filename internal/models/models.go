@@ -3,6 +3,7 @@
 package models
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/digest-cli/digest/internal/provider"
@@ -30,8 +31,9 @@ type Info struct {
 
 // builtin holds list prices and first-tier limits as published by the
 // providers; accounts on higher tiers raise the limits with --rpm/--tpm or
-// a models file. Keys are matched as model-name prefixes, longest first, so
-// dated snapshots (gpt-4o-mini-2024-07-18) find their family.
+// a models file. A key matches its own name and its dated snapshots
+// (gpt-4o-mini-2024-07-18, claude-haiku-4-5-20251001) and -latest, never a
+// longer name: gpt-5-pro is not priced as gpt-5.
 var builtin = map[string]map[string]Info{
 	"openai": {
 		"gpt-4o-mini":  {Price: Price{0.15, 0.60}, RPM: 500, TPM: 200_000},
@@ -65,16 +67,13 @@ func Lookup(spec provider.Spec) Info {
 	if localProviders[spec.Provider] {
 		return Info{Known: true}
 	}
-	best := ""
-	for name := range builtin[spec.Provider] {
-		if strings.HasPrefix(spec.Model, name) && len(name) > len(best) {
-			best = name
+	for name, info := range builtin[spec.Provider] {
+		if rest, ok := strings.CutPrefix(spec.Model, name); ok && (rest == "" || rest == "-latest" || snapshot.MatchString(rest)) {
+			info.Known = true
+			return info
 		}
 	}
-	if best == "" {
-		return Info{}
-	}
-	info := builtin[spec.Provider][best]
-	info.Known = true
-	return info
+	return Info{}
 }
+
+var snapshot = regexp.MustCompile(`^-(\d{4}-\d{2}-\d{2}|\d{8})$`)

@@ -23,6 +23,10 @@ func TestLookupMatchesTheLongestFamily(t *testing.T) {
 		{provider.Spec{Provider: "ollama", Model: "llama3.2"}, Price{}, true},
 		{provider.Spec{Provider: "offline", Model: "offline"}, Price{}, true},
 		{provider.Spec{Provider: "openai", Model: "my-finetune"}, Price{}, false},
+		{provider.Spec{Provider: "openai", Model: "gpt-5-pro"}, Price{}, false},
+		{provider.Spec{Provider: "openai", Model: "o3-pro"}, Price{}, false},
+		{provider.Spec{Provider: "openai", Model: "gpt-5-mini-2025-08-07"}, Price{0.25, 2.00}, true},
+		{provider.Spec{Provider: "anthropic", Model: "claude-sonnet-4-5-latest"}, Price{3, 15}, true},
 		{provider.Spec{Provider: "vllm", Model: "gpt-4o-mini"}, Price{}, false},
 	} {
 		got := Lookup(tt.spec)

@@ -90,3 +90,33 @@ type Func func(ctx context.Context, req Request) (Response, error)
 func (f Func) Complete(ctx context.Context, req Request) (Response, error) { return f(ctx, req) }
 
 var _ Provider = Func(nil)
+
+// ReasoningAllowance is what reasoning models get on top of an answer's own
+// token cap: their hidden reasoning counts against the same cap, and
+// without room for it the visible answer comes back empty. Only what they
+// use is billed.
+const ReasoningAllowance = 4096
+
+// OutputCap is the output-token cap a request for model really carries:
+// what rate limits reserve and what a worst-case cost counts.
+func OutputCap(model string, maxTokens int) int {
+	if maxTokens > 0 && ReasoningModel(model) {
+		return maxTokens + ReasoningAllowance
+	}
+	return maxTokens
+}
+
+// ReasoningModel reports whether model is of the o1, o3, o4 or gpt-5
+// families, also behind a router prefix such as "openai/o3-mini".
+func ReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, fam := range []string{"o1", "o3", "o4"} {
+		if m == fam || strings.HasPrefix(m, fam+"-") {
+			return true
+		}
+	}
+	return m == "gpt-5" || strings.HasPrefix(m, "gpt-5-") || strings.HasPrefix(m, "gpt-5.")
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -89,17 +90,7 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 	outstanding := 0
 	var timer *time.Timer
 	var expired <-chan time.Time
-	stopped := false // --max-cost reached: nothing more is sent
-	send := func(items []*pending) {
-		if !stopped && !d.affordable(items) {
-			stopped = true
-		}
-		if stopped {
-			d.notSent(items)
-		} else {
-			ready = append(ready, d.task(items))
-		}
-	}
+	send := func(items []*pending) { ready = append(ready, d.task(items)) }
 	flush := func() {
 		if timer != nil {
 			timer.Stop()
@@ -119,7 +110,17 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 		var out chan<- engine.Task
 		var next engine.Task
 		if len(ready) > 0 {
-			out, next = tasks, ready[0]
+			switch {
+			case d.affordable(ready[0].Key):
+				out, next = tasks, ready[0]
+			case outstanding == 0:
+				// Nothing in flight will free budget for this request: leave it
+				// unsent and go on with the next, which may be cheaper.
+				d.notSent(d.take(ready[0].Key))
+				ready = ready[1:]
+				continue
+			}
+			// Otherwise hold the request until an answer settles what was spent.
 		}
 		select {
 		case <-ctx.Done():
@@ -130,7 +131,7 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 				flush()
 				continue
 			}
-			if len(buf) > 0 && bufTokens+p.tokens > d.opts.BatchTokens {
+			if len(buf) > 0 && d.requestTokens(bufTokens+p.tokens, len(buf)+1) > d.opts.BatchTokens {
 				flush()
 			}
 			buf = append(buf, p)
@@ -145,6 +146,7 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 			timer, expired = nil, nil
 			flush()
 		case out <- next:
+			d.reserve(next.Key)
 			ready = ready[1:]
 			outstanding++
 		case again := <-d.settled:
@@ -171,37 +173,60 @@ func (d *dispatcher) task(items []*pending) engine.Task {
 	req := prompt.Request(d.opts.Model.Model, commits)
 	d.mu.Lock()
 	d.byKey[k] = items
-	if d.opts.MaxCost > 0 {
-		c := d.worstCost(items)
-		d.reservedFor[k] = c
-		d.reserved += c
-	}
 	d.mu.Unlock()
 	return engine.Task{Key: k, Request: req}
 }
 
-// worstCost bounds what a request for items can cost: its estimated input
-// and every output token it allows.
-func (d *dispatcher) worstCost(items []*pending) float64 {
-	input := promptOverhead
-	for _, p := range items {
-		input += p.tokens
-	}
-	return d.opts.Price.Cost(input, prompt.MaxOutputTokens*len(items))
+// take forgets the request under key and returns its commits.
+func (d *dispatcher) take(k string) []*pending {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	items := d.byKey[k]
+	delete(d.byKey, k)
+	return items
 }
 
 // promptOverhead is the system prompt and framing around the commits.
 const promptOverhead = 300
 
-// affordable reports whether a request for items keeps the run's worst-case
-// cost within --max-cost.
-func (d *dispatcher) affordable(items []*pending) bool {
+// requestTokens bounds a request's tokens: the commits' input, the
+// framing, and every output token the request allows.
+func (d *dispatcher) requestTokens(input, commits int) int {
+	return input + promptOverhead + provider.OutputCap(d.opts.Model.Model, prompt.MaxOutputTokens*commits)
+}
+
+// worstCost bounds what the request under key can cost: its estimated
+// input and every output token it allows. Callers hold mu.
+func (d *dispatcher) worstCost(k string) float64 {
+	items := d.byKey[k]
+	input := promptOverhead
+	for _, p := range items {
+		input += p.tokens
+	}
+	return d.opts.Price.Cost(input, provider.OutputCap(d.opts.Model.Model, prompt.MaxOutputTokens*len(items)))
+}
+
+// affordable reports whether sending the request under key keeps the run's
+// worst-case cost within --max-cost.
+func (d *dispatcher) affordable(k string) bool {
 	if d.opts.MaxCost <= 0 {
 		return true
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.spent+d.reserved+d.worstCost(items) <= d.opts.MaxCost
+	return d.spent+d.reserved+d.worstCost(k) <= d.opts.MaxCost
+}
+
+// reserve books the worst case of a request being sent until it settles.
+func (d *dispatcher) reserve(k string) {
+	if d.opts.MaxCost <= 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.worstCost(k)
+	d.reservedFor[k] = c
+	d.reserved += c
 }
 
 // notSent records commits left unsummarized because of --max-cost.
@@ -227,6 +252,11 @@ func (d *dispatcher) commit(storeCtx context.Context) func(engine.Outcome) error
 		delete(d.reservedFor, o.Task.Key)
 		if o.Err == nil {
 			d.spent += d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+		}
+		var tooLarge *engine.TooLargeError
+		if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
+			d.settled <- items // each alone may fit where together they do not
+			return nil
 		}
 		if o.Err != nil {
 			for _, p := range items {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/provider"
 )
 
 // Estimate is what a run would send, counted without sending it.
@@ -38,11 +39,12 @@ func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
 		est.Requests++
 		est.Commits += len(batch)
 		est.InputTokens += in
-		est.MaxOutputTokens += req.MaxTokens
+		est.MaxOutputTokens += provider.OutputCap(req.Model, req.MaxTokens)
 		batch, batchTokens = nil, 0
 	}
+	d := &dispatcher{opts: opts}
 	prepare(ctx, opts, misses, func(p *pending) bool {
-		if len(batch) > 0 && batchTokens+p.tokens > opts.BatchTokens {
+		if len(batch) > 0 && d.requestTokens(batchTokens+p.tokens, len(batch)+1) > opts.BatchTokens {
 			flush()
 		}
 		batch = append(batch, p)

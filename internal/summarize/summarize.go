@@ -162,7 +162,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		// Token reservations need the request's size; the offline model has
 		// no limits to reserve against, so it skips the extra tokenizing.
 		eng.Tokens = func(req provider.Request) int {
-			n := opts.Tokenizer.Count(req.System) + req.MaxTokens
+			n := opts.Tokenizer.Count(req.System) + provider.OutputCap(req.Model, req.MaxTokens)
 			for _, m := range req.Messages {
 				n += opts.Tokenizer.Count(m.Content)
 			}
@@ -202,7 +202,11 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	}
 	rr := &repoRun{repo: r, id: opts.RepoID}
 	if rr.id == "" {
-		root, err := r.RootCommit(ctx, head, func(h string) (string, bool, error) { return knownRoot(ctx, opts.Store, h) })
+		var known func(string) (string, bool, error)
+		if opts.Store != nil {
+			known = func(h string) (string, bool, error) { return knownRoot(ctx, opts.Store, h) }
+		}
+		root, err := r.RootCommit(ctx, head, known)
 		if err != nil {
 			return nil, err
 		}
@@ -218,9 +222,12 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	for i, c := range commits {
 		hashes[i] = c.Hash
 	}
-	cached, err := opts.Store.Summaries(ctx, rr.id, opts.Model.String(), prompt.Version, opts.Walk.Paths.String(), hashes)
-	if err != nil {
-		return nil, err
+	var cached map[string]store.Summary
+	if opts.Store != nil { // nil only in a dry run with no database yet
+		var err error
+		if cached, err = opts.Store.Summaries(ctx, rr.id, opts.Model.String(), prompt.Version, opts.Walk.Paths.String(), hashes); err != nil {
+			return nil, err
+		}
 	}
 	st := &res.Changelog.Stats
 	var misses []*pending

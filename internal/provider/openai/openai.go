@@ -149,34 +149,13 @@ func (c *Client) body(req provider.Request) chatRequest {
 		// Reasoning models reject max_tokens; other servers (older Ollama,
 		// llama.cpp) may not know max_completion_tokens, so keep the old name
 		// wherever it still works.
-		if reasoningModel(req.Model) {
-			// Their hidden reasoning counts against the same cap: leave room
-			// for it, or the visible answer comes back empty.
-			b.MaxCompletionTokens = req.MaxTokens + ReasoningAllowance
+		if provider.ReasoningModel(req.Model) {
+			b.MaxCompletionTokens = provider.OutputCap(req.Model, req.MaxTokens)
 		} else {
 			b.MaxTokens = req.MaxTokens
 		}
 	}
 	return b
-}
-
-// ReasoningAllowance is what reasoning models get on top of the answer's
-// own token cap. Only what they use is billed.
-const ReasoningAllowance = 4096
-
-// reasoningModel reports whether model is of the o1, o3, o4 or gpt-5
-// families, also behind a router prefix such as "openai/o3-mini".
-func reasoningModel(model string) bool {
-	m := strings.ToLower(model)
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:]
-	}
-	for _, fam := range []string{"o1", "o3", "o4"} {
-		if m == fam || strings.HasPrefix(m, fam+"-") {
-			return true
-		}
-	}
-	return m == "gpt-5" || strings.HasPrefix(m, "gpt-5-") || strings.HasPrefix(m, "gpt-5.")
 }
 
 // errorBody is the error an OpenAI-compatible server sent, in any of the

@@ -236,7 +236,7 @@ func TestMaxTokensFieldByModelFamily(t *testing.T) {
 			use, other, want := "max_tokens", "max_completion_tokens", 1200.0
 			if tt.completion {
 				// Reasoning models get room for their hidden reasoning too.
-				use, other, want = other, use, float64(1200+openai.ReasoningAllowance)
+				use, other, want = other, use, float64(1200+provider.ReasoningAllowance)
 			}
 			if got.body[use] != want {
 				t.Errorf("%s = %v, want %v", use, got.body[use], want)
