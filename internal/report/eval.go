@@ -1,0 +1,95 @@
+package report
+
+import (
+	"fmt"
+	"iter"
+	"time"
+)
+
+// Eval is the report of an evaluation run: models side by side, how each
+// pair compares on the same items, and every result.
+type Eval struct {
+	RunID     string       `json:"run_id"`
+	Dataset   string       `json:"dataset"`
+	StartedAt time.Time    `json:"started_at"`
+	Models    []ModelStats `json:"models"`
+	Pairs     []Pair       `json:"pairs"`
+	// Results streams every result, model by model, item by item; reports
+	// that list results read it once, so a run of any size is never held
+	// in memory. Nil when there are none.
+	Results iter.Seq[Result] `json:"-"`
+}
+
+// ModelStats sums up one model's results.
+type ModelStats struct {
+	Model        string  `json:"model"`
+	Items        int     `json:"items"` // results, repeats included
+	Passed       int     `json:"passed"`
+	Accuracy     float64 `json:"accuracy"` // passed / items; errors count as failures
+	CILow        float64 `json:"ci_low"`   // Wilson 95% interval of the accuracy
+	CIHigh       float64 `json:"ci_high"`
+	Errors       int     `json:"errors"` // items the model gave no answer for
+	Cached       int     `json:"cached"`
+	Latency      Latency `json:"latency_ms"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	// MinAccuracy is the gate set for this model, if any; BelowGate is true
+	// when the accuracy fell under it.
+	MinAccuracy *float64 `json:"min_accuracy,omitempty"`
+	BelowGate   bool     `json:"below_gate,omitempty"`
+}
+
+// Latency percentiles in milliseconds, of answered items.
+type Latency struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// Pair compares two models on the items both were asked: the paired
+// McNemar test on the items where exactly one of them passed.
+type Pair struct {
+	A     string  `json:"a"`
+	B     string  `json:"b"`
+	AOnly int     `json:"a_only"` // items A passed and B failed
+	BOnly int     `json:"b_only"`
+	Both  int     `json:"both"`
+	None  int     `json:"neither"`
+	P     float64 `json:"p_value"` // two-sided exact McNemar
+}
+
+// String is the pair in words: "A > B on 37 items, B > A on 12, p = 0.0004".
+func (p Pair) String() string {
+	return fmt.Sprintf("%s > %s on %d items, %s > %s on %d, p = %s", p.A, p.B, p.AOnly, p.B, p.A, p.BOnly, formatP(p.P))
+}
+
+func formatP(p float64) string {
+	switch {
+	case p < 0.0001:
+		return "< 0.0001"
+	case p < 0.01:
+		return fmt.Sprintf("%.4f", p)
+	}
+	return fmt.Sprintf("%.2f", p)
+}
+
+// Result is one model's answer to one item, scored.
+type Result struct {
+	Model        string   `json:"model"`
+	Item         string   `json:"item"` // the item's id
+	Line         int      `json:"line"`
+	Repeat       int      `json:"repeat"`
+	Prompt       string   `json:"prompt"` // the last user message
+	Expected     []string `json:"expected,omitempty"`
+	Answer       string   `json:"answer"`
+	Pass         bool     `json:"pass"`
+	Score        float64  `json:"score"`
+	Reasons      []string `json:"reasons,omitempty"` // why assertions failed
+	Error        string   `json:"error,omitempty"`   // the call's failure, when there is no answer
+	Cached       bool     `json:"cached"`
+	LatencyMS    float64  `json:"latency_ms"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	CostUSD      float64  `json:"cost_usd"`
+}
