@@ -238,6 +238,14 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 	return ctx.Err()
 }
 
+// Do sends one task and waits for its outcome, under the same limits,
+// retries and breaker as Run: for calls made while handling other
+// outcomes, such as a grading model's verdict.
+func (e *Engine) Do(ctx context.Context, t Task) Outcome {
+	e.init()
+	return e.send(ctx, t)
+}
+
 // send makes the attempts for one task.
 func (e *Engine) send(ctx context.Context, t Task) Outcome {
 	tokens := 0

@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
+
+	"github.com/digest-cli/digest/internal/provider"
 )
 
 // Of hashes parts with SHA-256 in a canonical encoding: each part is length
@@ -32,4 +35,26 @@ func RepoID(rootCommit string) string {
 // Commit is the cache key of a commit: repo_id:commit_hash.
 func Commit(repoID, hash string) string {
 	return repoID + ":" + hash
+}
+
+// Request is the idempotency key of an evaluation request: everything that
+// shapes the answer, the repeat index included, so that no answer is ever
+// served for another model, parameter, prompt or repeat.
+type Request struct {
+	Provider    string             `json:"provider"`
+	BaseURL     string             `json:"base_url"`
+	Model       string             `json:"model"`
+	Temperature *float64           `json:"temperature"`
+	MaxTokens   int                `json:"max_tokens"`
+	Seed        *int               `json:"seed"`
+	System      string             `json:"system"`
+	Messages    []provider.Message `json:"messages"`
+	Repeat      int                `json:"repeat"`
+}
+
+// Key hashes the request's canonical JSON (fixed field order, no map
+// keys to reorder) under a version tag.
+func (r Request) Key() string {
+	b, _ := json.Marshal(r)
+	return Of("digest/eval/v1", string(b))
 }

@@ -1,6 +1,10 @@
 package key
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/digest-cli/digest/internal/provider"
+)
 
 func TestOfIsCanonical(t *testing.T) {
 	if Of("ab", "c") == Of("a", "bc") {
@@ -32,5 +36,39 @@ func TestRepoID(t *testing.T) {
 func TestRepoIDIsStable(t *testing.T) {
 	if got := RepoID("a2730b5417d427fa4a1150f40040d89252132138"); got != "7f0d143149efbadb" {
 		t.Errorf("RepoID changed to %s", got)
+	}
+}
+
+func TestRequestKeyCoversEverythingThatShapesTheAnswer(t *testing.T) {
+	temp := 0.0
+	base := Request{Provider: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini", Temperature: &temp,
+		MaxTokens: 100, System: "be brief", Messages: []provider.Message{{Role: "user", Content: "2+2?"}}}
+	seed := 7
+	hot := 1.0
+	variants := map[string]func(r *Request){
+		"provider":    func(r *Request) { r.Provider = "ollama" },
+		"base url":    func(r *Request) { r.BaseURL = "http://localhost:8000/v1" },
+		"model":       func(r *Request) { r.Model = "gpt-4o" },
+		"temperature": func(r *Request) { r.Temperature = &hot },
+		"no temp":     func(r *Request) { r.Temperature = nil },
+		"max tokens":  func(r *Request) { r.MaxTokens = 101 },
+		"seed":        func(r *Request) { r.Seed = &seed },
+		"system":      func(r *Request) { r.System = "" },
+		"message":     func(r *Request) { r.Messages = []provider.Message{{Role: "user", Content: "2+3?"}} },
+		"role":        func(r *Request) { r.Messages = []provider.Message{{Role: "assistant", Content: "2+2?"}} },
+		"repeat":      func(r *Request) { r.Repeat = 1 },
+	}
+	seen := map[string]string{base.Key(): "base"}
+	for name, change := range variants {
+		r := base
+		change(&r)
+		k := r.Key()
+		if other, dup := seen[k]; dup {
+			t.Errorf("%s gives the same key as %s", name, other)
+		}
+		seen[k] = name
+	}
+	if base.Key() != base.Key() {
+		t.Error("the key is not deterministic")
 	}
 }

@@ -47,6 +47,52 @@ CREATE TABLE summaries (
 	PRIMARY KEY (repo_id, commit_hash, model, prompt_version, scope),
 	FOREIGN KEY (repo_id, commit_hash) REFERENCES commits(repo_id, hash)
 );`,
+	2: `
+-- A paid answer, under the content hash of everything that shaped it: a
+-- result is reused by any run that would send the same request again.
+-- Failed calls are never stored here.
+CREATE TABLE eval_results (
+	key           TEXT PRIMARY KEY,
+	model         TEXT NOT NULL,
+	latency_ms    REAL NOT NULL,
+	input_tokens  INTEGER NOT NULL,
+	output_tokens INTEGER NOT NULL,
+	cost_usd      REAL NOT NULL,
+	request       TEXT NOT NULL REFERENCES payloads(hash),
+	response      TEXT NOT NULL REFERENCES payloads(hash),
+	created_at    TEXT NOT NULL
+);
+-- The bodies themselves, gzipped and content-addressed, apart from the
+-- rows above so that aggregating results never reads them.
+CREATE TABLE payloads (
+	hash TEXT PRIMARY KEY,
+	gz   BLOB NOT NULL
+);
+CREATE TABLE eval_runs (
+	id         TEXT PRIMARY KEY,
+	dataset    TEXT NOT NULL,
+	models     TEXT NOT NULL,
+	params     TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	finished_at TEXT
+);
+-- One row per model, item and repeat of a run: how the answer scored.
+CREATE TABLE eval_run_results (
+	run_id   TEXT NOT NULL REFERENCES eval_runs(id),
+	model    TEXT NOT NULL,
+	item     TEXT NOT NULL,
+	line     INTEGER NOT NULL,
+	repeat   INTEGER NOT NULL,
+	key      TEXT NOT NULL,
+	pass     INTEGER NOT NULL,
+	score    REAL NOT NULL,
+	reasons  TEXT NOT NULL,
+	expected TEXT NOT NULL,
+	error    TEXT NOT NULL,
+	cached   INTEGER NOT NULL,
+	-- Lines, unlike ids a dataset may repeat, name items uniquely.
+	PRIMARY KEY (run_id, model, line, repeat)
+);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -1,0 +1,341 @@
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+)
+
+// EvalResult is a paid answer to one request.
+type EvalResult struct {
+	Key          string
+	Model        string
+	LatencyMS    float64
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+	Request      []byte // the request as sent, provider-neutral JSON
+	Answer       string
+}
+
+// EvalRun is one invocation of digest eval.
+type EvalRun struct {
+	ID         string
+	Dataset    string
+	Models     []string
+	Params     map[string]any
+	CreatedAt  time.Time
+	FinishedAt time.Time // zero while running or when interrupted
+}
+
+// RunResult is how one answer (or failure) scored within a run.
+type RunResult struct {
+	RunID    string
+	Model    string
+	Item     string
+	Line     int
+	Repeat   int
+	Key      string
+	Pass     bool
+	Score    float64
+	Reasons  []string
+	Expected []string
+	Error    string
+	Cached   bool
+}
+
+// payloadHash names a payload by its content.
+func payloadHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func gz(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
+
+// EvalResults returns the stored results among keys.
+func (s *Store) EvalResults(ctx context.Context, keys []string) (map[string]EvalResult, error) {
+	found := make(map[string]EvalResult, len(keys))
+	for start := 0; start < len(keys); start += lookupChunk {
+		chunk := keys[start:min(start+lookupChunk, len(keys))]
+		args := make([]any, len(chunk))
+		for i, k := range chunk {
+			args[i] = k
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT r.key, r.model, r.latency_ms, r.input_tokens, r.output_tokens, r.cost_usd, p.gz
+			FROM eval_results r JOIN payloads p ON p.hash = r.response
+			WHERE r.key IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, s.explain(err)
+		}
+		for rows.Next() {
+			var r EvalResult
+			var body []byte
+			if err := rows.Scan(&r.Key, &r.Model, &r.LatencyMS, &r.InputTokens, &r.OutputTokens, &r.CostUSD, &body); err != nil {
+				rows.Close()
+				return nil, s.explain(err)
+			}
+			answer, err := gunzip(body)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("database %s: answer of %s is unreadable: %w", s.path, r.Key, err)
+			}
+			r.Answer = string(answer)
+			found[r.Key] = r
+		}
+		if err := rows.Close(); err != nil {
+			return nil, s.explain(err)
+		}
+	}
+	return found, nil
+}
+
+// StartRun records a new run.
+func (s *Store) StartRun(ctx context.Context, r EvalRun) error {
+	models, _ := json.Marshal(r.Models)
+	params, _ := json.Marshal(r.Params)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO eval_runs(id, dataset, models, params, created_at) VALUES (?, ?, ?, ?, ?)`,
+		r.ID, r.Dataset, string(models), string(params), r.CreatedAt.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
+
+// FinishRun marks a run complete.
+func (s *Store) FinishRun(ctx context.Context, id string, at time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE eval_runs SET finished_at = ? WHERE id = ?`, at.UTC().Format(time.RFC3339Nano), id); err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
+
+// SaveRunResult records how an answer scored in a run and, for an answer
+// just paid for, the answer itself, in one transaction: a crash leaves
+// both or neither.
+func (s *Store) SaveRunResult(ctx context.Context, rr RunResult, paid *EvalResult) error {
+	reasons, _ := json.Marshal(nonNil(rr.Reasons))
+	expected, _ := json.Marshal(nonNil(rr.Expected))
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.explain(err)
+	}
+	defer tx.Rollback()
+	if paid != nil {
+		req, resp := payloadHash(paid.Request), payloadHash([]byte(paid.Answer))
+		for h, body := range map[string][]byte{req: paid.Request, resp: []byte(paid.Answer)} {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO payloads(hash, gz) VALUES (?, ?) ON CONFLICT DO NOTHING`, h, gz(body)); err != nil {
+				return s.explain(err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_results(key, model, latency_ms, input_tokens, output_tokens, cost_usd, request, response, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			paid.Key, paid.Model, paid.LatencyMS, paid.InputTokens, paid.OutputTokens, paid.CostUSD, req, resp,
+			time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			return s.explain(err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(run_id, model, line, repeat) DO UPDATE SET item = excluded.item, key = excluded.key, pass = excluded.pass, score = excluded.score,
+			reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached`,
+		rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score, string(reasons), string(expected), rr.Error, rr.Cached); err != nil {
+		return s.explain(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
+
+// Runs lists past runs, newest first.
+func (s *Store) Runs(ctx context.Context) ([]EvalRun, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, dataset, models, params, created_at, COALESCE(finished_at, '') FROM eval_runs ORDER BY created_at DESC`)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	var out []EvalRun
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Run returns one run, found by its id or a unique prefix of it.
+func (s *Store) Run(ctx context.Context, id string) (EvalRun, bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, dataset, models, params, created_at, COALESCE(finished_at, '') FROM eval_runs
+		WHERE id = ? OR id LIKE ? || '%' ORDER BY id = ? DESC LIMIT 2`, id, id, id)
+	if err != nil {
+		return EvalRun{}, false, s.explain(err)
+	}
+	defer rows.Close()
+	var found []EvalRun
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return EvalRun{}, false, err
+		}
+		found = append(found, r)
+	}
+	if len(found) == 0 || len(found) > 1 && found[0].ID != id {
+		return EvalRun{}, false, rows.Err()
+	}
+	return found[0], true, rows.Err()
+}
+
+func scanRun(rows *sql.Rows) (EvalRun, error) {
+	var r EvalRun
+	var models, params, created, finished string
+	if err := rows.Scan(&r.ID, &r.Dataset, &models, &params, &created, &finished); err != nil {
+		return r, err
+	}
+	json.Unmarshal([]byte(models), &r.Models)
+	json.Unmarshal([]byte(params), &r.Params)
+	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	if finished != "" {
+		r.FinishedAt, _ = time.Parse(time.RFC3339Nano, finished)
+	}
+	return r, nil
+}
+
+// RunRow is a run's result with what was paid for it, for reports.
+type RunRow struct {
+	RunResult
+	Answer       string
+	LatencyMS    float64
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+	Request      []byte
+}
+
+// RunRows streams a run's results, model by model in the order given,
+// then by line and repeat. Answers are read only when withBodies is set.
+func (s *Store) RunRows(ctx context.Context, runID string, models []string, withBodies bool) iter.Seq2[RunRow, error] {
+	return func(yield func(RunRow, error) bool) {
+		for _, model := range models {
+			bodies := "NULL, NULL"
+			if withBodies {
+				bodies = "pa.gz, pq.gz"
+			}
+			rows, err := s.db.QueryContext(ctx, `SELECT rr.model, rr.item, rr.line, rr.repeat, rr.key, rr.pass, rr.score, rr.reasons, rr.expected, rr.error, rr.cached,
+				COALESCE(r.latency_ms, 0), COALESCE(r.input_tokens, 0), COALESCE(r.output_tokens, 0), COALESCE(r.cost_usd, 0), `+bodies+`
+				FROM eval_run_results rr
+				LEFT JOIN eval_results r ON r.key = rr.key
+				LEFT JOIN payloads pa ON pa.hash = r.response
+				LEFT JOIN payloads pq ON pq.hash = r.request
+				WHERE rr.run_id = ? AND rr.model = ? ORDER BY rr.line, rr.repeat`, runID, model)
+			if err != nil {
+				yield(RunRow{}, s.explain(err))
+				return
+			}
+			for rows.Next() {
+				var row RunRow
+				var reasons, expected string
+				var answer, request []byte
+				row.RunID = runID
+				if err := rows.Scan(&row.Model, &row.Item, &row.Line, &row.Repeat, &row.Key, &row.Pass, &row.Score, &reasons, &expected, &row.Error, &row.Cached,
+					&row.LatencyMS, &row.InputTokens, &row.OutputTokens, &row.CostUSD, &answer, &request); err != nil {
+					rows.Close()
+					yield(RunRow{}, s.explain(err))
+					return
+				}
+				json.Unmarshal([]byte(reasons), &row.Reasons)
+				json.Unmarshal([]byte(expected), &row.Expected)
+				if answer != nil {
+					a, _ := gunzip(answer)
+					row.Answer = string(a)
+				}
+				if request != nil {
+					row.Request, _ = gunzip(request)
+				}
+				if !yield(row, nil) {
+					rows.Close()
+					return
+				}
+			}
+			if err := rows.Close(); err != nil {
+				yield(RunRow{}, s.explain(err))
+				return
+			}
+		}
+	}
+}
+
+// ModelTotals sums a model's results in a run.
+type ModelTotals struct {
+	Items, Passed, Errors, Cached int
+	InputTokens, OutputTokens     int
+	CostUSD                       float64
+	Answered                      int // results with an answer, whose latency counts
+}
+
+// RunTotals aggregates a model's results in SQL, never loading them.
+func (s *Store) RunTotals(ctx context.Context, runID, model string) (ModelTotals, error) {
+	var t ModelTotals
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(rr.pass), 0), COALESCE(SUM(rr.error != ''), 0), COALESCE(SUM(rr.cached), 0),
+		COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0), COALESCE(SUM(r.cost_usd), 0), COUNT(r.key)
+		FROM eval_run_results rr LEFT JOIN eval_results r ON r.key = rr.key AND rr.error = ''
+		WHERE rr.run_id = ? AND rr.model = ?`, runID, model).Scan(
+		&t.Items, &t.Passed, &t.Errors, &t.Cached, &t.InputTokens, &t.OutputTokens, &t.CostUSD, &t.Answered)
+	if err != nil {
+		return t, s.explain(err)
+	}
+	return t, nil
+}
+
+// LatencyAt returns the latency at rank i (0-based, ascending) of a
+// model's answered results: percentiles without loading every latency.
+func (s *Store) LatencyAt(ctx context.Context, runID, model string, i int) (float64, error) {
+	var v float64
+	err := s.db.QueryRowContext(ctx, `SELECT r.latency_ms FROM eval_run_results rr JOIN eval_results r ON r.key = rr.key
+		WHERE rr.run_id = ? AND rr.model = ? AND rr.error = '' ORDER BY r.latency_ms LIMIT 1 OFFSET ?`, runID, model, i).Scan(&v)
+	if err == sql.ErrNoRows {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.explain(err)
+	}
+	return v, nil
+}
+
+// PairCounts compares two models on the items and repeats both answered in
+// a run: how often only a passed, only b, both and neither.
+func (s *Store) PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnly, both, neither int, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(x.pass AND NOT y.pass), 0), COALESCE(SUM(NOT x.pass AND y.pass), 0),
+		COALESCE(SUM(x.pass AND y.pass), 0), COALESCE(SUM(NOT x.pass AND NOT y.pass), 0)
+		FROM eval_run_results x JOIN eval_run_results y
+		ON y.run_id = x.run_id AND y.line = x.line AND y.repeat = x.repeat
+		WHERE x.run_id = ? AND x.model = ? AND y.model = ?`, runID, a, b).Scan(&aOnly, &bOnly, &both, &neither)
+	if err != nil {
+		err = s.explain(err)
+	}
+	return
+}
