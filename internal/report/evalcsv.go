@@ -1,0 +1,46 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// EvalCSV writes one row per result under a header row, for spreadsheets
+// and data frames. Several expected answers are joined with " | ".
+type EvalCSV struct{}
+
+var evalCSVHeader = []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms",
+	"input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected"}
+
+// WriteEval implements EvalReporter.
+func (EvalCSV) WriteEval(w io.Writer, e *Eval) error {
+	cw := csv.NewWriter(w) // buffered
+	if err := cw.Write(evalCSVHeader); err != nil {
+		return err
+	}
+	for r := range e.results() {
+		err := cw.Write([]string{
+			r.Model,
+			r.Item,
+			strconv.Itoa(r.Line),
+			strconv.Itoa(r.Repeat),
+			strconv.FormatBool(r.Pass),
+			decimal(r.Score),
+			strconv.FormatBool(r.Cached),
+			decimal(r.LatencyMS),
+			strconv.Itoa(r.InputTokens),
+			strconv.Itoa(r.OutputTokens),
+			decimal(r.CostUSD),
+			r.Error,
+			r.Answer,
+			strings.Join(r.Expected, " | "),
+		})
+		if err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,495 @@
+package report_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/report"
+)
+
+const scriptAnswer = "<script>alert(1)</script>"
+
+// wilson is the Wilson 95% interval of passed out of n.
+func wilson(passed, n int) (low, high float64) {
+	const z = 1.959963984540054
+	p, nf := float64(passed)/float64(n), float64(n)
+	center := (p + z*z/(2*nf)) / (1 + z*z/nf)
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / (1 + z*z/nf)
+	return center - half, center + half
+}
+
+func stats(model string, items, passed, errs, cached int, lat report.Latency, in, out int, cost float64, gate *float64) report.ModelStats {
+	low, high := wilson(passed, items)
+	acc := float64(passed) / float64(items)
+	return report.ModelStats{Model: model, Items: items, Passed: passed, Accuracy: acc, CILow: low, CIHigh: high,
+		Errors: errs, Cached: cached, Latency: lat, InputTokens: in, OutputTokens: out, CostUSD: cost,
+		MinAccuracy: gate, BelowGate: gate != nil && acc < *gate}
+}
+
+// evalResults are three models on four items, model by model: a cached
+// answer, a unicode one, a <script> one, a failed call, pipes and newlines.
+func evalResults() []report.Result {
+	const a, b, c = "openai:gpt-4o-mini", "anthropic:claude-haiku-4-5", "ollama:llama3.2"
+	r := func(model, item string, line int, answer string, pass bool, latency float64, in, out int, cost float64) report.Result {
+		score := 0.0
+		if pass {
+			score = 1
+		}
+		expected := map[string][]string{
+			"capital": {"Paris"}, "math": {"42", "forty-two"}, "unicode": {"Größe"}, "html": {"<b>bold</b>"},
+		}[item]
+		prompt := map[string]string{
+			"capital": "What is the capital of France?", "math": "What is 6 × 7?",
+			"unicode": "Spell the German word for size.", "html": "Write the word bold in bold HTML.",
+		}[item]
+		return report.Result{Model: model, Item: item, Line: line, Prompt: prompt, Expected: expected, Answer: answer,
+			Pass: pass, Score: score, LatencyMS: latency, InputTokens: in, OutputTokens: out, CostUSD: cost}
+	}
+	failed := func(res report.Result, reasons ...string) report.Result {
+		res.Reasons = reasons
+		return res
+	}
+	cached := func(res report.Result) report.Result {
+		res.Cached = true
+		return res
+	}
+	errored := func(res report.Result, err string) report.Result {
+		res.Error, res.Answer, res.InputTokens, res.OutputTokens, res.CostUSD, res.LatencyMS = err, "", 0, 0, 0, 0
+		return res
+	}
+	return []report.Result{
+		r(a, "capital", 1, "Paris", true, 412, 21, 2, 0.0000044),
+		cached(r(a, "math", 2, "6 × 7 = **42**", true, 655, 18, 9, 0.0000081)),
+		r(a, "unicode", 3, "Größe — 東京 ✓", true, 530.5, 19, 6, 0.0000065),
+		failed(r(a, "html", 4, scriptAnswer, false, 1210, 22, 8, 0.0000081), `includes "<b>bold</b>": not found`),
+
+		r(b, "capital", 1, "Paris.", true, 720, 25, 3, 0.000040),
+		failed(r(b, "math", 2, "41 | maybe 43", false, 980, 22, 7, 0.000057), "numeric: got 43, want 42 (tolerance 0)"),
+		r(b, "unicode", 3, "Größe", true, 801, 23, 3, 0.000038),
+		r(b, "html", 4, "<b>bold</b>", true, 1900, 26, 6, 0.000056),
+
+		errored(r(c, "capital", 1, "", false, 0, 0, 0, 0), "429 Too Many Requests: rate limited after 5 retries"),
+		failed(r(c, "math", 2, "The answer is\n\n`forty one` & [more](x)", false, 2400, 30, 12, 0), "numeric: got 41, want 42 (tolerance 0)", "not-icontains: found \"one\""),
+		failed(r(c, "unicode", 3, "Grösse\nor *Groesse*", false, 2100, 28, 9, 0), `exact: got "Grösse\nor *Groesse*"`),
+		r(c, "html", 4, "<b>bold</b>", true, 3050, 29, 11, 0),
+	}
+}
+
+// eval is a fixed run of three models: one passing its gate, one without
+// a gate, one below it and with a failed call.
+func eval(t *testing.T) *report.Eval {
+	gate := 0.5
+	return &report.Eval{
+		RunID:     "r-20260503-0900-7f3a",
+		Dataset:   "testdata/eval/capitals_v2.jsonl",
+		StartedAt: time.Date(2026, 5, 3, 11, 0, 0, 0, time.FixedZone("CEST", 2*3600)),
+		Models: []report.ModelStats{
+			stats("openai:gpt-4o-mini", 4, 3, 0, 1, report.Latency{P50: 592.75, P95: 1128.3, P99: 1193.7}, 80, 25, 0.0000271, &gate),
+			stats("anthropic:claude-haiku-4-5", 4, 3, 0, 0, report.Latency{P50: 890.5, P95: 1761.7, P99: 1872.3}, 96, 19, 0.000191, nil),
+			stats("ollama:llama3.2", 4, 1, 1, 0, report.Latency{P50: 2400, P95: 2985, P99: 3037}, 87, 32, 0, &gate),
+		},
+		Pairs: []report.Pair{
+			{A: "openai:gpt-4o-mini", B: "anthropic:claude-haiku-4-5", AOnly: 1, BOnly: 1, Both: 2, None: 0, P: 1},
+			{A: "openai:gpt-4o-mini", B: "ollama:llama3.2", AOnly: 3, BOnly: 1, Both: 0, None: 0, P: 0.625},
+			{A: "anthropic:claude-haiku-4-5", B: "ollama:llama3.2", AOnly: 2, BOnly: 0, Both: 1, None: 1, P: 0.5},
+		},
+		Results: once(t, evalResults()),
+	}
+}
+
+// once yields rs, failing the test when a report reads them twice.
+func once(t *testing.T, rs []report.Result) iter.Seq[report.Result] {
+	read := false
+	return func(yield func(report.Result) bool) {
+		if read {
+			t.Error("results read twice")
+		}
+		read = true
+		for _, r := range rs {
+			if !yield(r) {
+				return
+			}
+		}
+	}
+}
+
+// evalWriters are the eval reports by golden file name.
+func evalWriters(t *testing.T) map[string]func(io.Writer, *report.Eval) error {
+	t.Helper()
+	ws := map[string]func(io.Writer, *report.Eval) error{
+		"eval.junit.xml": report.WriteJUnit,
+		"eval.html":      report.WriteHTML,
+	}
+	ext := map[string]string{"table": "table", "json": "json", "jsonl": "jsonl", "csv": "csv", "markdown": "md"}
+	for _, format := range report.EvalFormats {
+		r, err := report.ForEvalFormat(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ext[format] == "" {
+			t.Fatalf("no golden file name for format %q", format)
+		}
+		ws["eval."+ext[format]] = r.WriteEval
+	}
+	return ws
+}
+
+func write(t *testing.T, f func(io.Writer, *report.Eval) error, e *report.Eval) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := f(&b, e); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestEvalReportsGolden(t *testing.T) {
+	ws := evalWriters(t)
+	names := make([]string, 0, len(ws))
+	for name := range ws {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			got := write(t, ws[name], eval(t))
+			path := filepath.Join("..", "..", "testdata", "report", name)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/report -update creates it)", err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s changed (go test ./internal/report -update if intended)\n--- got ---\n%s--- want ---\n%s", name, got, want)
+			}
+		})
+	}
+}
+
+type junitDoc struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	Suites   []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Props    []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
+		Cases []struct {
+			Classname string  `xml:"classname,attr"`
+			Name      string  `xml:"name,attr"`
+			Time      float64 `xml:"time,attr"`
+			Failure   *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"error"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func TestEvalJUnitParsesBack(t *testing.T) {
+	e := eval(t)
+	out := write(t, report.WriteJUnit, e)
+	var doc junitDoc
+	if err := xml.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc.Suites) != len(e.Models) {
+		t.Fatalf("%d suites, want %d", len(doc.Suites), len(e.Models))
+	}
+	if doc.Tests != 12 || doc.Failures != 4 || doc.Errors != 1 {
+		t.Errorf("testsuites tests=%d failures=%d errors=%d, want 12, 4, 1", doc.Tests, doc.Failures, doc.Errors)
+	}
+	found := false
+	for i, s := range doc.Suites {
+		m := e.Models[i]
+		failures, errs := 0, 0
+		for _, c := range s.Cases {
+			if c.Classname != s.Name {
+				t.Errorf("case %s of suite %s has classname %s", c.Name, s.Name, c.Classname)
+			}
+			if c.Failure != nil {
+				failures++
+			}
+			if c.Error != nil {
+				errs++
+			}
+			if c.Failure != nil && strings.Contains(c.Failure.Text, "answer: "+scriptAnswer+"\n") {
+				found = true
+			}
+		}
+		if s.Name != m.Model || s.Tests != m.Items || s.Failures != m.Items-m.Passed-m.Errors || s.Errors != m.Errors {
+			t.Errorf("suite %s tests=%d failures=%d errors=%d, want %+v", s.Name, s.Tests, s.Failures, s.Errors, m)
+		}
+		if len(s.Cases) != s.Tests || failures != s.Failures || errs != s.Errors {
+			t.Errorf("suite %s lists %d cases, %d failures, %d errors; its attributes say %d, %d, %d",
+				s.Name, len(s.Cases), failures, errs, s.Tests, s.Failures, s.Errors)
+		}
+	}
+	if c := doc.Suites[0].Cases[3]; c.Name != "html#0" || c.Time != 1.21 || c.Failure == nil || c.Failure.Message != `includes "<b>bold</b>": not found` {
+		t.Errorf("html case read back as %+v", c)
+	}
+	if c := doc.Suites[2].Cases[0]; c.Error == nil || !strings.Contains(c.Error.Message, "429") {
+		t.Errorf("errored case read back as %+v", c)
+	}
+	if !found {
+		t.Error("the <script> answer did not read back from the failure text")
+	}
+	if bytes.Contains(out, []byte("<script")) || bytes.Contains(out, []byte("<b>")) {
+		t.Errorf("model text written unescaped:\n%s", out)
+	}
+}
+
+func TestEvalJUnitNeedsResultsModelByModel(t *testing.T) {
+	rs := evalResults()
+	e := eval(t)
+	e.Results = slices.Values(append(rs[:1:1], rs[4], rs[1])) // a, b, a
+	if err := report.WriteJUnit(io.Discard, e); err == nil || !strings.Contains(err.Error(), "one after another") {
+		t.Errorf("interleaved models: got %v", err)
+	}
+	e.Results = slices.Values([]report.Result{{Model: "nobody", Item: "x"}})
+	if err := report.WriteJUnit(io.Discard, e); err == nil {
+		t.Error("result of an unknown model accepted")
+	}
+	// Without results, every model still has its suite and counts.
+	e.Results = nil
+	var doc junitDoc
+	if err := xml.Unmarshal(write(t, report.WriteJUnit, e), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Suites) != 3 || doc.Suites[2].Errors != 1 || len(doc.Suites[2].Cases) != 0 {
+		t.Errorf("suites without results: %+v", doc.Suites)
+	}
+}
+
+func TestEvalHTMLEscapesAndStaysOffline(t *testing.T) {
+	out := string(write(t, report.WriteHTML, eval(t)))
+	if strings.Contains(out, scriptAnswer) || strings.Count(out, "<script") != 1 {
+		t.Error("a model's <script> answer reached the page as markup")
+	}
+	if !strings.Contains(out, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("the <script> answer is not on the page as text")
+	}
+	if !strings.Contains(out, "Größe — 東京 ✓") {
+		t.Error("the unicode answer is not on the page")
+	}
+	for _, bad := range []string{"http://", "https://", `src="http`, `href="http`, "src=", "@import", "url("} {
+		if strings.Contains(out, bad) {
+			t.Errorf("page refers to %q", bad)
+		}
+	}
+	// The policy allows exactly the page's own style and script.
+	csp := regexp.MustCompile(`http-equiv="Content-Security-Policy" content="([^"]*)"`).FindStringSubmatch(out)
+	if csp == nil {
+		t.Fatal("no Content-Security-Policy")
+	}
+	for _, tag := range []string{"style", "script"} {
+		m := regexp.MustCompile(`(?s)<` + tag + `>(.*?)</` + tag + `>`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no <%s>", tag)
+		}
+		sum := sha256.Sum256([]byte(m[1]))
+		want := fmt.Sprintf("%s-src 'sha256-%s'", tag, base64.StdEncoding.EncodeToString(sum[:]))
+		if !strings.Contains(csp[1], want) {
+			t.Errorf("policy %q does not allow the page's <%s> (%s)", csp[1], tag, want)
+		}
+	}
+	for _, want := range []string{`id="chart-accuracy"`, `id="chart-latency"`, `id="chart-cost"`, `class="whisker"`, `class="mark"`, `class="gate"`, `class="bar below"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("page has no %s", want)
+		}
+	}
+	if n := strings.Count(out, "<tr class="); n != 12 {
+		t.Errorf("%d result rows, want 12", n)
+	}
+}
+
+func TestEvalHTMLListsAFirstPage(t *testing.T) {
+	rs := make([]report.Result, 20001)
+	for i := range rs {
+		rs[i] = report.Result{Model: "m", Item: fmt.Sprint(i), Pass: true}
+	}
+	e := &report.Eval{Models: []report.ModelStats{{Model: "m", Items: len(rs), Passed: len(rs), Accuracy: 1}}, Results: slices.Values(rs)}
+	out := string(write(t, report.WriteHTML, e))
+	if n := strings.Count(out, "<tr class="); n != 20000 {
+		t.Errorf("%d rows, want 20000", n)
+	}
+	if !strings.Contains(out, "the first 20,000 of 20,001 results") {
+		t.Error("no note of the results left out")
+	}
+}
+
+func TestEvalCSVParsesBack(t *testing.T) {
+	rows, err := csv.NewReader(bytes.NewReader(write(t, report.EvalCSV{}.WriteEval, eval(t)))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected"}
+	if !reflect.DeepEqual(rows[0], header) {
+		t.Errorf("header %q", rows[0])
+	}
+	rs := evalResults()
+	if len(rows) != 1+len(rs) {
+		t.Fatalf("%d rows, want %d", len(rows), 1+len(rs))
+	}
+	for i, r := range rs {
+		row := rows[1+i]
+		if row[0] != r.Model || row[1] != r.Item || row[11] != r.Error || row[12] != r.Answer || row[13] != strings.Join(r.Expected, " | ") {
+			t.Errorf("row %d %q does not match %+v", 1+i, row, r)
+		}
+	}
+	if row := rows[2]; row[6] != "true" || row[7] != "655" || row[10] != "0.0000081" {
+		t.Errorf("cached row %q", row)
+	}
+}
+
+func TestEvalJSONHasTheRequiredKeys(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(write(t, report.EvalJSON{}.WriteEval, eval(t)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"run_id", "dataset", "started_at", "models", "pairs"} {
+		if _, ok := doc[key]; !ok {
+			t.Errorf("no %q", key)
+		}
+	}
+	if _, ok := doc["results"]; ok {
+		t.Error("results in the JSON report")
+	}
+	models := doc["models"].([]any)
+	if len(models) != 3 {
+		t.Fatalf("%d models", len(models))
+	}
+	for _, m := range models {
+		m := m.(map[string]any)
+		for _, key := range []string{"model", "items", "passed", "accuracy", "ci_low", "ci_high", "errors", "cached", "latency_ms", "input_tokens", "output_tokens", "cost_usd"} {
+			if _, ok := m[key]; !ok {
+				t.Errorf("model %v has no %q", m["model"], key)
+			}
+		}
+		lat, _ := m["latency_ms"].(map[string]any)
+		for _, key := range []string{"p50", "p95", "p99"} {
+			if _, ok := lat[key]; !ok {
+				t.Errorf("model %v has no latency_ms.%s", m["model"], key)
+			}
+		}
+	}
+	if p := doc["pairs"].([]any)[1].(map[string]any); p["p_value"] != 0.625 || p["a_only"] != 3.0 {
+		t.Errorf("pair %v", p)
+	}
+}
+
+func TestEvalJSONLReadsBack(t *testing.T) {
+	out := write(t, report.EvalJSONL{}.WriteEval, eval(t))
+	var got []report.Result
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var r report.Result
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if want := evalResults(); !reflect.DeepEqual(got, want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, want)
+	}
+	if n := bytes.Count(out, []byte("\n")); n != 12 {
+		t.Errorf("%d lines, want 12", n)
+	}
+}
+
+func TestEvalMarkdown(t *testing.T) {
+	out := string(write(t, report.EvalMarkdown{}.WriteEval, eval(t)))
+	for _, want := range []string{
+		"| ❌ below 50.0% |", "| ✅ ≥ 50.0% |", // the gate column
+		`41 \| maybe 43`, // a pipe stays in its cell
+		"&lt;script&gt;alert\\(1\\)&lt;/script&gt;", // HTML stays text
+		"The answer is \\`forty one\\` &amp; \\[more\\]\\(x\\)",
+		"error: 429 Too Many Requests",
+		"<summary>5 failed results</summary>",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, scriptAnswer) {
+		t.Error("<script> answer written as HTML")
+	}
+
+	// No gates, no gate column; only the first 50 failures are listed.
+	rs := make([]report.Result, 60)
+	for i := range rs {
+		rs[i] = report.Result{Model: "m", Item: fmt.Sprint(i), Answer: "no"}
+	}
+	e := &report.Eval{Dataset: "d.jsonl", RunID: "r1", Models: []report.ModelStats{{Model: "m", Items: 60}}, Results: slices.Values(rs)}
+	out = string(write(t, report.EvalMarkdown{}.WriteEval, e))
+	if strings.Contains(out, "Gate") {
+		t.Errorf("gate column without gates:\n%s", out)
+	}
+	if !strings.Contains(out, "<summary>60 failed results (the first 50)</summary>") || strings.Count(out, "| no |") != 50 {
+		t.Errorf("failures not cut at 50:\n%s", out)
+	}
+}
+
+func TestEmptyEval(t *testing.T) {
+	for name, f := range evalWriters(t) {
+		var b bytes.Buffer
+		if err := f(&b, &report.Eval{RunID: "r0", Dataset: "empty.jsonl"}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if name == "eval.json" && !bytes.Contains(b.Bytes(), []byte(`"models": []`)) {
+			t.Errorf("empty JSON report should have an empty models array, got %s", b.String())
+		}
+	}
+	if _, err := report.ForEvalFormat("xml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+	if r, err := report.ForEvalFormat("md"); err != nil || r != (report.EvalMarkdown{}) {
+		t.Errorf("md: %v, %v", r, err)
+	}
+}
+
+func TestEvalJUnitControlCharacters(t *testing.T) {
+	e := &report.Eval{
+		Models:  []report.ModelStats{{Model: "m", Items: 1}},
+		Results: slices.Values([]report.Result{{Model: "m", Item: "a\x00b", Answer: "\x1b[31mred\x1b[0m \ufffe", Reasons: []string{"bad\x07"}}}),
+	}
+	out := write(t, report.WriteJUnit, e)
+	var doc junitDoc
+	if err := xml.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("%v\n%q", err, out)
+	}
+	if len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 || doc.Suites[0].Cases[0].Failure == nil {
+		t.Errorf("read back as %+v", doc)
+	}
+}

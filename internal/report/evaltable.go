@@ -1,0 +1,60 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// EvalTable writes the models side by side as an aligned plain-text table
+// for a terminal, then one line per pair of models.
+type EvalTable struct{}
+
+// WriteEval implements EvalReporter.
+func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
+	bw := bufio.NewWriter(w)
+	if len(e.Models) == 0 {
+		fmt.Fprintln(bw, "No models evaluated.")
+		return bw.Flush()
+	}
+	gated := e.anyGate()
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	header := []string{"MODEL", "ITEMS", "PASSED", "ACCURACY (95% CI)", "ERRORS", "CACHED", "P50", "P95", "TOKENS IN", "TOKENS OUT", "COST"}
+	if gated {
+		header = append(header, "GATE")
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, m := range e.Models {
+		p50, p95, _ := latencies(m)
+		row := []string{
+			oneLine(m.Model),
+			strconv.Itoa(m.Items),
+			strconv.Itoa(m.Passed),
+			accuracyCI(m),
+			strconv.Itoa(m.Errors),
+			strconv.Itoa(m.Cached),
+			p50,
+			p95,
+			thousands(m.InputTokens),
+			thousands(m.OutputTokens),
+			dollars(m.CostUSD),
+		}
+		if gated {
+			row = append(row, gateText(m))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(e.Pairs) > 0 {
+		fmt.Fprintln(bw)
+		for _, p := range e.Pairs {
+			fmt.Fprintln(bw, oneLine(p.String()))
+		}
+	}
+	return bw.Flush()
+}
