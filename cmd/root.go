@@ -104,7 +104,7 @@ the variable, and the variable over the default.`,
 	pf.BoolVarP(&f.Globals.Verbose, "verbose", "v", false, "log each step to standard error")
 	cmdutil.DocumentEnv(pf)
 
-	root.AddCommand(NewSummarizeCmd(f, nil), NewVersionCmd(f), NewCompletionCmd(f))
+	root.AddCommand(NewSummarizeCmd(f, nil), NewEvalCmd(f, nil), NewRunsCmd(f), NewVersionCmd(f), NewCompletionCmd(f))
 	root.InitDefaultHelpCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "help" {

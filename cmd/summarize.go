@@ -272,7 +272,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return writeEstimate(f, o, res)
 	}
 
-	if err := writeReport(o.Output, f.IOStreams.Out, reporter, &res.Changelog); err != nil {
+	if err := cmdutil.WriteFile(o.Output, f.IOStreams.Out, func(w io.Writer) error { return reporter.Write(w, &res.Changelog) }); err != nil {
 		return err
 	}
 	if o.StepSummary {
@@ -316,50 +316,14 @@ func writeEstimate(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Resul
 	return err
 }
 
-// writeReport writes to stdout, or to path through a temporary file renamed
-// into place, so a failed run never leaves half a changelog behind.
-func writeReport(path string, stdout io.Writer, r report.Reporter, c *report.Changelog) error {
-	if path == "" || path == "-" {
-		return r.Write(stdout, c)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("--output %s: %w. Try: a path in a writable directory", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := r.Write(tmp, c); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	mode := os.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm() // replacing a file keeps who may read it
-	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	return nil
-}
-
 // appendStepSummary adds the Markdown changelog to a GitHub Actions job summary.
 func appendStepSummary(path string, c *report.Changelog) error {
 	var b bytes.Buffer
 	if err := (report.Markdown{}).Write(&b, c); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
+	if err := cmdutil.AppendFile(path, append(b.Bytes(), '\n')); err != nil {
 		return fmt.Errorf("--step-summary: %w", err)
 	}
-	if _, err := f.Write(append(b.Bytes(), '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("--step-summary: %w", err)
-	}
-	return f.Close()
+	return nil
 }

@@ -13,6 +13,7 @@ const (
 	ExitOK          = 0
 	ExitFailure     = 1
 	ExitUsage       = 2
+	ExitGate        = 3
 	ExitInterrupted = 130
 )
 
@@ -21,6 +22,7 @@ const ExitCodesHelp = `Exit codes:
   0    success (also when there is nothing to do)
   1    error: a repository, the database or a provider failed, or --max-cost was reached
   2    usage: a flag, argument or DIGEST_* value is invalid
+  3    eval: a model's accuracy is below --min-accuracy (every report is written first)
   130  interrupted (SIGINT/SIGTERM); everything finished so far is stored`
 
 // ExitError carries the exit code an error should end the process with.

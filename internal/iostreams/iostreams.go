@@ -13,16 +13,19 @@ import (
 
 // IOStreams are a command's standard streams.
 type IOStreams struct {
+	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 
+	stdoutTTY bool
 	stderrTTY bool
 }
 
 // System returns the process's own streams.
 func System() *IOStreams {
 	return &IOStreams{
-		Out: os.Stdout, ErrOut: os.Stderr,
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		stderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 }
@@ -30,8 +33,15 @@ func System() *IOStreams {
 // Test returns streams backed by buffers, none of them a terminal.
 func Test() (ios *IOStreams, out, errOut *bytes.Buffer) {
 	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{Out: out, ErrOut: errOut}, out, errOut
+	return &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}, out, errOut
 }
+
+// IsStdoutTTY reports whether standard output is a terminal: tables for
+// people there, JSON for programs elsewhere.
+func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
+
+// SetStdoutTTY overrides terminal detection, for tests.
+func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
 
 // IsStderrTTY reports whether standard error is a terminal.
 func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }

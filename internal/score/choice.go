@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // maxChoices is how many choices letters name: A to Z.
@@ -103,6 +104,14 @@ func normChoice(s string) string {
 // of one of the choices, a letter ("B"), or any answer form ("(B)",
 // "Answer: B").
 func expectedChoice(v string, choices []string) (int, bool) {
+	// A lone letter is a letter, as inspect reads targets (and as the
+	// dataset reader writes them), even when some choice's text is that letter.
+	if t := strings.TrimSpace(v); len(t) == 1 && isASCIILetter(t[0]) {
+		i := int(unicode.ToUpper(rune(t[0])) - 'A')
+		if len(choices) == 0 || i < len(choices) {
+			return i, true
+		}
+	}
 	if len(choices) > 0 {
 		if i, ok := choiceText(v, choices); ok {
 			return i, true

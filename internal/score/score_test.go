@@ -687,3 +687,15 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// An expected letter is a letter even when a choice's text is a letter too.
+func TestExpectedLetterWinsOverChoiceText(t *testing.T) {
+	it := dataset.Item{ID: "x", Line: 1, Format: dataset.Inspect, Choices: []string{"B", "A"}, Expected: []string{"A"}}
+	s := &Scorer{}
+	for answer, want := range map[string]bool{"A": true, "The answer is A.": true, "B": false} {
+		r, err := s.Score(context.Background(), it, answer)
+		if err != nil || r.Pass != want {
+			t.Errorf("answer %q: pass %v, %v; want %v", answer, r.Pass, err, want)
+		}
+	}
+}

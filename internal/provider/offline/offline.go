@@ -40,7 +40,13 @@ func (p *Provider) Complete(ctx context.Context, req provider.Request) (provider
 	}
 	commits := prompt.Parse(input.String())
 	if len(commits) == 0 {
-		return provider.Response{}, fmt.Errorf("offline: the request holds no commits to summarize; the offline model only writes commit summaries")
+		// Any other prompt (an eval item) gets its own last line back: a
+		// free, deterministic baseline that exercises the whole pipeline.
+		text, ok := echo(req)
+		if !ok {
+			return provider.Response{}, fmt.Errorf("offline: the request has no user message to answer")
+		}
+		return provider.Response{Text: text, Usage: provider.Usage{InputTokens: p.count(input.String()), OutputTokens: p.count(text)}}, nil
 	}
 	answers := make([]prompt.Answer, len(commits))
 	for i, c := range commits {
@@ -51,6 +57,18 @@ func (p *Provider) Complete(ctx context.Context, req provider.Request) (provider
 		Text:  text,
 		Usage: provider.Usage{InputTokens: p.count(input.String()), OutputTokens: p.count(text)},
 	}, nil
+}
+
+// echo is the last non-empty line of the last user message.
+func echo(req provider.Request) (string, bool) {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role != "user" {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(req.Messages[i].Content), "\n")
+		return strings.TrimSpace(lines[len(lines)-1]), true
+	}
+	return "", false
 }
 
 // Summarize writes one commit's summary: the message's subject and first

@@ -271,6 +271,17 @@ func TestSummaryManyFilesStaysShort(t *testing.T) {
 	}
 }
 
+// Any prompt that is not a commit request gets its last line back: the
+// offline model is a free baseline for digest eval.
+func TestOtherPromptsAreEchoed(t *testing.T) {
+	p, _ := newProvider(t)
+	resp, err := p.Complete(context.Background(), provider.Request{Messages: []provider.Message{
+		{Role: "user", Content: "What is 6 times 7?\nAnswer with a number.\n"}}})
+	if err != nil || resp.Text != "Answer with a number." || resp.Usage.InputTokens == 0 {
+		t.Errorf("Complete = %+v, %v", resp, err)
+	}
+}
+
 func TestCompleteErrors(t *testing.T) {
 	p, _ := newProvider(t)
 	tests := []struct {
@@ -279,9 +290,8 @@ func TestCompleteErrors(t *testing.T) {
 		req  provider.Request
 		is   error
 	}{
-		{"no commits", context.Background, prompt.Request("offline", nil), nil},
-		{"not a commit request", context.Background, provider.Request{Messages: []provider.Message{{Role: "user", Content: "Write a poem."}}}, nil},
 		{"empty request", context.Background, provider.Request{}, nil},
+		{"no user message", context.Background, provider.Request{System: "s", Messages: []provider.Message{{Role: "assistant", Content: "hi"}}}, nil},
 		{"cancelled", func() context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()

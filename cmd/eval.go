@@ -1,0 +1,404 @@
+package cmd
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/dataset"
+	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/eval"
+	"github.com/digest-cli/digest/internal/models"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/score"
+)
+
+// EvalOptions are the eval command's flags and arguments.
+type EvalOptions struct {
+	Factory *cmdutil.Factory
+
+	Dataset     string
+	Models      []string
+	Temperature float64
+	MaxTokens   int
+	Seed        int
+	Repeat      int
+	System      string
+	Limit       int
+	Assert      string
+	Tolerance   float64
+	Judge       string
+	Prompt      string
+	SkipInvalid bool
+	Concurrency int
+	Timeout     time.Duration
+	BaseURL     string
+	RPM, TPM    int
+	ModelConfig string
+	DryRun      bool
+	MaxCost     float64
+	Format      string
+	Output      string
+	JUnit       string
+	HTML        string
+	MinAccuracy string
+	Tokenizer   string
+
+	set func(name string) bool // whether a flag was given, for the optional parameters
+}
+
+// NewEvalCmd builds `digest eval`.
+func NewEvalCmd(f *cmdutil.Factory, runF func(context.Context, *EvalOptions) error) *cobra.Command {
+	o := &EvalOptions{Factory: f}
+	cmd := &cobra.Command{
+		Use:   "eval DATASET --models MODEL[,MODEL...]",
+		Short: "Run a prompt dataset against models and compare their scores",
+		Long: `Send every item of a JSON Lines dataset (- for standard input) to every model,
+score the answers, and report accuracy with its 95% interval, latency, tokens and
+cost per model, and how each pair of models compares on the same items.
+
+Each line is one item, in digest's own format, openai/evals, inspect_ai or promptfoo
+(with --prompt). Every answer is stored under a hash of everything that shaped it:
+running the same command again asks only for what is missing, and a finished run
+costs nothing to rerun. With --min-accuracy, a model below the mark makes digest
+exit 3 after writing every report.`,
+		Example: cmdutil.Example(
+			"digest eval testdata/eval/arithmetic.jsonl --models offline",
+			"digest eval qa.jsonl --models openai:gpt-4o-mini,anthropic:claude-haiku-4-5 --repeat 3",
+			"digest eval qa.jsonl --models ollama:llama3.2 --assert icontains --html report.html",
+			"digest eval qa.jsonl --models openai:gpt-4o-mini --min-accuracy 0.85 --junit junit.xml   # in CI",
+			"digest eval cases.jsonl --prompt prompt.txt --models openai:gpt-4o-mini --dry-run"),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Dataset = args[0]
+			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runEval(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVarP(&o.Models, "models", "m", []string{provider.Offline}, "models to evaluate, comma separated (PROVIDER:MODEL or offline)")
+	fl.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature (default: the provider's)")
+	fl.IntVar(&o.MaxTokens, "max-tokens", 512, "output tokens per answer, at most")
+	fl.IntVar(&o.Seed, "seed", 0, "sampling seed, for providers that take one (default: none)")
+	fl.IntVar(&o.Repeat, "repeat", 1, "ask every item this many times; each repeat is its own result")
+	fl.StringVar(&o.System, "system", "", "system prompt for items that have none")
+	fl.IntVar(&o.Limit, "limit", 0, "only the first N items (0: all)")
+	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, judge")
+	fl.Float64Var(&o.Tolerance, "tolerance", score.DefaultTolerance, "numeric assertions pass within this distance, absolute or relative")
+	fl.StringVar(&o.Judge, "judge", "", "grading model for judge assertions (PROVIDER:MODEL)")
+	fl.StringVar(&o.Prompt, "prompt", "", "prompt template with {{var}} placeholders, for promptfoo test cases")
+	fl.BoolVar(&o.SkipInvalid, "skip-invalid", false, "report and skip dataset lines that cannot be read, instead of stopping")
+	fl.IntVarP(&o.Concurrency, "concurrency", "j", 4, "requests in flight per model, at most")
+	fl.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up on one attempt after this long (it is retried)")
+	fl.StringVar(&o.BaseURL, "base-url", "", "endpoint of the models' server, for OpenAI-compatible servers and proxies")
+	fl.IntVar(&o.RPM, "rpm", 0, "requests per minute each model allows (0: the built-in figure, else learned)")
+	fl.IntVar(&o.TPM, "tpm", 0, "tokens per minute each model allows (0: the built-in figure, else learned)")
+	fl.StringVar(&o.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "count the requests, tokens and cost, and send nothing")
+	fl.Float64Var(&o.MaxCost, "max-cost", 0, "send nothing that could take the run's cost past this many US dollars (0: no limit)")
+	fl.StringVarP(&o.Format, "format", "f", "", "output: table (default on a terminal), json (default elsewhere), jsonl, csv, markdown")
+	fl.StringVarP(&o.Output, "output", "o", "", "write the report to this file instead of standard output")
+	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	fl.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
+	fl.StringVar(&o.MinAccuracy, "min-accuracy", "", "fail (exit 3) below this accuracy: 0.85 for every model, or MODEL=0.85,...")
+	fl.StringVar(&o.Tokenizer, "tokenizer", budget.DefaultTokenizer, "vocabulary that counts tokens for limits and --dry-run")
+	cmdutil.DocumentEnv(fl)
+	return cmd
+}
+
+// parseGates reads --min-accuracy.
+func parseGates(s string, specs []provider.Spec) (eval.Gates, error) {
+	gates := eval.Gates{}
+	if strings.TrimSpace(s) == "" {
+		return gates, nil
+	}
+	known := map[string]bool{}
+	for _, sp := range specs {
+		known[sp.String()] = true
+	}
+	for _, part := range strings.Split(s, ",") {
+		model, value, hasModel := strings.Cut(strings.TrimSpace(part), "=")
+		if !hasModel {
+			value, model = model, ""
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || v < 0 || v > 1 {
+			return nil, fmt.Errorf("--min-accuracy %q: %q is not an accuracy between 0 and 1. Try: --min-accuracy 0.85 or --min-accuracy openai:gpt-4o-mini=0.85", s, value)
+		}
+		if model != "" {
+			if spec, err := provider.ParseSpec(model); err != nil || !known[spec.String()] {
+				return nil, fmt.Errorf("--min-accuracy names %q, which is not among --models", model)
+			} else {
+				model = spec.String()
+			}
+		}
+		gates[model] = v
+	}
+	return gates, nil
+}
+
+func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, error) {
+	var cfg eval.Options
+	switch {
+	case o.Repeat < 1:
+		return cfg, nil, cmdutil.UsageError("--repeat must be at least 1, got %d", o.Repeat)
+	case o.Concurrency < 1:
+		return cfg, nil, cmdutil.UsageError("--concurrency must be at least 1, got %d", o.Concurrency)
+	case o.MaxTokens < 1:
+		return cfg, nil, cmdutil.UsageError("--max-tokens must be at least 1, got %d", o.MaxTokens)
+	case o.Limit < 0 || o.RPM < 0 || o.TPM < 0 || o.MaxCost < 0 || o.Timeout < 0 || o.Tolerance < 0:
+		return cfg, nil, cmdutil.UsageError("--limit, --rpm, --tpm, --max-cost, --timeout and --tolerance cannot be negative")
+	case len(o.Models) == 0:
+		return cfg, nil, cmdutil.UsageError("--models is empty. Try: --models offline, or --models openai:gpt-4o-mini")
+	}
+	if o.Format != "" {
+		if _, err := report.ForEvalFormat(o.Format); err != nil {
+			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
+		}
+	}
+	var file models.File
+	if o.ModelConfig != "" {
+		var err error
+		if file, err = models.LoadFile(o.ModelConfig); err != nil {
+			return cfg, nil, cmdutil.AsUsage(err)
+		}
+	}
+	var specs []provider.Spec
+	seen := map[string]bool{}
+	for _, m := range o.Models {
+		spec, err := provider.ParseSpec(m)
+		if err != nil {
+			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--models: %w", err))
+		}
+		if seen[spec.String()] {
+			return cfg, nil, cmdutil.UsageError("--models names %s twice", spec)
+		}
+		seen[spec.String()] = true
+		specs = append(specs, spec)
+		info := file.Lookup(spec)
+		if o.MaxCost > 0 && !info.Known {
+			return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --model-config with its price", spec)
+		}
+		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: o.BaseURL, Price: info.Price,
+			Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}})
+	}
+	gates, err := parseGates(o.MinAccuracy, specs)
+	if err != nil {
+		return cfg, nil, cmdutil.AsUsage(err)
+	}
+	cfg.Params = eval.Params{MaxTokens: o.MaxTokens, Repeat: o.Repeat, System: o.System}
+	if o.set("temperature") {
+		cfg.Params.Temperature = &o.Temperature
+	}
+	if o.set("seed") {
+		cfg.Params.Seed = &o.Seed
+	}
+	if o.Assert != "" {
+		if err := score.CheckType(o.Assert); err != nil {
+			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--assert: %w", err))
+		}
+	}
+	tolerance := o.Tolerance
+	if o.set("tolerance") && tolerance == 0 {
+		tolerance = -1 // the scorer reads 0 as its default; exactly 0 means exact
+	}
+	cfg.Scorer = &score.Scorer{Default: o.Assert, Tolerance: tolerance}
+	cfg.Read = dataset.Options{Name: o.Dataset, SkipInvalid: o.SkipInvalid}
+	if o.Prompt != "" {
+		tmpl, err := os.ReadFile(o.Prompt)
+		if err != nil {
+			return cfg, nil, cmdutil.UsageError("--prompt: %v. Try: a file holding the prompt template", err)
+		}
+		cfg.Read.Template = string(tmpl)
+	}
+	cfg.Dataset, cfg.Limit, cfg.Concurrency, cfg.Timeout, cfg.DryRun, cfg.MaxCost = o.Dataset, o.Limit, o.Concurrency, o.Timeout, o.DryRun, o.MaxCost
+	return cfg, gates, nil
+}
+
+func runEval(ctx context.Context, o *EvalOptions) error {
+	f := o.Factory
+	cfg, gates, err := o.config(f)
+	if err != nil {
+		return err
+	}
+	for _, path := range []string{o.Output, o.JUnit, o.HTML} {
+		if path != "" && path != "-" {
+			if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
+				return cmdutil.UsageError("%s: directory %s does not exist. Try: create it first, or another path", path, filepath.Dir(path))
+			}
+		}
+	}
+	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
+		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
+	}
+	if !o.DryRun {
+		for i, m := range cfg.Models {
+			if cfg.Models[i].Provider, err = f.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
+				return err
+			}
+		}
+		if o.Judge != "" {
+			if cfg.Scorer.Judge, err = judge(f, o, cfg.Tokenizer); err != nil {
+				return err
+			}
+		}
+	}
+	src := io.Reader(f.IOStreams.In)
+	if o.Dataset != "-" {
+		file, err := dataset.Open(o.Dataset)
+		if err != nil {
+			return cmdutil.AsUsage(err)
+		}
+		defer file.Close()
+		src = file
+	}
+	cfg.Source = src
+	if _, statErr := os.Stat(f.Globals.DB); !o.DryRun || statErr == nil {
+		st, err := f.Store(ctx)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cfg.Store = st
+	}
+	cfg.Log = f.Logger()
+	bar := f.IOStreams.NewProgress("evaluating", !f.Globals.Quiet)
+	bar.Start(-1)
+	cfg.Progress = bar
+	started := time.Now()
+	out, err := eval.Run(ctx, cfg)
+	bar.Finish()
+	if out != nil {
+		for _, le := range out.Skipped {
+			fmt.Fprintf(f.IOStreams.ErrOut, "digest: skipped %v\n", le)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) && out != nil {
+			return cmdutil.Interrupted(fmt.Sprintf("interrupted; results so far are stored in %s as run %s: run the same command again to continue", f.Globals.DB, out.RunID))
+		}
+		return err
+	}
+	if o.DryRun {
+		return writeEvalEstimate(f, o, out)
+	}
+	run, _, err := cfg.Store.Run(ctx, out.RunID)
+	if err != nil {
+		return err
+	}
+	rep, err := eval.Report(ctx, cfg.Store, run, gates)
+	if err != nil {
+		return err
+	}
+	if err := writeEvalReports(f, o, rep); err != nil {
+		return err
+	}
+	f.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %s",
+		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, time.Since(started).Round(time.Millisecond))
+	if out.NotSent > 0 {
+		return fmt.Errorf("stopped before --max-cost $%g: %d results left unrequested. Try: a higher --max-cost, and run again to continue", o.MaxCost, out.NotSent)
+	}
+	return gateError(rep)
+}
+
+// gateError fails the run, exit 3, when a model is below its --min-accuracy.
+func gateError(rep *report.Eval) error {
+	var below []string
+	for _, m := range rep.Models {
+		if m.BelowGate {
+			below = append(below, fmt.Sprintf("%s %.1f%% < %.1f%%", m.Model, 100*m.Accuracy, 100**m.MinAccuracy))
+		}
+	}
+	if len(below) == 0 {
+		return nil
+	}
+	return &cmdutil.ExitError{Code: cmdutil.ExitGate, Err: fmt.Errorf("below --min-accuracy: %s", strings.Join(below, ", "))}
+}
+
+// writeEvalReports writes the report in every form asked for: the main
+// format, JUnit, HTML, and the GitHub step summary when there is one.
+func writeEvalReports(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval) error {
+	format := o.Format
+	if format == "" {
+		format = "json"
+		if f.IOStreams.IsStdoutTTY() && (o.Output == "" || o.Output == "-") {
+			format = "table"
+		}
+	}
+	r, err := report.ForEvalFormat(format)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.WriteFile(o.Output, f.IOStreams.Out, func(w io.Writer) error { return r.WriteEval(w, rep) }); err != nil {
+		return err
+	}
+	if o.JUnit != "" {
+		if err := cmdutil.WriteFile(o.JUnit, nil, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {
+			return err
+		}
+	}
+	if o.HTML != "" {
+		if err := cmdutil.WriteFile(o.HTML, nil, func(w io.Writer) error { return report.WriteHTML(w, rep) }); err != nil {
+			return err
+		}
+	}
+	if path := f.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		var b bytes.Buffer
+		md, _ := report.ForEvalFormat("markdown")
+		if err := md.WriteEval(&b, rep); err != nil {
+			return err
+		}
+		return cmdutil.AppendFile(path, b.Bytes())
+	}
+	return nil
+}
+
+func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) error {
+	if o.Format == "json" || o.Format == "jsonl" || !f.IOStreams.IsStdoutTTY() && o.Format == "" {
+		return json.NewEncoder(f.IOStreams.Out).Encode(struct {
+			DryRun bool            `json:"dry_run"`
+			Items  int             `json:"items"`
+			Models []eval.Estimate `json:"models"`
+		}{true, out.Items, out.Estimate})
+	}
+	for _, e := range out.Estimate {
+		if _, err := fmt.Fprintf(f.IOStreams.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, at most $%.4f\n",
+			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, e.CostUSD); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// judge builds the grading model's verdicts, through an engine of its own.
+func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer) (score.Judge, error) {
+	spec, err := provider.ParseSpec(o.Judge)
+	if err != nil {
+		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))
+	}
+	p, err := f.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, BaseURL: o.BaseURL, Concurrency: o.Concurrency})
+	if err != nil {
+		return nil, err
+	}
+	info := models.Lookup(spec)
+	eng := &engine.Engine{Provider: p, Concurrency: o.Concurrency, Timeout: o.Timeout,
+		Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}}
+	return eval.NewJudge(eng, spec.Model), nil
+}

@@ -1,0 +1,206 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/fakeprovider"
+)
+
+// A fake provider whose models know different sums: "strong" answers every
+// question right, "weak" only those with an even first operand.
+func arithmeticServer(t *testing.T) *fakeprovider.Server {
+	return fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Answer: func(r fakeprovider.Received) string {
+		q := r.Messages[len(r.Messages)-1].Content
+		var a, b int
+		if _, err := fmt.Sscanf(q, "What is %d + %d?", &a, &b); err != nil {
+			return "I cannot tell."
+		}
+		if r.Model == "weak" && a%2 == 1 {
+			return "The answer is 0."
+		}
+		return "The answer is " + strconv.Itoa(a+b) + "."
+	}})
+}
+
+func writeDataset(t *testing.T, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sums.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// sums is ten native items "What is A + B?" with numeric expectations; A is
+// odd in four of them.
+func sums(t *testing.T) string {
+	var lines []string
+	for i, a := range []int{2, 3, 4, 5, 6, 8, 10, 11, 12, 13} {
+		lines = append(lines, `{"id": "q`+strconv.Itoa(i)+`", "prompt": "What is `+strconv.Itoa(a)+` + `+strconv.Itoa(i)+`?", "expected": "`+strconv.Itoa(a+i)+`", "assert": [{"type": "numeric"}]}`)
+	}
+	return writeDataset(t, lines...)
+}
+
+type evalJSON struct {
+	RunID  string `json:"run_id"`
+	Models []struct {
+		Model    string  `json:"model"`
+		Items    int     `json:"items"`
+		Passed   int     `json:"passed"`
+		Accuracy float64 `json:"accuracy"`
+		CILow    float64 `json:"ci_low"`
+		CIHigh   float64 `json:"ci_high"`
+		Errors   int     `json:"errors"`
+		Cached   int     `json:"cached"`
+		Latency  struct {
+			P50 float64 `json:"p50"`
+		} `json:"latency_ms"`
+		InputTokens int `json:"input_tokens"`
+	} `json:"models"`
+	Pairs []struct {
+		AOnly int     `json:"a_only"`
+		BOnly int     `json:"b_only"`
+		P     float64 `json:"p_value"`
+	} `json:"pairs"`
+}
+
+func TestEvalScoresComparesAndRerunsForFree(t *testing.T) {
+	srv := arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	data := sums(t)
+	dir := t.TempDir()
+	junit, html := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.html")
+	args := []string{"eval", data, "--models", "openai:strong,openai:weak", "--base-url", srv.OpenAIBaseURL(),
+		"-f", "json", "--junit", junit, "--html", html}
+	res := h.run(context.Background(), args...)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	var rep evalJSON
+	if err := json.Unmarshal([]byte(res.out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, res.out)
+	}
+	strong, weak := rep.Models[0], rep.Models[1]
+	if strong.Model != "openai:strong" || strong.Items != 10 || strong.Passed != 10 || weak.Passed != 6 || weak.Errors != 0 {
+		t.Fatalf("models %+v", rep.Models)
+	}
+	// Wilson 95% for 6/10, by hand: p̂ = 0.6, z² = 3.8415, denominator
+	// 1 + z²/n = 1.38415, centre (0.6 + 0.19207)/1.38415 = 0.57225,
+	// half-width 1.95996·√(0.024 + 0.0096036)/1.38415 = 0.25957.
+	if math.Abs(weak.CILow-0.3127) > 5e-4 || math.Abs(weak.CIHigh-0.8318) > 5e-4 {
+		t.Errorf("weak interval [%.4f, %.4f], want [0.3127, 0.8318]", weak.CILow, weak.CIHigh)
+	}
+	// McNemar: strong alone passed 4 items, weak alone none: p = 2 × 0.5⁴ = 0.125.
+	if p := rep.Pairs[0]; p.AOnly != 4 || p.BOnly != 0 || math.Abs(p.P-0.125) > 1e-12 {
+		t.Errorf("pair %+v, want 4 / 0, p = 0.125", p)
+	}
+	if srv.Stats().Requests != 20 {
+		t.Errorf("%d requests, want 20", srv.Stats().Requests)
+	}
+	var suites struct {
+		Suites []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil || xml.Unmarshal(b, &suites) != nil || len(suites.Suites) != 2 || suites.Suites[1].Failures != 4 || suites.Suites[1].Tests != 10 {
+		t.Errorf("junit: %+v, %v", suites, err)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "openai:weak") {
+		t.Errorf("html report: %v", err)
+	}
+
+	before := srv.Stats().Requests
+	again := h.run(context.Background(), args...)
+	var rep2 evalJSON
+	json.Unmarshal([]byte(again.out), &rep2)
+	if again.code != 0 || srv.Stats().Requests != before {
+		t.Fatalf("rerun: exit %d, %d new requests, want none", again.code, srv.Stats().Requests-before)
+	}
+	if rep2.RunID == rep.RunID || rep2.Models[1].Passed != 6 || rep2.Models[1].Cached != 10 || rep2.Models[0].Latency.P50 != strong.Latency.P50 || rep2.Models[0].InputTokens != strong.InputTokens {
+		t.Errorf("rerun report %+v: want the same scores, all cached, original latency and tokens", rep2.Models)
+	}
+
+	list := h.run(context.Background(), "runs", "list", "--format", "json")
+	if list.code != 0 || strings.Count(list.out, `"id"`) != 2 {
+		t.Errorf("runs list: %d %s", list.code, list.out)
+	}
+	show := h.run(context.Background(), "runs", "show", rep.RunID, "-f", "json")
+	var shown evalJSON
+	if show.code != 0 || json.Unmarshal([]byte(show.out), &shown) != nil || shown.Models[1].Passed != 6 || shown.Models[1].Cached != 0 {
+		t.Errorf("runs show: %d %s", show.code, show.out)
+	}
+}
+
+func TestEvalGateFailsWithExit3AfterWritingReports(t *testing.T) {
+	srv := arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	h.env["GITHUB_STEP_SUMMARY"] = summary
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	res := h.run(context.Background(), "eval", sums(t), "--models", "openai:strong,openai:weak", "--base-url", srv.OpenAIBaseURL(),
+		"--min-accuracy", "0.8", "--junit", junit, "-f", "markdown")
+	if res.code != 3 || !strings.Contains(res.errOut, "below --min-accuracy: openai:weak 60.0% < 80.0%") {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	for _, path := range []string{junit, summary} {
+		if info, err := os.Stat(path); err != nil || info.Size() == 0 {
+			t.Errorf("%s not written before the gate failed: %v", path, err)
+		}
+	}
+	if res := h.run(context.Background(), "eval", sums(t), "--models", "openai:strong,openai:weak", "--base-url", srv.OpenAIBaseURL(),
+		"--min-accuracy", "openai:strong=0.9", "-f", "json"); res.code != 0 {
+		t.Errorf("a gate on the strong model alone: exit %d: %s", res.code, res.errOut)
+	}
+}
+
+func TestEvalOfflineDryRunAndBadInput(t *testing.T) {
+	h := newHarness(t)
+	data := sums(t)
+	if res := h.run(context.Background(), "eval", data, "-f", "json"); res.code != 0 || !strings.Contains(res.out, `"model": "offline"`) {
+		t.Errorf("offline eval: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	dry := newHarness(t)
+	res := dry.run(context.Background(), "eval", data, "--models", "openai:gpt-4o-mini", "--dry-run", "-f", "json")
+	if res.code != 0 || !strings.Contains(res.out, `"requests":10`) {
+		t.Errorf("dry run: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	if _, err := os.Stat(dry.db); !os.IsNotExist(err) {
+		t.Error("a dry run created the database")
+	}
+	bad := writeDataset(t, `{"prompt": "ok", "expected": "1"}`, `{"prompt": 7}`, `not json`)
+	res = h.run(context.Background(), "eval", bad)
+	if res.code == 0 || !strings.Contains(res.errOut, bad+":2:") {
+		t.Errorf("bad line: exit %d: %q", res.code, res.errOut)
+	}
+	res = h.run(context.Background(), "eval", bad, "--skip-invalid", "-f", "json")
+	if res.code != 0 || strings.Count(res.errOut, "skipped") != 2 {
+		t.Errorf("--skip-invalid: exit %d: %q", res.code, res.errOut)
+	}
+	for _, args := range [][]string{
+		{"eval", data, "--repeat", "0"},
+		{"eval", data, "--models", "gpt4"},
+		{"eval", data, "--min-accuracy", "1.5"},
+		{"eval", data, "--min-accuracy", "openai:x=0.5"},
+		{"eval", data, "-f", "yaml"},
+		{"eval", filepath.Join(t.TempDir(), "missing.jsonl")},
+	} {
+		if res := h.run(context.Background(), args...); res.code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, res.code, res.errOut)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/eval"
+)
+
+// NewRunsCmd builds `digest runs`: past evaluation runs, read back from the
+// store without any call.
+func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List and show past evaluation runs",
+		Long:  "Read past digest eval runs back from the database, without sending anything.",
+		Example: cmdutil.Example(
+			"digest runs list",
+			"digest runs show 20261130-101500-3fa2c1 --format markdown",
+			"digest runs show 20261130 --html report.html"),
+	}
+	var listFormat string
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List past evaluation runs, newest first",
+		Example: cmdutil.Example("digest runs list", "digest runs list --format json | jq -r '.[0].id'"),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			runs, err := st.Runs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			switch listFormat {
+			case "json":
+				type row struct {
+					ID       string     `json:"id"`
+					Dataset  string     `json:"dataset"`
+					Models   []string   `json:"models"`
+					Created  time.Time  `json:"created_at"`
+					Finished *time.Time `json:"finished_at"`
+				}
+				out := make([]row, 0, len(runs))
+				for _, r := range runs {
+					rr := row{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt}
+					if !r.FinishedAt.IsZero() {
+						rr.Finished = &r.FinishedAt
+					}
+					out = append(out, rr)
+				}
+				return json.NewEncoder(f.IOStreams.Out).Encode(out)
+			case "table", "":
+				tw := tabwriter.NewWriter(f.IOStreams.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tDATASET\tMODELS")
+				for _, r := range runs {
+					state := "finished"
+					if r.FinishedAt.IsZero() {
+						state = "incomplete"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04"), state, r.Dataset, strings.Join(r.Models, ","))
+				}
+				return tw.Flush()
+			}
+			return cmdutil.UsageError("--format %q: runs list writes table or json", listFormat)
+		},
+	}
+	list.Flags().StringVarP(&listFormat, "format", "f", "table", "table or json")
+	cmdutil.DocumentEnv(list.Flags())
+
+	o := &EvalOptions{Factory: f}
+	show := &cobra.Command{
+		Use:     "show RUN",
+		Short:   "Show a past evaluation run's report",
+		Long:    "Write the report of a past run, found by its id or a unique prefix of it, in any of eval's formats.",
+		Example: cmdutil.Example("digest runs show 20261130-101500-3fa2c1", "digest runs show 20261130 --format csv -o results.csv"),
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := f.Store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			run, ok, err := st.Run(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return cmdutil.UsageError("no single run matches %q. Try: digest runs list", args[0])
+			}
+			rep, err := eval.Report(cmd.Context(), st, run, nil)
+			if err != nil {
+				return err
+			}
+			return writeEvalReports(f, o, rep)
+		},
+	}
+	show.Flags().StringVarP(&o.Format, "format", "f", "", "table (default on a terminal), json (default elsewhere), jsonl, csv, markdown")
+	show.Flags().StringVarP(&o.Output, "output", "o", "", "write the report to this file instead of standard output")
+	show.Flags().StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	show.Flags().StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
+	cmdutil.DocumentEnv(show.Flags())
+	cmd.AddCommand(list, show)
+	return cmd
+}

@@ -1,0 +1,213 @@
+package dataset
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// AssertionTypes are the assertion types digest scores, without their
+// "not-" forms. An "assert" entry of any other type (after the promptfoo
+// names below are translated) is a line error.
+var AssertionTypes = []string{
+	"exact", "includes", "icontains", "starts-with", "regex", "numeric",
+	"choice", "json", "json-schema", "judge",
+}
+
+// promptfooTypes translates promptfoo's assertion names to digest's. is-json with a value is handled apart: promptfoo
+// then validates against the value as a JSON schema.
+var promptfooTypes = map[string]string{
+	"equals":                "exact",
+	"contains":              "includes",
+	"contains-any":          "includes", // a list value: any may match
+	"icontains-any":         "icontains",
+	"is-json":               "json",
+	"contains-json":         "contains-json", // no digest equivalent: scoring knows it
+	"llm-rubric":            "judge",
+	"model-graded-closedqa": "judge",
+}
+
+// AssertionType returns the digest name of an assertion type, translating
+// promptfoo's names (equals → exact, contains → includes, is-json → json,
+// llm-rubric → judge, ...; contains-json stays, having no digest
+// equivalent), lower-cased and keeping a "not-" prefix, and whether it is
+// known. hasValue tells is-json from is-json with a schema.
+func AssertionType(t string, hasValue bool) (string, bool) {
+	neg := ""
+	base := strings.ToLower(strings.TrimSpace(t))
+	if rest, ok := strings.CutPrefix(base, "not-"); ok {
+		neg, base = "not-", rest
+	}
+	if base == "is-json" && hasValue {
+		base = "json-schema"
+	} else if d, ok := promptfooTypes[base]; ok {
+		return neg + d, true
+	}
+	for _, k := range AssertionTypes {
+		if k == base {
+			return neg + base, true
+		}
+	}
+	return t, false
+}
+
+// parseAsserts reads an "assert" list. render, when not nil, fills the
+// {{var}} placeholders of string values (promptfoo renders them too).
+func parseAsserts(raw []byte, render func(string) (string, error)) ([]Assertion, error) {
+	if !isArray(raw) {
+		return nil, fmt.Errorf(`"assert" must be a list of {"type", "value"?, "weight"?, "threshold"?}; got %s`, kind(raw))
+	}
+	els := elements(raw)
+	out := make([]Assertion, 0, len(els))
+	for i, el := range els {
+		a, err := parseAssert(el, render)
+		if err != nil {
+			return nil, fmt.Errorf(`"assert"[%d]: %w`, i, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func parseAssert(raw []byte, render func(string) (string, error)) (Assertion, error) {
+	var a Assertion
+	if !isObject(raw) {
+		return a, fmt.Errorf(`must be an object {"type", "value"?, "weight"?, "threshold"?}; got %s`, kind(raw))
+	}
+	o := members(raw)
+	t, ok := o.get("type")
+	if !ok {
+		return a, fmt.Errorf(`"type" is missing`)
+	}
+	if !isString(t) {
+		return a, fmt.Errorf(`"type" must be a string; got %s`, kind(t))
+	}
+	if v, ok := o.opt("value"); ok {
+		if err := json.Unmarshal(v, &a.Value); err != nil {
+			return a, fmt.Errorf(`"value": %v`, err)
+		}
+		if render != nil {
+			var err error
+			if a.Value, err = renderValue(a.Value, render); err != nil {
+				return a, fmt.Errorf(`"value": %w`, err)
+			}
+		}
+	}
+	name := unquote(t)
+	typ, known := AssertionType(name, a.Value != nil)
+	if !known {
+		return a, fmt.Errorf(`unknown type %q; digest knows %s, each also with "not-", and promptfoo's equals, contains, contains-any, icontains-any, is-json, contains-json, llm-rubric, model-graded-closedqa`,
+			name, strings.Join(AssertionTypes, ", "))
+	}
+	a.Type = typ
+	if w, ok := o.opt("weight"); ok {
+		f, err := number(w)
+		if err != nil || f < 0 {
+			return a, fmt.Errorf(`"weight" must be a number >= 0; got %s`, shown(w))
+		}
+		a.Weight = f
+	}
+	if th, ok := o.opt("threshold"); ok {
+		f, err := number(th)
+		if err != nil || f < 0 || f > 1 {
+			return a, fmt.Errorf(`"threshold" must be a number from 0 to 1; got %s`, shown(th))
+		}
+		a.Threshold = &f
+	}
+	return a, checkValue(a)
+}
+
+// checkValue catches, at read time, a regular expression that could never
+// be scored (scoring compiles them with Go's regexp too). Other values are
+// left to scoring, which knows best what it accepts.
+func checkValue(a Assertion) error {
+	if strings.TrimPrefix(a.Type, "not-") != "regex" {
+		return nil
+	}
+	for _, s := range valueStrings(a.Value) {
+		if _, err := regexp.Compile(s); err != nil {
+			return fmt.Errorf(`"value" is not a valid regular expression (Go RE2 syntax: no lookaround or backreferences): %v`, err)
+		}
+	}
+	return nil
+}
+
+// valueStrings returns the strings of a value: itself, or those of a list.
+func valueStrings(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// renderValue fills placeholders in a string value or in the strings of a
+// list; objects (schemas) are left alone.
+func renderValue(v any, render func(string) (string, error)) (any, error) {
+	switch v := v.(type) {
+	case string:
+		if !strings.Contains(v, "{{") {
+			return v, nil
+		}
+		return render(v)
+	case []any:
+		for i, e := range v {
+			if s, ok := e.(string); ok && strings.Contains(s, "{{") {
+				r, err := render(s)
+				if err != nil {
+					return nil, err
+				}
+				v[i] = r
+			}
+		}
+	}
+	return v, nil
+}
+
+// number reads a JSON number that fits a float64.
+func number(raw []byte) (float64, error) {
+	if !isNumber(raw) {
+		return 0, fmt.Errorf("not a number")
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("out of range")
+	}
+	return f, nil
+}
+
+// shown is a short rendering of a raw value for a message: numbers as
+// written, anything else by kind.
+func shown(raw []byte) string {
+	if isNumber(raw) && len(raw) <= 32 {
+		return string(raw)
+	}
+	return kind(raw)
+}
+
+func goKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return "null"
+}

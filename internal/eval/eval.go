@@ -1,0 +1,424 @@
+// Package eval runs a prompt dataset against several models through the
+// shared engine, scores every answer, and stores each result the moment it
+// lands, so that a rerun asks only for what is missing.
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/dataset"
+	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/models"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// Model is one model under evaluation.
+type Model struct {
+	Spec     provider.Spec
+	BaseURL  string // part of every key: another server is another model
+	Provider provider.Provider
+	Limits   engine.Limits
+	Price    models.Price
+}
+
+// Params are the sampling parameters every request carries.
+type Params struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens"`
+	Seed        *int     `json:"seed,omitempty"`
+	Repeat      int      `json:"repeat"`
+	System      string   `json:"system,omitempty"` // used when an item has none
+}
+
+// Options configure a run.
+type Options struct {
+	Dataset     string    // name, as shown in reports
+	Source      io.Reader // the dataset's lines
+	Read        dataset.Options
+	Limit       int // items at most (0: all)
+	Models      []Model
+	Params      Params
+	Scorer      *score.Scorer
+	Concurrency int
+	Timeout     time.Duration
+	Tokenizer   *budget.Tokenizer
+	Store       *store.Store
+	Progress    Progress
+	Log         *slog.Logger
+	Now         func() time.Time
+	DryRun      bool
+	MaxCost     float64
+}
+
+// Progress hears how far a run has got.
+type Progress interface {
+	Done(n int)
+	Spent(tokens int, costUSD float64, retries int64)
+}
+
+type noProgress struct{}
+
+func (noProgress) Done(int)                  {}
+func (noProgress) Spent(int, float64, int64) {}
+
+// Outcome is what a run did.
+type Outcome struct {
+	RunID    string
+	Items    int
+	Skipped  []*dataset.LineError
+	Estimate []Estimate // per model, for a dry run
+	NotSent  int        // results left unrequested by --max-cost
+	Requests int64
+	Retries  int64
+}
+
+// Estimate is what a dry run counted for one model.
+type Estimate struct {
+	Model           string  `json:"model"`
+	Requests        int     `json:"requests"`
+	Cached          int     `json:"cached"`
+	InputTokens     int     `json:"input_tokens"`
+	MaxOutputTokens int     `json:"max_output_tokens"`
+	CostUSD         float64 `json:"cost_usd"`
+}
+
+// job is one model's answer to one item and repeat.
+type job struct {
+	model  int
+	item   dataset.Item
+	repeat int
+	key    string
+	req    provider.Request
+}
+
+// Run evaluates the dataset.
+func Run(ctx context.Context, o Options) (*Outcome, error) {
+	if o.Progress == nil {
+		o.Progress = noProgress{}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.Params.Repeat = max(1, o.Params.Repeat)
+	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}}
+	names := make([]string, len(o.Models))
+	for i, m := range o.Models {
+		names[i] = m.Spec.String()
+	}
+	started := o.Now()
+	r.out.RunID = started.UTC().Format("20060102-150405") + "-" + key.Of(o.Dataset, fmt.Sprint(names), fmt.Sprint(started.UnixNano()))[:6]
+	if o.DryRun {
+		return r.dryRun(ctx)
+	}
+	params, _ := json.Marshal(o.Params)
+	var paramMap map[string]any
+	json.Unmarshal(params, &paramMap)
+	if err := o.Store.StartRun(ctx, store.EvalRun{ID: r.out.RunID, Dataset: o.Dataset, Models: names, Params: paramMap, CreatedAt: started}); err != nil {
+		return nil, err
+	}
+	err := r.run(ctx)
+	if err == nil {
+		err = o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now())
+	}
+	return r.out, err
+}
+
+type runner struct {
+	o   Options
+	out *Outcome
+
+	engines  []*engine.Engine
+	mu       sync.Mutex       // guards pending, spent, reserved and the store's writes
+	pending  map[string][]job // requests in flight, by key; several jobs may share one
+	spent    float64
+	reserved map[string]float64
+}
+
+// request builds the provider-neutral request for an item.
+func (r *runner) request(m Model, it dataset.Item) provider.Request {
+	system := it.System
+	if system == "" {
+		system = r.o.Params.System
+	}
+	return provider.Request{Model: m.Spec.Model, System: system, Messages: it.Messages,
+		MaxTokens: r.o.Params.MaxTokens, Temperature: r.o.Params.Temperature}
+}
+
+func (r *runner) keyOf(m Model, req provider.Request, repeat int) string {
+	return key.Request{Provider: m.Spec.Provider, BaseURL: m.BaseURL, Model: m.Spec.Model, Temperature: req.Temperature,
+		MaxTokens: req.MaxTokens, Seed: r.o.Params.Seed, System: req.System, Messages: req.Messages, Repeat: repeat}.Key()
+}
+
+// lookupBatch is how many jobs share one cache lookup.
+const lookupBatch = 256
+
+// run streams the dataset: each item's jobs are answered from the store
+// when their key is there, and sent to the model's engine otherwise.
+func (r *runner) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queues := make([]chan engine.Task, len(r.o.Models))
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.o.Models))
+	r.reserved = map[string]float64{}
+	for i, m := range r.o.Models {
+		eng := &engine.Engine{Provider: m.Provider, Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout, Log: r.o.Log}
+		if m.Spec.Provider != provider.Offline {
+			eng.SlowStart = true
+			eng.Tokens = r.tokens
+		}
+		r.engines = append(r.engines, eng)
+		queues[i] = make(chan engine.Task)
+		wg.Go(func() {
+			errs[i] = eng.Run(ctx, queues[i], r.commit(context.WithoutCancel(ctx), i))
+			if errs[i] != nil {
+				cancel() // a fatal error or a failed write stops every model
+			}
+		})
+	}
+	readErr := r.feed(ctx, queues)
+	for _, q := range queues {
+		close(q)
+	}
+	wg.Wait()
+	for _, e := range r.engines {
+		st := e.Stats()
+		r.out.Requests += st.Requests
+		r.out.Retries += st.Retries
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return readErr
+}
+
+// tokens is a request's reservation: its prompt and its output cap.
+func (r *runner) tokens(req provider.Request) int {
+	n := r.o.Tokenizer.Count(req.System) + provider.OutputCap(req.Model, req.MaxTokens)
+	for _, m := range req.Messages {
+		n += r.o.Tokenizer.Count(m.Content)
+	}
+	return n
+}
+
+// feed reads the dataset and dispatches its jobs in lookup batches.
+func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
+	var batch []job
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		defer func() { batch = batch[:0] }()
+		keys := make([]string, len(batch))
+		for i, j := range batch {
+			keys[i] = j.key
+		}
+		cached, err := r.o.Store.EvalResults(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for _, j := range batch {
+			if res, ok := cached[j.key]; ok {
+				if err := r.record(ctx, j, res.Answer, nil, true, nil); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := r.dispatch(ctx, queues, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	items := 0
+	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
+		if r.o.Limit > 0 && items >= r.o.Limit {
+			return errLimit
+		}
+		items++
+		for mi, m := range r.o.Models {
+			req := r.request(m, it)
+			for rep := range r.o.Params.Repeat {
+				batch = append(batch, job{model: mi, item: it, repeat: rep, key: r.keyOf(m, req, rep), req: req})
+			}
+		}
+		if len(batch) >= lookupBatch {
+			return flush()
+		}
+		return ctx.Err()
+	})
+	r.out.Items, r.out.Skipped = items, skipped
+	if err != nil && !errors.Is(err, errLimit) {
+		return err
+	}
+	return flush()
+}
+
+var errLimit = errors.New("item limit reached")
+
+// dispatch sends a job to its model, unless the same request is already in
+// flight (the job then shares its answer) or --max-cost forbids it.
+func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job) error {
+	r.mu.Lock()
+	if jobs, inFlight := r.pending[j.key]; inFlight {
+		r.pending[j.key] = append(jobs, j)
+		r.mu.Unlock()
+		return nil
+	}
+	if r.o.MaxCost > 0 {
+		worst := r.worstCost(j)
+		if r.spent+r.total()+worst > r.o.MaxCost {
+			r.out.NotSent++
+			r.mu.Unlock()
+			r.o.Progress.Done(1)
+			return nil
+		}
+		r.reserved[j.key] = worst
+	}
+	r.pending[j.key] = []job{j}
+	r.mu.Unlock()
+	select {
+	case queues[j.model] <- engine.Task{Key: j.key, Request: j.req}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *runner) total() float64 {
+	sum := 0.0
+	for _, c := range r.reserved {
+		sum += c
+	}
+	return sum
+}
+
+func (r *runner) worstCost(j job) float64 {
+	return r.o.Models[j.model].Price.Cost(r.tokens(j.req)-provider.OutputCap(j.req.Model, j.req.MaxTokens),
+		provider.OutputCap(j.req.Model, max(j.req.MaxTokens, 1024)))
+}
+
+// commit handles an engine's outcome: the answer is stored with its score
+// for every job that asked for it; a failure is recorded but never cached.
+func (r *runner) commit(storeCtx context.Context, model int) func(engine.Outcome) error {
+	m := r.o.Models[model]
+	return func(o engine.Outcome) error {
+		r.mu.Lock()
+		jobs := r.pending[o.Task.Key]
+		delete(r.pending, o.Task.Key)
+		delete(r.reserved, o.Task.Key)
+		r.mu.Unlock()
+		if o.Err != nil {
+			for _, j := range jobs {
+				if err := r.record(storeCtx, j, "", nil, false, o.Err); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		u := o.Response.Usage
+		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
+		req, _ := json.Marshal(o.Task.Request)
+		paid := &store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost, Request: req, Answer: o.Response.Text}
+		r.mu.Lock()
+		r.spent += cost
+		r.mu.Unlock()
+		for i, j := range jobs {
+			// The first job paid; the others share its answer, as from a cache.
+			if err := r.record(storeCtx, j, o.Response.Text, paid, i > 0, nil); err != nil {
+				return err
+			}
+			paid = nil
+		}
+		return nil
+	}
+}
+
+// record scores an answer (or notes a failure) and stores the row.
+func (r *runner) record(ctx context.Context, j job, answer string, paid *store.EvalResult, cached bool, callErr error) error {
+	rr := store.RunResult{RunID: r.out.RunID, Model: r.o.Models[j.model].Spec.String(), Item: j.item.ID, Line: j.item.Line,
+		Repeat: j.repeat, Key: j.key, Expected: j.item.Expected, Cached: cached}
+	if callErr != nil {
+		rr.Error = callErr.Error()
+	} else {
+		res, err := r.o.Scorer.Score(ctx, j.item, answer)
+		if err != nil {
+			// A judge that failed, or an assertion that cannot be checked:
+			// the answer is kept, the item counts as an error.
+			rr.Error = err.Error()
+		} else {
+			rr.Pass, rr.Score, rr.Reasons = res.Pass, res.Score, res.Reasons
+		}
+	}
+	r.mu.Lock()
+	err := r.o.Store.SaveRunResult(ctx, rr, paid)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	r.o.Progress.Done(1)
+	return nil
+}
+
+// dryRun counts what a run would send, per model, without sending or storing.
+func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
+	est := make([]Estimate, len(r.o.Models))
+	for i, m := range r.o.Models {
+		est[i].Model = m.Spec.String()
+	}
+	items := 0
+	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
+		if r.o.Limit > 0 && items >= r.o.Limit {
+			return errLimit
+		}
+		items++
+		for i, m := range r.o.Models {
+			req := r.request(m, it)
+			keys := make([]string, r.o.Params.Repeat)
+			for rep := range keys {
+				keys[rep] = r.keyOf(m, req, rep)
+			}
+			cached := map[string]store.EvalResult{}
+			if r.o.Store != nil {
+				var err error
+				if cached, err = r.o.Store.EvalResults(ctx, keys); err != nil {
+					return err
+				}
+			}
+			for _, k := range keys {
+				if _, ok := cached[k]; ok {
+					est[i].Cached++
+					continue
+				}
+				out := provider.OutputCap(req.Model, req.MaxTokens)
+				est[i].Requests++
+				est[i].InputTokens += r.tokens(req) - out
+				est[i].MaxOutputTokens += out
+			}
+		}
+		return ctx.Err()
+	})
+	if err != nil && !errors.Is(err, errLimit) {
+		return nil, err
+	}
+	for i, m := range r.o.Models {
+		est[i].CostUSD = m.Price.Cost(est[i].InputTokens, est[i].MaxOutputTokens)
+	}
+	r.out.Items, r.out.Skipped, r.out.Estimate = items, skipped, est
+	return r.out, nil
+}

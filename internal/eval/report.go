@@ -1,0 +1,115 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/stats"
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// Gates are the accuracies below which a model fails the run: per model
+// spec, or "" for every model.
+type Gates map[string]float64
+
+// For returns the gate of a model, if any.
+func (g Gates) For(model string) (float64, bool) {
+	if v, ok := g[model]; ok {
+		return v, true
+	}
+	v, ok := g[""]
+	return v, ok
+}
+
+// Report builds a run's report from the store: totals, intervals and
+// percentiles are computed in SQL, and results stream from it, so a run of
+// any size is reported in constant memory.
+func Report(ctx context.Context, st *store.Store, run store.EvalRun, gates Gates) (*report.Eval, error) {
+	e := &report.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt}
+	for _, m := range run.Models {
+		t, err := st.RunTotals(ctx, run.ID, m)
+		if err != nil {
+			return nil, err
+		}
+		ms := report.ModelStats{Model: m, Items: t.Items, Passed: t.Passed, Errors: t.Errors, Cached: t.Cached,
+			InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}
+		if t.Items > 0 {
+			ms.Accuracy = float64(t.Passed) / float64(t.Items)
+		}
+		ms.CILow, ms.CIHigh = stats.Wilson(t.Passed, t.Items)
+		if ms.Latency, err = latency(ctx, st, run.ID, m, t.Answered); err != nil {
+			return nil, err
+		}
+		if g, ok := gates.For(m); ok {
+			ms.MinAccuracy = &g
+			ms.BelowGate = ms.Accuracy < g
+		}
+		e.Models = append(e.Models, ms)
+	}
+	for i, a := range run.Models {
+		for _, b := range run.Models[i+1:] {
+			aOnly, bOnly, both, none, err := st.PairCounts(ctx, run.ID, a, b)
+			if err != nil {
+				return nil, err
+			}
+			e.Pairs = append(e.Pairs, report.Pair{A: a, B: b, AOnly: aOnly, BOnly: bOnly, Both: both, None: none, P: stats.McNemar(aOnly, bOnly)})
+		}
+	}
+	e.Results = func(yield func(report.Result) bool) {
+		for row, err := range st.RunRows(ctx, run.ID, run.Models, true) {
+			if err != nil {
+				return // the reports that stream results check the store again
+			}
+			if !yield(result(row)) {
+				return
+			}
+		}
+	}
+	return e, nil
+}
+
+// latency reads the p50, p95 and p99 of answered results by rank,
+// interpolating linearly between the closest ranks.
+func latency(ctx context.Context, st *store.Store, runID, model string, n int) (report.Latency, error) {
+	if n == 0 {
+		return report.Latency{}, nil
+	}
+	at := func(p float64) (float64, error) {
+		pos := p * float64(n-1)
+		lo := int(math.Floor(pos))
+		v, err := st.LatencyAt(ctx, runID, model, lo)
+		if err != nil || lo == n-1 {
+			return v, err
+		}
+		w, err := st.LatencyAt(ctx, runID, model, lo+1)
+		return v + (w-v)*(pos-float64(lo)), err
+	}
+	var l report.Latency
+	var err error
+	if l.P50, err = at(0.50); err != nil {
+		return l, err
+	}
+	if l.P95, err = at(0.95); err != nil {
+		return l, err
+	}
+	l.P99, err = at(0.99)
+	return l, err
+}
+
+func result(row store.RunRow) report.Result {
+	r := report.Result{Model: row.Model, Item: row.Item, Line: row.Line, Repeat: row.Repeat, Expected: row.Expected,
+		Answer: row.Answer, Pass: row.Pass, Score: row.Score, Reasons: row.Reasons, Error: row.Error, Cached: row.Cached,
+		LatencyMS: row.LatencyMS, InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, CostUSD: row.CostUSD}
+	var req provider.Request
+	if json.Unmarshal(row.Request, &req) == nil {
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				r.Prompt = m.Content
+			}
+		}
+	}
+	return r
+}
