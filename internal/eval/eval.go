@@ -231,18 +231,23 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 		if err != nil {
 			return err
 		}
+		var hits []store.RunResult
 		for _, j := range batch {
 			if res, ok := cached[j.key]; ok {
-				if err := r.record(ctx, j, res.Answer, nil, true, nil); err != nil {
-					return err
-				}
+				hits = append(hits, r.scored(ctx, j, res.Answer, true, nil))
 				continue
 			}
 			if err := r.dispatch(ctx, queues, j); err != nil {
 				return err
 			}
 		}
-		return nil
+		r.mu.Lock()
+		err = r.o.Store.SaveRunResults(ctx, hits)
+		r.mu.Unlock()
+		if err == nil {
+			r.o.Progress.Done(len(hits))
+		}
+		return err
 	}
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
@@ -351,6 +356,19 @@ func (r *runner) commit(storeCtx context.Context, model int) func(engine.Outcome
 
 // record scores an answer (or notes a failure) and stores the row.
 func (r *runner) record(ctx context.Context, j job, answer string, paid *store.EvalResult, cached bool, callErr error) error {
+	rr := r.scored(ctx, j, answer, cached, callErr)
+	r.mu.Lock()
+	err := r.o.Store.SaveRunResult(ctx, rr, paid)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	r.o.Progress.Done(1)
+	return nil
+}
+
+// scored is the row for an answer, or for a failure to get one.
+func (r *runner) scored(ctx context.Context, j job, answer string, cached bool, callErr error) store.RunResult {
 	rr := store.RunResult{RunID: r.out.RunID, Model: r.o.Models[j.model].Spec.String(), Item: j.item.ID, Line: j.item.Line,
 		Repeat: j.repeat, Key: j.key, Expected: j.item.Expected, Cached: cached}
 	if callErr != nil {
@@ -365,14 +383,7 @@ func (r *runner) record(ctx context.Context, j job, answer string, paid *store.E
 			rr.Pass, rr.Score, rr.Reasons = res.Pass, res.Score, res.Reasons
 		}
 	}
-	r.mu.Lock()
-	err := r.o.Store.SaveRunResult(ctx, rr, paid)
-	r.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	r.o.Progress.Done(1)
-	return nil
+	return rr
 }
 
 // dryRun counts what a run would send, per model, without sending or storing.

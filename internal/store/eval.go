@@ -136,8 +136,20 @@ func (s *Store) FinishRun(ctx context.Context, id string, at time.Time) error {
 // just paid for, the answer itself, in one transaction: a crash leaves
 // both or neither.
 func (s *Store) SaveRunResult(ctx context.Context, rr RunResult, paid *EvalResult) error {
-	reasons, _ := json.Marshal(nonNil(rr.Reasons))
-	expected, _ := json.Marshal(nonNil(rr.Expected))
+	return s.saveRunResults(ctx, []RunResult{rr}, paid)
+}
+
+// SaveRunResults records several scored results that cost nothing (answers
+// found in the cache) in one transaction: a cached rerun is bound by the
+// lookups, not by a commit per item.
+func (s *Store) SaveRunResults(ctx context.Context, rrs []RunResult) error {
+	if len(rrs) == 0 {
+		return nil
+	}
+	return s.saveRunResults(ctx, rrs, nil)
+}
+
+func (s *Store) saveRunResults(ctx context.Context, rrs []RunResult, paid *EvalResult) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.explain(err)
@@ -157,12 +169,21 @@ func (s *Store) SaveRunResult(ctx context.Context, rr RunResult, paid *EvalResul
 			return s.explain(err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(run_id, model, line, repeat) DO UPDATE SET item = excluded.item, key = excluded.key, pass = excluded.pass, score = excluded.score,
-			reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached`,
-		rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score, string(reasons), string(expected), rr.Error, rr.Cached); err != nil {
+			reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached`)
+	if err != nil {
 		return s.explain(err)
+	}
+	defer stmt.Close()
+	for _, rr := range rrs {
+		reasons, _ := json.Marshal(nonNil(rr.Reasons))
+		expected, _ := json.Marshal(nonNil(rr.Expected))
+		if _, err := stmt.ExecContext(ctx, rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score,
+			string(reasons), string(expected), rr.Error, rr.Cached); err != nil {
+			return s.explain(err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return s.explain(err)
