@@ -204,3 +204,98 @@ func TestEvalOfflineDryRunAndBadInput(t *testing.T) {
 		}
 	}
 }
+
+// oracle answers the example datasets correctly, and grades as a judge.
+func oracleServer(t *testing.T) *fakeprovider.Server {
+	answers := []struct{ has, say string }{
+		{"Rubric:", "PASS\nIt meets the rubric."},
+		{"capital of France", "Paris"}, {"capital of Japan", "Tokyo"}, {"necessary", "NECESSARY"},
+		{"Red Planet", "B"}, {"formula of water", "(B)"}, {"is prime", "The answer is C."},
+		{"JSON object with keys", "```json\n{\"name\": \"Ada\", \"age\": 30}\n```"}, {"first three primes", "[2,3,5]"},
+		{"Bonjour", "Hello everyone"}, {"Muchas gracias", "Thank you very much"}, {"Guten Morgen", "Good morning"}, {"Buona notte", "Good night"},
+	}
+	return fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Answer: func(r fakeprovider.Received) string {
+		q := r.Messages[len(r.Messages)-1].Content
+		for _, a := range answers {
+			if strings.Contains(q, a.has) {
+				return a.say
+			}
+		}
+		return "I do not know."
+	}})
+}
+
+// TestEvalEveryFormat runs the example datasets (openai/evals, inspect
+// multiple choice, digest's own with JSON assertions, promptfoo with a
+// template and a judged rubric) through the OpenAI wire format.
+func TestEvalEveryFormat(t *testing.T) {
+	srv := oracleServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	for _, tt := range []struct {
+		args  []string
+		items int
+	}{
+		{[]string{"../testdata/eval/mixed.jsonl"}, 8},
+		{[]string{"../testdata/eval/promptfoo.jsonl", "--prompt", "../testdata/eval/prompt.txt", "--judge", "openai:grader"}, 4},
+	} {
+		args := append([]string{"eval"}, tt.args...)
+		args = append(args, "--models", "openai:oracle", "--base-url", srv.OpenAIBaseURL(), "-f", "jsonl")
+		res := h.run(context.Background(), args...)
+		if res.code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, res.code, res.errOut)
+		}
+		lines := strings.Split(strings.TrimSpace(res.out), "\n")
+		if len(lines) != tt.items {
+			t.Errorf("%v: %d results, want %d", tt.args, len(lines), tt.items)
+		}
+		for _, l := range lines {
+			var r struct {
+				Item    string   `json:"item"`
+				Pass    bool     `json:"pass"`
+				Reasons []string `json:"reasons"`
+				Error   string   `json:"error"`
+			}
+			json.Unmarshal([]byte(l), &r)
+			if !r.Pass {
+				t.Errorf("%v: item %s failed: %v %s", tt.args, r.Item, r.Reasons, r.Error)
+			}
+		}
+	}
+	var judged bool
+	for _, r := range srv.Requests() {
+		judged = judged || r.Model == "grader"
+	}
+	if !judged {
+		t.Error("the llm-rubric assertion never reached the judge model")
+	}
+}
+
+func TestEvalInterruptKeepsAnswersAndResumes(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	data := sums(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for srv.Stats().Succeeded < 4 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res := h.run(ctx, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(), "-j", "1")
+	if res.code != 130 || !strings.Contains(res.errOut, "interrupted; results so far are stored") {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	paid := srv.Stats().Succeeded
+	again := h.run(context.Background(), "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(), "-f", "json")
+	if again.code != 0 {
+		t.Fatalf("resume: exit %d: %s", again.code, again.errOut)
+	}
+	if total := srv.Stats().Succeeded; total != 10 {
+		t.Errorf("%d answers paid for in all, want 10: the resume paid %d again", total, total+paid-10-paid)
+	}
+	if !strings.Contains(again.out, `"cached": `+strconv.Itoa(paid)) {
+		t.Errorf("the resumed run should count %d cached answers: %s", paid, again.out)
+	}
+}
