@@ -270,13 +270,11 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		src = file
 	}
 	cfg.Source = src
-	if _, statErr := os.Stat(f.Globals.DB); !o.DryRun || statErr == nil {
-		st, err := f.Store(ctx)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		cfg.Store = st
+	if cfg.Store, err = f.OpenStore(ctx, o.DryRun); err != nil {
+		return err
+	}
+	if cfg.Store != nil {
+		defer cfg.Store.Close()
 	}
 	cfg.Log = f.Logger()
 	bar := f.IOStreams.NewProgress("evaluating", !f.Globals.Quiet)

@@ -56,6 +56,15 @@ func New(ios *iostreams.IOStreams, version string) *Factory {
 	return f
 }
 
+// OpenStore opens the database named by --db; a dry run with no database
+// yet gets nil instead: it reads a cache if there is one, and creates none.
+func (f *Factory) OpenStore(ctx context.Context, dryRun bool) (*store.Store, error) {
+	if _, err := os.Stat(f.Globals.DB); dryRun && err != nil {
+		return nil, nil
+	}
+	return f.Store(ctx)
+}
+
 // Providers lists the provider names --model accepts.
 var Providers = []string{provider.Offline, "openai", "anthropic", "ollama"}
 
