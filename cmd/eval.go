@@ -25,6 +25,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/store"
 )
 
 // EvalOptions are the eval command's flags and arguments.
@@ -58,7 +59,8 @@ type EvalOptions struct {
 	MinAccuracy string
 	Tokenizer   string
 
-	set func(name string) bool // whether a flag was given, for the optional parameters
+	set    func(name string) bool // whether a flag was given, for the optional parameters
+	models models.File            // the --model-config figures, once read
 }
 
 // NewEvalCmd builds `digest eval`.
@@ -180,6 +182,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 			return cfg, nil, cmdutil.AsUsage(err)
 		}
 	}
+	o.models = file
 	var specs []provider.Spec
 	seen := map[string]bool{}
 	for _, m := range o.Models {
@@ -196,7 +199,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 		if o.MaxCost > 0 && !info.Known {
 			return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --model-config with its price", spec)
 		}
-		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: o.BaseURL, Price: info.Price,
+		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: f.BaseURL(spec, o.BaseURL), Price: info.Price,
 			Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}})
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
@@ -254,11 +257,6 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 				return err
 			}
 		}
-		if o.Judge != "" {
-			if cfg.Scorer.Judge, err = judge(f, o, cfg.Tokenizer); err != nil {
-				return err
-			}
-		}
 	}
 	src := io.Reader(f.IOStreams.In)
 	if o.Dataset != "-" {
@@ -276,6 +274,11 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if cfg.Store != nil {
 		defer cfg.Store.Close()
 	}
+	if o.Judge != "" && !o.DryRun {
+		if cfg.Scorer.Judge, err = judge(f, o, cfg.Tokenizer, o.models, cfg.Store); err != nil {
+			return err
+		}
+	}
 	cfg.Log = f.Logger()
 	bar := f.IOStreams.NewProgress("evaluating", !f.Globals.Quiet)
 	bar.Start(-1)
@@ -289,7 +292,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, context.Canceled) && out != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) && out != nil {
 			return cmdutil.Interrupted(fmt.Sprintf("interrupted; results so far are stored in %s as run %s: run the same command again to continue", f.Globals.DB, out.RunID))
 		}
 		return err
@@ -305,7 +308,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeEvalReports(f, o, rep); err != nil {
+	if err := writeEvalReports(f, o, rep, true); err != nil {
 		return err
 	}
 	f.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %s",
@@ -331,8 +334,19 @@ func gateError(rep *report.Eval) error {
 }
 
 // writeEvalReports writes the report in every form asked for: the main
-// format, JUnit, HTML, and the GitHub step summary when there is one.
-func writeEvalReports(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval) error {
+// format, JUnit, HTML, and, for a run just made, the GitHub step summary
+// when there is one.
+func writeEvalReports(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, stepSummary bool) error {
+	if err := writeEachEvalReport(f, o, rep, stepSummary); err != nil {
+		return err
+	}
+	if rep.ResultsErr != nil {
+		return rep.ResultsErr() // a report cut short by the store must not pass for whole
+	}
+	return nil
+}
+
+func writeEachEvalReport(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, stepSummary bool) error {
 	format := o.Format
 	if format == "" {
 		format = "json"
@@ -357,7 +371,7 @@ func writeEvalReports(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval) erro
 			return err
 		}
 	}
-	if path := f.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+	if path := f.Getenv("GITHUB_STEP_SUMMARY"); path != "" && stepSummary {
 		var b bytes.Buffer
 		md, _ := report.ForEvalFormat("markdown")
 		if err := md.WriteEval(&b, rep); err != nil {
@@ -385,18 +399,23 @@ func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) er
 	return nil
 }
 
-// judge builds the grading model's verdicts, through an engine of its own.
-func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer) (score.Judge, error) {
+// judge builds the grading model's verdicts, through an engine of its own
+// under the same limits and models file as the evaluated models. --base-url
+// is for the evaluated models: the judge is served from its provider's
+// variable or default.
+func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer, file models.File, st *store.Store) (score.Judge, error) {
 	spec, err := provider.ParseSpec(o.Judge)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))
 	}
-	p, err := f.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, BaseURL: o.BaseURL, Concurrency: o.Concurrency})
+	p, err := f.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, Concurrency: o.Concurrency})
 	if err != nil {
 		return nil, err
 	}
-	info := models.Lookup(spec)
-	eng := &engine.Engine{Provider: p, Concurrency: o.Concurrency, Timeout: o.Timeout,
-		Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}}
-	return eval.NewJudge(eng, spec.Model), nil
+	info := file.Lookup(spec)
+	m := eval.Model{Spec: spec, BaseURL: f.BaseURL(spec, ""), Provider: p, Price: info.Price,
+		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}
+	eng := &engine.Engine{Provider: p, Concurrency: o.Concurrency, Timeout: o.Timeout, Limits: m.Limits,
+		SlowStart: spec.Provider != provider.Offline}
+	return eval.NewJudge(eng, m, st), nil
 }

@@ -232,6 +232,7 @@ func TestEvalEveryFormat(t *testing.T) {
 	srv := oracleServer(t)
 	h := newHarness(t)
 	h.env["OPENAI_API_KEY"] = "k"
+	h.env["OPENAI_BASE_URL"] = srv.OpenAIBaseURL() // the judge's server: --base-url is for --models only
 	for _, tt := range []struct {
 		args  []string
 		items int
@@ -240,7 +241,7 @@ func TestEvalEveryFormat(t *testing.T) {
 		{[]string{"../testdata/eval/promptfoo.jsonl", "--prompt", "../testdata/eval/prompt.txt", "--judge", "openai:grader"}, 4},
 	} {
 		args := append([]string{"eval"}, tt.args...)
-		args = append(args, "--models", "openai:oracle", "--base-url", srv.OpenAIBaseURL(), "-f", "jsonl")
+		args = append(args, "--models", "openai:oracle", "-f", "jsonl")
 		res := h.run(context.Background(), args...)
 		if res.code != 0 {
 			t.Fatalf("%v: exit %d: %s", tt.args, res.code, res.errOut)
@@ -268,6 +269,59 @@ func TestEvalEveryFormat(t *testing.T) {
 	}
 	if !judged {
 		t.Error("the llm-rubric assertion never reached the judge model")
+	}
+	// The judge's verdicts are stored too: a rerun asks nobody anything.
+	before := srv.Stats().Requests
+	res := h.run(context.Background(), "eval", "../testdata/eval/promptfoo.jsonl", "--prompt", "../testdata/eval/prompt.txt",
+		"--judge", "openai:grader", "--models", "openai:oracle", "-f", "json")
+	if res.code != 0 || srv.Stats().Requests != before {
+		t.Errorf("rerun with a judge: exit %d, %d new requests", res.code, srv.Stats().Requests-before)
+	}
+}
+
+// The key is built from what is really sent: the server a variable points
+// at, and the seed, which reaches the provider.
+func TestEvalKeyFollowsTheServerAndTheSeed(t *testing.T) {
+	a, b := arithmeticServer(t), arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	data := sums(t)
+	h.env["OPENAI_BASE_URL"] = a.OpenAIBaseURL()
+	h.run(context.Background(), "eval", data, "--models", "openai:strong", "--limit", "3", "-f", "json")
+	h.env["OPENAI_BASE_URL"] = b.OpenAIBaseURL()
+	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--limit", "3", "--seed", "42", "-f", "json")
+	if res.code != 0 || b.Stats().Requests != 3 {
+		t.Fatalf("another server: exit %d, %d requests to it, want 3 (nothing served from the first): %s", res.code, b.Stats().Requests, res.errOut)
+	}
+	for _, r := range b.Requests() {
+		if !strings.Contains(string(r.Body), `"seed":42`) {
+			t.Errorf("the seed was not sent: %s", r.Body)
+		}
+	}
+	if a.Stats().Requests != 3 {
+		t.Errorf("--limit 3 sent %d requests", a.Stats().Requests)
+	}
+}
+
+// --limit stops before reading past the limit: a bad line after it is
+// never read.
+func TestEvalLimitReadsNoFurther(t *testing.T) {
+	h := newHarness(t)
+	data := writeDataset(t, `{"prompt": "1", "expected": "1"}`, `{"prompt": "2", "expected": "2"}`, `not json`)
+	if res := h.run(context.Background(), "eval", data, "--limit", "2", "-f", "json"); res.code != 0 {
+		t.Errorf("exit %d: %s", res.code, res.errOut)
+	}
+}
+
+// A fatal error on one model stops the run with that error, not as an
+// interrupt.
+func TestEvalFatalErrorWithTwoModels(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, APIKey: "right"})
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "wrong"
+	res := h.run(context.Background(), "eval", sums(t), "--models", "openai:a,offline", "--base-url", srv.OpenAIBaseURL())
+	if res.code != 1 || !strings.Contains(res.errOut, "HTTP 401") || strings.Contains(res.errOut, "interrupted") {
+		t.Errorf("exit %d: %s", res.code, res.errOut)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/eval"
+	"github.com/digest-cli/digest/internal/report"
 )
 
 // NewRunsCmd builds `digest runs`: past evaluation runs, read back from the
@@ -85,6 +86,11 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: cmdutil.Example("digest runs show 20261130-101500-3fa2c1", "digest runs show 20261130 --format csv -o results.csv"),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Format != "" {
+				if _, err := report.ForEvalFormat(o.Format); err != nil {
+					return cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
+				}
+			}
 			st, err := f.Store(cmd.Context())
 			if err != nil {
 				return err
@@ -101,7 +107,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeEvalReports(f, o, rep)
+			return writeEvalReports(f, o, rep, false)
 		},
 	}
 	show.Flags().StringVarP(&o.Format, "format", "f", "", "table (default on a terminal), json (default elsewhere), jsonl, csv, markdown")

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -72,15 +73,7 @@ var Providers = []string{provider.Offline, "openai", "anthropic", "ollama"}
 // environment. API keys are read here and passed to the client alone: they
 // are never logged, stored or printed.
 func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.Provider, error) {
-	base := func(env, def string) string {
-		if o.BaseURL != "" {
-			return o.BaseURL
-		}
-		if v := f.Getenv(env); v != "" {
-			return v
-		}
-		return def
-	}
+	url := f.BaseURL(spec, o.BaseURL)
 	key := func(env string, required bool) (string, error) {
 		k := strings.TrimSpace(f.Getenv(env))
 		if k == "" && required {
@@ -92,7 +85,6 @@ func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.P
 	case provider.Offline:
 		return offline.New(o.Tokenizer.Count), nil
 	case "openai":
-		url := base("OPENAI_BASE_URL", openai.DefaultBaseURL)
 		// A server of one's own (vLLM, LM Studio) usually takes no key.
 		k, err := key("OPENAI_API_KEY", url == openai.DefaultBaseURL)
 		if err != nil {
@@ -100,27 +92,37 @@ func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.P
 		}
 		return openai.New(openai.Options{Name: "openai", BaseURL: url, APIKey: k, KeyEnv: "OPENAI_API_KEY", HTTPClient: httpClient(o.Concurrency)}), nil
 	case "anthropic":
-		url := base("ANTHROPIC_BASE_URL", anthropic.DefaultBaseURL)
 		k, err := key("ANTHROPIC_API_KEY", url == anthropic.DefaultBaseURL)
 		if err != nil {
 			return nil, err
 		}
 		return anthropic.New(anthropic.Options{BaseURL: url, APIKey: k, KeyEnv: "ANTHROPIC_API_KEY", HTTPClient: httpClient(o.Concurrency)}), nil
 	case "ollama":
-		url := o.BaseURL
-		if url == "" {
-			host := f.Getenv("OLLAMA_HOST")
-			if host == "" {
-				host = "http://localhost:11434"
-			}
-			if !strings.Contains(host, "://") {
-				host = "http://" + host // OLLAMA_HOST is often host:port
-			}
-			url = strings.TrimRight(host, "/") + "/v1"
-		}
 		return openai.New(openai.Options{Name: "ollama", BaseURL: url, HTTPClient: httpClient(o.Concurrency)}), nil
 	}
 	return nil, UsageError("unknown provider %q in --model %s. Try: one of %s", spec.Provider, spec, strings.Join(Providers, ", "))
+}
+
+// BaseURL is the endpoint a model is served from: --base-url, else the
+// provider's variable, else its default. It is part of every evaluation
+// key, since another server is another model.
+func (f *Factory) BaseURL(spec provider.Spec, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	switch spec.Provider {
+	case "openai":
+		return cmp.Or(f.Getenv("OPENAI_BASE_URL"), openai.DefaultBaseURL)
+	case "anthropic":
+		return cmp.Or(f.Getenv("ANTHROPIC_BASE_URL"), anthropic.DefaultBaseURL)
+	case "ollama":
+		host := cmp.Or(f.Getenv("OLLAMA_HOST"), "http://localhost:11434")
+		if !strings.Contains(host, "://") {
+			host = "http://" + host // OLLAMA_HOST is often host:port
+		}
+		return strings.TrimRight(host, "/") + "/v1"
+	}
+	return ""
 }
 
 // httpClient shares one transport among a model's requests, keeping as many

@@ -142,10 +142,11 @@ type runner struct {
 	out *Outcome
 
 	engines  []*engine.Engine
-	mu       sync.Mutex       // guards pending, spent, reserved and the store's writes
-	pending  map[string][]job // requests in flight, by key; several jobs may share one
-	spent    float64
-	reserved map[string]float64
+	mu       sync.Mutex         // guards pending, spent, reserved and the store's writes
+	pending  map[string][]job   // requests in flight, by key; several jobs may share one
+	spent    float64            // what answers cost so far
+	reserved map[string]float64 // worst cases of requests in flight, by key
+	pledged  float64            // their sum
 }
 
 // request builds the provider-neutral request for an item.
@@ -155,12 +156,12 @@ func (r *runner) request(m Model, it dataset.Item) provider.Request {
 		system = r.o.Params.System
 	}
 	return provider.Request{Model: m.Spec.Model, System: system, Messages: it.Messages,
-		MaxTokens: r.o.Params.MaxTokens, Temperature: r.o.Params.Temperature}
+		MaxTokens: r.o.Params.MaxTokens, Temperature: r.o.Params.Temperature, Seed: r.o.Params.Seed}
 }
 
 func (r *runner) keyOf(m Model, req provider.Request, repeat int) string {
 	return key.Request{Provider: m.Spec.Provider, BaseURL: m.BaseURL, Model: m.Spec.Model, Temperature: req.Temperature,
-		MaxTokens: req.MaxTokens, Seed: r.o.Params.Seed, System: req.System, Messages: req.Messages, Repeat: repeat}.Key()
+		MaxTokens: req.MaxTokens, Seed: req.Seed, System: req.System, Messages: req.Messages, Repeat: repeat}.Key()
 }
 
 // lookupBatch is how many jobs share one cache lookup.
@@ -184,7 +185,7 @@ func (r *runner) run(ctx context.Context) error {
 		r.engines = append(r.engines, eng)
 		queues[i] = make(chan engine.Task)
 		wg.Go(func() {
-			errs[i] = eng.Run(ctx, queues[i], r.commit(context.WithoutCancel(ctx), i))
+			errs[i] = eng.Run(ctx, queues[i], r.commit(ctx, i))
 			if errs[i] != nil {
 				cancel() // a fatal error or a failed write stops every model
 			}
@@ -199,6 +200,13 @@ func (r *runner) run(ctx context.Context) error {
 		st := e.Stats()
 		r.out.Requests += st.Requests
 		r.out.Retries += st.Retries
+	}
+	// One model's fatal error cancels the others: report the cause, not
+	// the cancellations it caused.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -251,9 +259,6 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 	}
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
-		if r.o.Limit > 0 && items >= r.o.Limit {
-			return errLimit
-		}
 		items++
 		for mi, m := range r.o.Models {
 			req := r.request(m, it)
@@ -262,7 +267,12 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 			}
 		}
 		if len(batch) >= lookupBatch {
-			return flush()
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if r.o.Limit > 0 && items == r.o.Limit {
+			return errLimit // stop before reading a line past the limit
 		}
 		return ctx.Err()
 	})
@@ -286,13 +296,14 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 	}
 	if r.o.MaxCost > 0 {
 		worst := r.worstCost(j)
-		if r.spent+r.total()+worst > r.o.MaxCost {
+		if r.spent+r.pledged+worst > r.o.MaxCost {
 			r.out.NotSent++
 			r.mu.Unlock()
 			r.o.Progress.Done(1)
 			return nil
 		}
 		r.reserved[j.key] = worst
+		r.pledged += worst
 	}
 	r.pending[j.key] = []job{j}
 	r.mu.Unlock()
@@ -304,48 +315,44 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 	}
 }
 
-func (r *runner) total() float64 {
-	sum := 0.0
-	for _, c := range r.reserved {
-		sum += c
-	}
-	return sum
-}
-
 func (r *runner) worstCost(j job) float64 {
-	return r.o.Models[j.model].Price.Cost(r.tokens(j.req)-provider.OutputCap(j.req.Model, j.req.MaxTokens),
-		provider.OutputCap(j.req.Model, max(j.req.MaxTokens, 1024)))
+	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
+	return r.o.Models[j.model].Price.Cost(r.tokens(j.req)-out, out)
 }
 
 // commit handles an engine's outcome: the answer is stored with its score
 // for every job that asked for it; a failure is recorded but never cached.
-func (r *runner) commit(storeCtx context.Context, model int) func(engine.Outcome) error {
+// Scoring (which may ask a judge) stops with ctx; stores never do.
+func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) error {
 	m := r.o.Models[model]
 	return func(o engine.Outcome) error {
+		u := o.Response.Usage
+		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
 		r.mu.Lock()
 		jobs := r.pending[o.Task.Key]
 		delete(r.pending, o.Task.Key)
+		// The worst case gives way to the real cost in one step, so that
+		// dispatch never sees the request counted neither way.
+		r.pledged -= r.reserved[o.Task.Key]
 		delete(r.reserved, o.Task.Key)
+		if o.Err == nil {
+			r.spent += cost
+		}
 		r.mu.Unlock()
 		if o.Err != nil {
 			for _, j := range jobs {
-				if err := r.record(storeCtx, j, "", nil, false, o.Err); err != nil {
+				if err := r.record(ctx, j, "", nil, false, o.Err); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
-		u := o.Response.Usage
-		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
 		req, _ := json.Marshal(o.Task.Request)
 		paid := &store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
 			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost, Request: req, Answer: o.Response.Text}
-		r.mu.Lock()
-		r.spent += cost
-		r.mu.Unlock()
 		for i, j := range jobs {
 			// The first job paid; the others share its answer, as from a cache.
-			if err := r.record(storeCtx, j, o.Response.Text, paid, i > 0, nil); err != nil {
+			if err := r.record(ctx, j, o.Response.Text, paid, i > 0, nil); err != nil {
 				return err
 			}
 			paid = nil
@@ -357,8 +364,11 @@ func (r *runner) commit(storeCtx context.Context, model int) func(engine.Outcome
 // record scores an answer (or notes a failure) and stores the row.
 func (r *runner) record(ctx context.Context, j job, answer string, paid *store.EvalResult, cached bool, callErr error) error {
 	rr := r.scored(ctx, j, answer, cached, callErr)
+	if ctx.Err() != nil && paid == nil {
+		return ctx.Err() // scoring was cut short: the row is for the rerun to write
+	}
 	r.mu.Lock()
-	err := r.o.Store.SaveRunResult(ctx, rr, paid)
+	err := r.o.Store.SaveRunResult(context.WithoutCancel(ctx), rr, paid)
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -394,9 +404,6 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	}
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
-		if r.o.Limit > 0 && items >= r.o.Limit {
-			return errLimit
-		}
 		items++
 		for i, m := range r.o.Models {
 			req := r.request(m, it)
@@ -421,6 +428,9 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 				est[i].InputTokens += r.tokens(req) - out
 				est[i].MaxOutputTokens += out
 			}
+		}
+		if r.o.Limit > 0 && items == r.o.Limit {
+			return errLimit
 		}
 		return ctx.Err()
 	})

@@ -1,28 +1,53 @@
 package eval
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/store"
 )
 
 const judgeSystem = `You grade answers. Given a rubric, a question and an answer, reply with
 PASS or FAIL on the first line, then one sentence saying why. Judge only by the rubric.`
 
-// NewJudge returns the verdicts of a grading model, asked through eng: the
-// same limits and retries as every other request.
-func NewJudge(eng *engine.Engine, model string) score.Judge {
+// NewJudge returns the verdicts of a grading model, asked through eng (the
+// same limits and retries as every other request) and stored like any
+// answer: a rerun asks the judge nothing it has answered before.
+func NewJudge(eng *engine.Engine, m Model, st *store.Store) score.Judge {
 	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {
-		req := provider.Request{Model: model, System: judgeSystem, MaxTokens: 200, Messages: []provider.Message{{Role: "user",
+		req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: 200, Messages: []provider.Message{{Role: "user",
 			Content: fmt.Sprintf("Rubric:\n%s\n\nQuestion:\n%s\n\nAnswer:\n%s", rubric, question, answer)}}}
-		o := eng.Do(ctx, engine.Task{Key: key.Of("judge", model, rubric, question, answer), Request: req})
+		k := key.Request{Provider: m.Spec.Provider, BaseURL: m.BaseURL, Model: m.Spec.Model, MaxTokens: req.MaxTokens,
+			System: req.System, Messages: req.Messages}.Key()
+		if st != nil {
+			found, err := st.EvalResults(ctx, []string{k})
+			if err != nil {
+				return false, "", err
+			}
+			if r, ok := found[k]; ok {
+				return verdict(r.Answer)
+			}
+		}
+		o := eng.Do(ctx, engine.Task{Key: k, Request: req})
 		if o.Err != nil {
-			return false, "", fmt.Errorf("judge %s: %w", model, o.Err)
+			return false, "", fmt.Errorf("judge %s: %w", m.Spec, o.Err)
+		}
+		if st != nil {
+			body, _ := json.Marshal(req)
+			u := o.Response.Usage
+			if err := st.SaveEvalResult(context.WithoutCancel(ctx), store.EvalResult{Key: k, Model: m.Spec.String(),
+				LatencyMS: float64(o.Latency) / float64(time.Millisecond), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+				CostUSD: m.Price.Cost(u.InputTokens, u.OutputTokens), Request: body, Answer: o.Response.Text}); err != nil {
+				return false, "", err
+			}
 		}
 		return verdict(o.Response.Text)
 	}
@@ -38,14 +63,7 @@ func verdict(text string) (bool, string, error) {
 	case strings.HasPrefix(word, "PASS"):
 		return true, reason, nil
 	case strings.HasPrefix(word, "FAIL"):
-		return false, cmpOr(reason, "the judge said FAIL"), nil
+		return false, cmp.Or(reason, "the judge said FAIL"), nil
 	}
 	return false, "", fmt.Errorf("the judge answered neither PASS nor FAIL: %.80q", t)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -58,16 +58,19 @@ func Report(ctx context.Context, st *store.Store, run store.EvalRun, gates Gates
 			e.Pairs = append(e.Pairs, report.Pair{A: a, B: b, AOnly: aOnly, BOnly: bOnly, Both: both, None: none, P: stats.McNemar(aOnly, bOnly)})
 		}
 	}
+	var readErr error
 	e.Results = func(yield func(report.Result) bool) {
 		for row, err := range st.RunRows(ctx, run.ID, run.Models, true) {
 			if err != nil {
-				return // the reports that stream results check the store again
+				readErr = err
+				return
 			}
 			if !yield(result(row)) {
 				return
 			}
 		}
 	}
+	e.ResultsErr = func() error { return readErr }
 	return e, nil
 }
 

@@ -22,6 +22,9 @@ type Request struct {
 	MaxTokens int
 	// Temperature is the sampling temperature; nil leaves the provider's default.
 	Temperature *float64
+	// Seed asks for reproducible sampling where the provider supports it
+	// (OpenAI-compatible servers); nil sends none.
+	Seed *int
 }
 
 // Usage is what a call consumed, as the provider reports it.

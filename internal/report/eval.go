@@ -18,6 +18,9 @@ type Eval struct {
 	// that list results read it once, so a run of any size is never held
 	// in memory. Nil when there are none.
 	Results iter.Seq[Result] `json:"-"`
+	// ResultsErr reports a failure to read Results, which a sequence
+	// cannot return itself; nil when Results cannot fail.
+	ResultsErr func() error `json:"-"`
 }
 
 // ModelStats sums up one model's results.

@@ -139,6 +139,12 @@ func (s *Store) SaveRunResult(ctx context.Context, rr RunResult, paid *EvalResul
 	return s.saveRunResults(ctx, []RunResult{rr}, paid)
 }
 
+// SaveEvalResult stores a paid answer that belongs to no run row, such as
+// a grading model's verdict.
+func (s *Store) SaveEvalResult(ctx context.Context, r EvalResult) error {
+	return s.saveRunResults(ctx, nil, &r)
+}
+
 // SaveRunResults records several scored results that cost nothing (answers
 // found in the cache) in one transaction: a cached rerun is bound by the
 // lookups, not by a commit per item.
@@ -168,6 +174,12 @@ func (s *Store) saveRunResults(ctx context.Context, rrs []RunResult, paid *EvalR
 			time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 			return s.explain(err)
 		}
+	}
+	if len(rrs) == 0 {
+		if err := tx.Commit(); err != nil {
+			return s.explain(err)
+		}
+		return nil
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -315,7 +327,7 @@ type ModelTotals struct {
 	Items, Passed, Errors, Cached int
 	InputTokens, OutputTokens     int
 	CostUSD                       float64
-	Answered                      int // results with an answer, whose latency counts
+	Answered                      int // results with a paid answer (scored or not), whose latency counts
 }
 
 // RunTotals aggregates a model's results in SQL, never loading them.
@@ -323,7 +335,7 @@ func (s *Store) RunTotals(ctx context.Context, runID, model string) (ModelTotals
 	var t ModelTotals
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(rr.pass), 0), COALESCE(SUM(rr.error != ''), 0), COALESCE(SUM(rr.cached), 0),
 		COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0), COALESCE(SUM(r.cost_usd), 0), COUNT(r.key)
-		FROM eval_run_results rr LEFT JOIN eval_results r ON r.key = rr.key AND rr.error = ''
+		FROM eval_run_results rr LEFT JOIN eval_results r ON r.key = rr.key
 		WHERE rr.run_id = ? AND rr.model = ?`, runID, model).Scan(
 		&t.Items, &t.Passed, &t.Errors, &t.Cached, &t.InputTokens, &t.OutputTokens, &t.CostUSD, &t.Answered)
 	if err != nil {
@@ -337,7 +349,7 @@ func (s *Store) RunTotals(ctx context.Context, runID, model string) (ModelTotals
 func (s *Store) LatencyAt(ctx context.Context, runID, model string, i int) (float64, error) {
 	var v float64
 	err := s.db.QueryRowContext(ctx, `SELECT r.latency_ms FROM eval_run_results rr JOIN eval_results r ON r.key = rr.key
-		WHERE rr.run_id = ? AND rr.model = ? AND rr.error = '' ORDER BY r.latency_ms LIMIT 1 OFFSET ?`, runID, model, i).Scan(&v)
+		WHERE rr.run_id = ? AND rr.model = ? ORDER BY r.latency_ms LIMIT 1 OFFSET ?`, runID, model, i).Scan(&v)
 	if err == sql.ErrNoRows {
 		return 0, nil
 	}

@@ -67,6 +67,7 @@ type chatRequest struct {
 	Messages            []message `json:"messages"`
 	MaxTokens           int       `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
+	Seed                *int      `json:"seed,omitempty"`
 	Temperature         *float64  `json:"temperature,omitempty"`
 }
 
@@ -144,7 +145,7 @@ func (c *Client) body(req provider.Request) chatRequest {
 	for _, m := range req.Messages {
 		msgs = append(msgs, message{Role: m.Role, Content: m.Content})
 	}
-	b := chatRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature}
+	b := chatRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, Seed: req.Seed}
 	if req.MaxTokens > 0 {
 		// Reasoning models reject max_tokens; other servers (older Ollama,
 		// llama.cpp) may not know max_completion_tokens, so keep the old name
