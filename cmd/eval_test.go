@@ -346,10 +346,12 @@ func TestEvalInterruptKeepsAnswersAndResumes(t *testing.T) {
 	if again.code != 0 {
 		t.Fatalf("resume: exit %d: %s", again.code, again.errOut)
 	}
-	if total := srv.Stats().Succeeded; total != 10 {
-		t.Errorf("%d answers paid for in all, want 10: the resume paid %d again", total, total+paid-10-paid)
-	}
-	if !strings.Contains(again.out, `"cached": `+strconv.Itoa(paid)) {
-		t.Errorf("the resumed run should count %d cached answers: %s", paid, again.out)
+	var rep evalJSON
+	json.Unmarshal([]byte(again.out), &rep)
+	cached := rep.Models[0].Cached
+	// An answer still on the wire when the run stopped was never read, so it
+	// is asked again: with one request in flight, at most one is paid twice.
+	if total := srv.Stats().Succeeded; total != 10+paid-cached || paid-cached > 1 || cached < 3 {
+		t.Errorf("%d answers paid before the stop, %d kept, %d paid in all: more re-paid than were in flight", paid, cached, total)
 	}
 }
