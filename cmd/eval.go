@@ -25,7 +25,6 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
-	"github.com/digest-cli/digest/internal/store"
 )
 
 // EvalOptions are the eval command's flags and arguments.
@@ -275,7 +274,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		defer cfg.Store.Close()
 	}
 	if o.Judge != "" && !o.DryRun {
-		if cfg.Scorer.Judge, err = judge(f, o, cfg.Tokenizer, o.models, cfg.Store); err != nil {
+		if cfg.Judge, err = judge(f, o, cfg.Tokenizer, o.models); err != nil {
 			return err
 		}
 	}
@@ -399,23 +398,22 @@ func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) er
 	return nil
 }
 
-// judge builds the grading model's verdicts, through an engine of its own
-// under the same limits and models file as the evaluated models. --base-url
-// is for the evaluated models: the judge is served from its provider's
-// variable or default.
-func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer, file models.File, st *store.Store) (score.Judge, error) {
+// judge is the grading model, under the same limits and models file as the
+// evaluated models. --base-url is for the evaluated models: the judge is
+// served from its provider's variable or default.
+func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer, file models.File) (*eval.Model, error) {
 	spec, err := provider.ParseSpec(o.Judge)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))
+	}
+	info := file.Lookup(spec)
+	if o.MaxCost > 0 && !info.Known {
+		return nil, cmdutil.UsageError("--max-cost needs the price of the judge %s, which digest does not know. Try: --model-config with its price", spec)
 	}
 	p, err := f.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, Concurrency: o.Concurrency})
 	if err != nil {
 		return nil, err
 	}
-	info := file.Lookup(spec)
-	m := eval.Model{Spec: spec, BaseURL: f.BaseURL(spec, ""), Provider: p, Price: info.Price,
-		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}
-	eng := &engine.Engine{Provider: p, Concurrency: o.Concurrency, Timeout: o.Timeout, Limits: m.Limits,
-		SlowStart: spec.Provider != provider.Offline}
-	return eval.NewJudge(eng, m, st), nil
+	return &eval.Model{Spec: spec, BaseURL: f.BaseURL(spec, ""), Provider: p, Price: info.Price,
+		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
 }

@@ -43,13 +43,16 @@ type Params struct {
 
 // Options configure a run.
 type Options struct {
-	Dataset     string    // name, as shown in reports
-	Source      io.Reader // the dataset's lines
-	Read        dataset.Options
-	Limit       int // items at most (0: all)
-	Models      []Model
-	Params      Params
-	Scorer      *score.Scorer
+	Dataset string    // name, as shown in reports
+	Source  io.Reader // the dataset's lines
+	Read    dataset.Options
+	Limit   int // items at most (0: all)
+	Models  []Model
+	Params  Params
+	Scorer  *score.Scorer
+	// Judge grades judge assertions; nil when there is none. Its calls go
+	// through an engine of their own and count toward MaxCost.
+	Judge       *Model
 	Concurrency int
 	Timeout     time.Duration
 	Tokenizer   *budget.Tokenizer
@@ -114,7 +117,10 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Now = time.Now
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
-	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}}
+	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, reserved: map[string]float64{}}
+	if o.Judge != nil && !o.DryRun {
+		o.Scorer.Judge = r.judge(*o.Judge)
+	}
 	names := make([]string, len(o.Models))
 	for i, m := range o.Models {
 		names[i] = m.Spec.String()
@@ -141,12 +147,14 @@ type runner struct {
 	o   Options
 	out *Outcome
 
-	engines  []*engine.Engine
-	mu       sync.Mutex         // guards pending, spent, reserved and the store's writes
-	pending  map[string][]job   // requests in flight, by key; several jobs may share one
-	spent    float64            // what answers cost so far
-	reserved map[string]float64 // worst cases of requests in flight, by key
-	pledged  float64            // their sum
+	engines     []*engine.Engine
+	judgeEngine *engine.Engine
+	mu          sync.Mutex         // guards pending, spent, reserved and the store's writes
+	pending     map[string][]job   // requests in flight, by key; several jobs may share one
+	costMu      sync.Mutex         // guards the three below
+	spent       float64            // what answers cost so far
+	reserved    map[string]float64 // worst cases of requests in flight, by key
+	pledged     float64            // their sum
 }
 
 // request builds the provider-neutral request for an item.
@@ -175,7 +183,6 @@ func (r *runner) run(ctx context.Context) error {
 	queues := make([]chan engine.Task, len(r.o.Models))
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.o.Models))
-	r.reserved = map[string]float64{}
 	for i, m := range r.o.Models {
 		eng := &engine.Engine{Provider: m.Provider, Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout, Log: r.o.Log}
 		if m.Spec.Provider != provider.Offline {
@@ -196,7 +203,10 @@ func (r *runner) run(ctx context.Context) error {
 		close(q)
 	}
 	wg.Wait()
-	for _, e := range r.engines {
+	for _, e := range append(r.engines, r.judgeEngine) {
+		if e == nil {
+			continue
+		}
 		st := e.Stats()
 		r.out.Requests += st.Requests
 		r.out.Retries += st.Retries
@@ -294,24 +304,49 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 		r.mu.Unlock()
 		return nil
 	}
-	if r.o.MaxCost > 0 {
-		worst := r.worstCost(j)
-		if r.spent+r.pledged+worst > r.o.MaxCost {
-			r.out.NotSent++
-			r.mu.Unlock()
-			r.o.Progress.Done(1)
-			return nil
-		}
-		r.reserved[j.key] = worst
-		r.pledged += worst
-	}
 	r.pending[j.key] = []job{j}
 	r.mu.Unlock()
+	if !r.pledge(j.key, r.worstCost(j)) {
+		r.mu.Lock()
+		delete(r.pending, j.key)
+		r.out.NotSent++
+		r.mu.Unlock()
+		r.o.Progress.Done(1)
+		return nil
+	}
 	select {
 	case queues[j.model] <- engine.Task{Key: j.key, Request: j.req}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// pledge books a request's worst-case cost, or refuses it when that could
+// take the run past --max-cost.
+func (r *runner) pledge(k string, worst float64) bool {
+	if r.o.MaxCost <= 0 {
+		return true
+	}
+	r.costMu.Lock()
+	defer r.costMu.Unlock()
+	if r.spent+r.pledged+worst > r.o.MaxCost {
+		return false
+	}
+	r.reserved[k] += worst
+	r.pledged += worst
+	return true
+}
+
+// settle swaps a request's worst case for what it cost, in one step, so
+// that a pledge never sees the request counted neither way.
+func (r *runner) settle(k string, cost float64, paid bool) {
+	r.costMu.Lock()
+	defer r.costMu.Unlock()
+	r.pledged -= r.reserved[k]
+	delete(r.reserved, k)
+	if paid {
+		r.spent += cost
 	}
 }
 
@@ -328,16 +363,10 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 	return func(o engine.Outcome) error {
 		u := o.Response.Usage
 		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
+		r.settle(o.Task.Key, cost, o.Err == nil)
 		r.mu.Lock()
 		jobs := r.pending[o.Task.Key]
 		delete(r.pending, o.Task.Key)
-		// The worst case gives way to the real cost in one step, so that
-		// dispatch never sees the request counted neither way.
-		r.pledged -= r.reserved[o.Task.Key]
-		delete(r.reserved, o.Task.Key)
-		if o.Err == nil {
-			r.spent += cost
-		}
 		r.mu.Unlock()
 		if o.Err != nil {
 			for _, j := range jobs {

@@ -18,10 +18,15 @@ import (
 const judgeSystem = `You grade answers. Given a rubric, a question and an answer, reply with
 PASS or FAIL on the first line, then one sentence saying why. Judge only by the rubric.`
 
-// NewJudge returns the verdicts of a grading model, asked through eng (the
-// same limits and retries as every other request) and stored like any
-// answer: a rerun asks the judge nothing it has answered before.
-func NewJudge(eng *engine.Engine, m Model, st *store.Store) score.Judge {
+// judge returns the verdicts of the grading model, asked through an engine
+// of its own (the same limits and retries as every other request), stored
+// like any answer (a rerun asks the judge nothing it answered before) and
+// paid for out of the run's --max-cost.
+func (r *runner) judge(m Model) score.Judge {
+	eng := &engine.Engine{Provider: m.Provider, Concurrency: r.o.Concurrency, Timeout: r.o.Timeout, Limits: m.Limits,
+		SlowStart: m.Spec.Provider != provider.Offline, Tokens: r.tokens, Log: r.o.Log}
+	r.judgeEngine = eng
+	st := r.o.Store
 	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {
 		req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: 200, Messages: []provider.Message{{Role: "user",
 			Content: fmt.Sprintf("Rubric:\n%s\n\nQuestion:\n%s\n\nAnswer:\n%s", rubric, question, answer)}}}
@@ -36,13 +41,18 @@ func NewJudge(eng *engine.Engine, m Model, st *store.Store) score.Judge {
 				return verdict(r.Answer)
 			}
 		}
+		worst := m.Price.Cost(r.tokens(req)-req.MaxTokens, req.MaxTokens)
+		if !r.pledge(k, worst) {
+			return false, "", fmt.Errorf("judge %s: not asked, --max-cost $%g reached", m.Spec, r.o.MaxCost)
+		}
 		o := eng.Do(ctx, engine.Task{Key: k, Request: req})
+		u := o.Response.Usage
+		r.settle(k, m.Price.Cost(u.InputTokens, u.OutputTokens), o.Err == nil)
 		if o.Err != nil {
 			return false, "", fmt.Errorf("judge %s: %w", m.Spec, o.Err)
 		}
 		if st != nil {
 			body, _ := json.Marshal(req)
-			u := o.Response.Usage
 			if err := st.SaveEvalResult(context.WithoutCancel(ctx), store.EvalResult{Key: k, Model: m.Spec.String(),
 				LatencyMS: float64(o.Latency) / float64(time.Millisecond), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 				CostUSD: m.Price.Cost(u.InputTokens, u.OutputTokens), Request: body, Answer: o.Response.Text}); err != nil {
