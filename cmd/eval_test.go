@@ -355,3 +355,21 @@ func TestEvalInterruptKeepsAnswersAndResumes(t *testing.T) {
 		t.Errorf("%d answers paid before the stop, %d kept, %d paid in all: more re-paid than were in flight", paid, cached, total)
 	}
 }
+
+// The same prompt twice is paid for once, however the answers interleave.
+func TestEvalDuplicatePromptsArePaidOnce(t *testing.T) {
+	srv := arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	var lines []string
+	for i := range 600 { // past one lookup batch, the same three prompts over and over
+		lines = append(lines, `{"prompt": "What is `+strconv.Itoa(i%3)+` + 1?", "expected": "`+strconv.Itoa(i%3+1)+`"}`)
+	}
+	res := h.run(context.Background(), "eval", writeDataset(t, lines...), "--models", "openai:strong", "--base-url", srv.OpenAIBaseURL(), "-j", "4", "-f", "json", "--assert", "numeric")
+	if res.code != 0 || srv.Stats().Requests != 3 {
+		t.Errorf("exit %d, %d requests for 3 distinct prompts: %s", res.code, srv.Stats().Requests, res.errOut)
+	}
+	if !strings.Contains(res.out, `"passed": 600`) {
+		t.Errorf("every duplicate should share its answer: %s", res.out)
+	}
+}

@@ -149,8 +149,10 @@ type runner struct {
 
 	engines     []*engine.Engine
 	judgeEngine *engine.Engine
-	mu          sync.Mutex         // guards pending, spent, reserved and the store's writes
-	pending     map[string][]job   // requests in flight, by key; several jobs may share one
+	mu          sync.Mutex          // guards pending, answered and the store's writes
+	pending     map[string][]job    // requests in flight, by key; several jobs may share one
+	answered    map[string]struct{} // keys answered lately, in answerOrder
+	answerOrder []string
 	costMu      sync.Mutex         // guards the three below
 	spent       float64            // what answers cost so far
 	reserved    map[string]float64 // worst cases of requests in flight, by key
@@ -304,6 +306,20 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 		r.mu.Unlock()
 		return nil
 	}
+	_, justAnswered := r.answered[j.key]
+	r.mu.Unlock()
+	// Its twin may have been answered since the lookup: look again rather
+	// than pay twice.
+	if justAnswered {
+		found, err := r.o.Store.EvalResults(ctx, []string{j.key})
+		if err != nil {
+			return err
+		}
+		if res, ok := found[j.key]; ok {
+			return r.record(ctx, j, res.Answer, nil, true, nil)
+		}
+	}
+	r.mu.Lock()
 	r.pending[j.key] = []job{j}
 	r.mu.Unlock()
 	if !r.pledge(j.key, r.worstCost(j)) {
@@ -319,6 +335,22 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// remember notes a key just answered, keeping the last few thousand: a
+// duplicate looked up before the answer landed is dispatched after it.
+// Callers hold mu.
+func (r *runner) remember(k string) {
+	const keep = 4096
+	if r.answered == nil {
+		r.answered = make(map[string]struct{}, keep)
+	}
+	r.answered[k] = struct{}{}
+	r.answerOrder = append(r.answerOrder, k)
+	if len(r.answerOrder) > keep {
+		delete(r.answered, r.answerOrder[0])
+		r.answerOrder = r.answerOrder[1:]
 	}
 }
 
@@ -367,6 +399,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 		r.mu.Lock()
 		jobs := r.pending[o.Task.Key]
 		delete(r.pending, o.Task.Key)
+		r.remember(o.Task.Key)
 		r.mu.Unlock()
 		if o.Err != nil {
 			for _, j := range jobs {
