@@ -396,30 +396,41 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 		u := o.Response.Usage
 		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
 		r.settle(o.Task.Key, cost, o.Err == nil)
-		r.mu.Lock()
-		jobs := r.pending[o.Task.Key]
-		delete(r.pending, o.Task.Key)
-		r.remember(o.Task.Key)
-		r.mu.Unlock()
-		if o.Err != nil {
+		var paid *store.EvalResult
+		if o.Err == nil {
+			req, _ := json.Marshal(o.Task.Request)
+			paid = &store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
+				InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost, Request: req, Answer: o.Response.Text}
+		}
+		// The key stays pending until its answer is stored, so a duplicate
+		// arriving meanwhile joins it instead of asking again; those late
+		// joiners are recorded once the answer is in the store.
+		done := 0
+		for {
+			r.mu.Lock()
+			jobs := r.pending[o.Task.Key][done:]
+			if len(jobs) == 0 {
+				delete(r.pending, o.Task.Key)
+				r.remember(o.Task.Key)
+				r.mu.Unlock()
+				return nil
+			}
+			r.mu.Unlock()
 			for _, j := range jobs {
-				if err := r.record(ctx, j, "", nil, false, o.Err); err != nil {
+				var err error
+				if o.Err != nil {
+					err = r.record(ctx, j, "", nil, false, o.Err)
+				} else {
+					// The first job paid; the others share its answer, as from a cache.
+					err = r.record(ctx, j, o.Response.Text, paid, paid == nil, nil)
+					paid = nil
+				}
+				if err != nil {
 					return err
 				}
 			}
-			return nil
+			done += len(jobs)
 		}
-		req, _ := json.Marshal(o.Task.Request)
-		paid := &store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
-			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost, Request: req, Answer: o.Response.Text}
-		for i, j := range jobs {
-			// The first job paid; the others share its answer, as from a cache.
-			if err := r.record(ctx, j, o.Response.Text, paid, i > 0, nil); err != nil {
-				return err
-			}
-			paid = nil
-		}
-		return nil
 	}
 }
 
