@@ -246,7 +246,9 @@ func TestHeadersTeachTheLimit(t *testing.T) {
 	const window = 300 * time.Millisecond
 	var mu sync.Mutex
 	var sent []time.Time
-	e := &engine.Engine{Concurrency: 4, Limits: engine.Limits{Window: window},
+	// One at a time, so that only the first request goes out before any
+	// answer has taught the limit.
+	e := &engine.Engine{Concurrency: 1, Limits: engine.Limits{Window: window},
 		Provider: provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
 			mu.Lock()
 			defer mu.Unlock()
