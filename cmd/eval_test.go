@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/provider"
 )
 
 // A fake provider whose models know different sums: "strong" answers every
@@ -65,7 +66,8 @@ type evalJSON struct {
 		Latency  struct {
 			P50 float64 `json:"p50"`
 		} `json:"latency_ms"`
-		InputTokens int `json:"input_tokens"`
+		InputTokens int     `json:"input_tokens"`
+		CostUSD     float64 `json:"cost_usd"`
 	} `json:"models"`
 	Pairs []struct {
 		AOnly int     `json:"a_only"`
@@ -371,5 +373,69 @@ func TestEvalDuplicatePromptsArePaidOnce(t *testing.T) {
 	}
 	if !strings.Contains(res.out, `"passed": 600`) {
 		t.Errorf("every duplicate should share its answer: %s", res.out)
+	}
+}
+
+// Repeats, the system prompt and the server's failures each change what is
+// paid for: repeats and a new system prompt are asked anew, failures are
+// never kept, and a dataset can come on standard input.
+func TestEvalRepeatSystemErrorsAndStdin(t *testing.T) {
+	ok := arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	data := sums(t)
+	h.wrap = func(provider.Provider) provider.Provider {
+		return provider.Func(func(context.Context, provider.Request) (provider.Response, error) {
+			return provider.Response{}, &provider.Error{Provider: "openai", Kind: provider.Permanent, StatusCode: 400, Message: "bad request"}
+		})
+	}
+	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", ok.OpenAIBaseURL(), "--limit", "2", "-f", "json")
+	if res.code != 0 || !strings.Contains(res.out, `"errors": 2`) {
+		t.Fatalf("every call failing: exit %d, %s %s", res.code, res.out, res.errOut)
+	}
+	h.wrap = nil
+
+	args := func(extra ...string) []string {
+		return append([]string{"eval", data, "--models", "openai:strong", "--base-url", ok.OpenAIBaseURL(), "--limit", "2", "-f", "json"}, extra...)
+	}
+	if res := h.run(context.Background(), args()...); res.code != 0 || ok.Stats().Requests != 2 || !strings.Contains(res.out, `"cached": 0`) {
+		t.Fatalf("after failures: exit %d, %d requests, want 2 new ones (failures are never cached): %s", res.code, ok.Stats().Requests, res.out)
+	}
+	if res := h.run(context.Background(), args("--repeat", "3")...); res.code != 0 || ok.Stats().Requests != 6 || !strings.Contains(res.out, `"items": 6`) {
+		t.Errorf("--repeat 3: exit %d, %d requests in all, want 6 (repeat 0 cached, 1 and 2 new): %s", res.code, ok.Stats().Requests, res.out)
+	}
+	if res := h.run(context.Background(), args("--system", "Be brief.")...); res.code != 0 || ok.Stats().Requests != 8 {
+		t.Errorf("--system: %d requests in all, want 8", ok.Stats().Requests)
+	}
+
+	stdin, err := os.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	h.stdin = stdin
+	if res := h.run(context.Background(), "eval", "-", "--models", "openai:strong", "--base-url", ok.OpenAIBaseURL(), "--limit", "2", "-f", "json"); res.code != 0 || !strings.Contains(res.out, `"dataset": "-"`) || !strings.Contains(res.out, `"cached": 2`) {
+		t.Errorf("stdin: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+}
+
+func TestEvalMaxCost(t *testing.T) {
+	srv := arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	cfg := filepath.Join(t.TempDir(), "models.json")
+	os.WriteFile(cfg, []byte(`{"openai:strong": {"price": {"input_per_million": 10000, "output_per_million": 10000}}}`), 0o600)
+	// At a cent a token, each request may cost about (8 input + 10 output
+	// tokens) × $0.01 = $0.18 and costs the fake's (4 + 4) × $0.01 = $0.08:
+	// $0.5 buys about five, not ten.
+	res := h.run(context.Background(), "eval", sums(t), "--models", "openai:strong", "--base-url", srv.OpenAIBaseURL(),
+		"--model-config", cfg, "--max-cost", "0.5", "--max-tokens", "10", "-j", "1", "-f", "json")
+	if res.code != 1 || !strings.Contains(res.errOut, "stopped before --max-cost $0.5") {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	var rep evalJSON
+	json.Unmarshal([]byte(res.out), &rep)
+	if n := srv.Stats().Requests; n < 3 || n > 8 || rep.Models[0].Items != n || rep.Models[0].CostUSD > 0.5 {
+		t.Errorf("%d requests sent, %d results reported, $%.2f spent under a $0.5 budget", n, rep.Models[0].Items, rep.Models[0].CostUSD)
 	}
 }

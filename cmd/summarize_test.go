@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,8 @@ type harness struct {
 	calls atomic.Int32
 	// wrap, when set, stands between digest and the offline provider.
 	wrap func(next provider.Provider) provider.Provider
+	// stdin, when set, is what digest reads as standard input.
+	stdin io.Reader
 }
 
 func newHarness(t *testing.T) *harness {
@@ -48,6 +51,9 @@ type result struct {
 func (h *harness) run(ctx context.Context, args ...string) result {
 	h.t.Helper()
 	ios, out, errOut := iostreams.Test()
+	if h.stdin != nil {
+		ios.In = h.stdin
+	}
 	f := cmdutil.New(ios, "v1.2.3-test")
 	f.Getenv = func(k string) string { return h.env[k] }
 	f.Provider = func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error) {

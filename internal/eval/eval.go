@@ -117,7 +117,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Now = time.Now
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
-	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, reserved: map[string]float64{}}
+	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, reserved: map[string]float64{}, settled: make(chan struct{})}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
 	}
@@ -157,6 +157,7 @@ type runner struct {
 	spent       float64            // what answers cost so far
 	reserved    map[string]float64 // worst cases of requests in flight, by key
 	pledged     float64            // their sum
+	settled     chan struct{}      // closed, and replaced, when a request settles
 }
 
 // request builds the provider-neutral request for an item.
@@ -322,7 +323,7 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 	r.mu.Lock()
 	r.pending[j.key] = []job{j}
 	r.mu.Unlock()
-	if !r.pledge(j.key, r.worstCost(j)) {
+	if !r.pledgeWhenSettled(ctx, j.key, r.worstCost(j)) {
 		r.mu.Lock()
 		delete(r.pending, j.key)
 		r.out.NotSent++
@@ -370,6 +371,28 @@ func (r *runner) pledge(k string, worst float64) bool {
 	return true
 }
 
+// pledgeWhenSettled is pledge, except that a request that does not fit
+// while others are in flight waits for them to settle what they cost
+// (usually far less than their worst case) before it is refused.
+func (r *runner) pledgeWhenSettled(ctx context.Context, k string, worst float64) bool {
+	for {
+		if r.pledge(k, worst) {
+			return true
+		}
+		r.costMu.Lock()
+		inFlight, settled := r.pledged > 0, r.settled
+		r.costMu.Unlock()
+		if !inFlight {
+			return false
+		}
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
 // settle swaps a request's worst case for what it cost, in one step, so
 // that a pledge never sees the request counted neither way.
 func (r *runner) settle(k string, cost float64, paid bool) {
@@ -380,6 +403,10 @@ func (r *runner) settle(k string, cost float64, paid bool) {
 	if paid {
 		r.spent += cost
 	}
+	if r.settled != nil {
+		close(r.settled)
+	}
+	r.settled = make(chan struct{})
 }
 
 func (r *runner) worstCost(j job) float64 {
