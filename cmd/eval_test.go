@@ -140,6 +140,14 @@ func TestEvalScoresComparesAndRerunsForFree(t *testing.T) {
 	if list.code != 0 || strings.Count(list.out, `"id"`) != 2 {
 		t.Errorf("runs list: %d %s", list.code, list.out)
 	}
+	for format, want := range map[string]string{"jsonl": `"id":"` + rep.RunID, "csv": rep.RunID + ",", "markdown": "| `" + rep.RunID + "` |", "table": rep.RunID} {
+		if res := h.run(context.Background(), "runs", "list", "-f", format); res.code != 0 || !strings.Contains(res.out, want) {
+			t.Errorf("runs list -f %s: exit %d: %s", format, res.code, res.out)
+		}
+	}
+	if res := h.run(context.Background(), "runs", "list", "-f", "yaml"); res.code != 2 {
+		t.Errorf("runs list -f yaml: exit %d, want 2", res.code)
+	}
 	show := h.run(context.Background(), "runs", "show", rep.RunID, "-f", "json")
 	var shown evalJSON
 	if show.code != 0 || json.Unmarshal([]byte(show.out), &shown) != nil || shown.Models[1].Passed != 6 || shown.Models[1].Cached != 0 {

@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/eval"
 	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/store"
 )
 
 // NewRunsCmd builds `digest runs`: past evaluation runs, read back from the
@@ -33,6 +37,9 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: cmdutil.Example("digest runs list", "digest runs list --format json | jq -r '.[0].id'"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(runFormats, listFormat) {
+				return cmdutil.UsageError("--format %q: runs list writes %s", listFormat, strings.Join(runFormats, ", "))
+			}
 			st, err := f.Store(cmd.Context())
 			if err != nil {
 				return err
@@ -42,40 +49,10 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			switch listFormat {
-			case "json":
-				type row struct {
-					ID       string     `json:"id"`
-					Dataset  string     `json:"dataset"`
-					Models   []string   `json:"models"`
-					Created  time.Time  `json:"created_at"`
-					Finished *time.Time `json:"finished_at"`
-				}
-				out := make([]row, 0, len(runs))
-				for _, r := range runs {
-					rr := row{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt}
-					if !r.FinishedAt.IsZero() {
-						rr.Finished = &r.FinishedAt
-					}
-					out = append(out, rr)
-				}
-				return json.NewEncoder(f.IOStreams.Out).Encode(out)
-			case "table", "":
-				tw := tabwriter.NewWriter(f.IOStreams.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tDATASET\tMODELS")
-				for _, r := range runs {
-					state := "finished"
-					if r.FinishedAt.IsZero() {
-						state = "incomplete"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04"), state, r.Dataset, strings.Join(r.Models, ","))
-				}
-				return tw.Flush()
-			}
-			return cmdutil.UsageError("--format %q: runs list writes table or json", listFormat)
+			return writeRuns(f.IOStreams.Out, listFormat, runs)
 		},
 	}
-	list.Flags().StringVarP(&listFormat, "format", "f", "table", "table or json")
+	list.Flags().StringVarP(&listFormat, "format", "f", "table", "table, json, jsonl, csv or markdown")
 	cmdutil.DocumentEnv(list.Flags())
 
 	o := &EvalOptions{Factory: f}
@@ -117,4 +94,65 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	cmdutil.DocumentEnv(show.Flags())
 	cmd.AddCommand(list, show)
 	return cmd
+}
+
+var runFormats = []string{"table", "json", "jsonl", "csv", "markdown"}
+
+type runRow struct {
+	ID       string     `json:"id"`
+	Dataset  string     `json:"dataset"`
+	Models   []string   `json:"models"`
+	Created  time.Time  `json:"created_at"`
+	Finished *time.Time `json:"finished_at"`
+}
+
+// writeRuns lists runs in one of runFormats.
+func writeRuns(w io.Writer, format string, runs []store.EvalRun) error {
+	rows := make([]runRow, 0, len(runs))
+	for _, r := range runs {
+		row := runRow{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt}
+		if !r.FinishedAt.IsZero() {
+			row.Finished = &r.FinishedAt
+		}
+		rows = append(rows, row)
+	}
+	state := func(r runRow) string {
+		if r.Finished == nil {
+			return "incomplete"
+		}
+		return "finished"
+	}
+	switch format {
+	case "json":
+		return json.NewEncoder(w).Encode(rows)
+	case "jsonl":
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"id", "started", "state", "dataset", "models"})
+		for _, r := range rows {
+			cw.Write([]string{r.ID, r.Created.UTC().Format(time.RFC3339), state(r), r.Dataset, strings.Join(r.Models, ",")})
+		}
+		cw.Flush()
+		return cw.Error()
+	case "markdown":
+		fmt.Fprintln(w, "| run | started | state | dataset | models |\n|---|---|---|---|---|")
+		for _, r := range rows {
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", r.ID, r.Created.UTC().Format("2006-01-02 15:04"), state(r),
+				strings.ReplaceAll(r.Dataset, "|", "\\|"), strings.Join(r.Models, ", "))
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tDATASET\tMODELS")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Created.Local().Format("2006-01-02 15:04"), state(r), r.Dataset, strings.Join(r.Models, ","))
+	}
+	return tw.Flush()
 }
