@@ -11,9 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ErrEmpty reports a repository without a single commit: nothing to do,
@@ -22,8 +25,9 @@ var ErrEmpty = errors.New("repository has no commits")
 
 // Repo is an opened repository.
 type Repo struct {
-	git  *git.Repository
-	path string
+	git     *git.Repository
+	path    string
+	storage *filesystem.Storage // kept open; nil when go-git chose its own
 }
 
 // Open opens the repository at or above path (work tree or bare).
@@ -46,7 +50,31 @@ func Open(path string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", path, err)
 	}
-	return &Repo{git: r, path: repoRoot(r, abs)}, nil
+	root := repoRoot(r, abs)
+	// go-git opens and closes a pack file for every object it reads unless
+	// told to keep descriptors: over a history that is most of the time.
+	// Reopen the same git directory (found above, worktrees and all) that way;
+	// large blobs stay out of the object cache.
+	if st, ok := r.Storer.(*filesystem.Storage); ok {
+		kept := filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRUDefault(),
+			filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: 1 << 20})
+		var wt billy.Filesystem
+		if w, err := r.Worktree(); err == nil {
+			wt = w.Filesystem
+		}
+		if again, err := git.Open(kept, wt); err == nil {
+			return &Repo{git: again, path: root, storage: kept}, nil
+		}
+	}
+	return &Repo{git: r, path: root}, nil
+}
+
+// Close releases the pack files kept open.
+func (r *Repo) Close() error {
+	if r.storage != nil {
+		return r.storage.Close()
+	}
+	return nil
 }
 
 // repoRoot names the repository by its work tree, or by its git directory

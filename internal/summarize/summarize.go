@@ -126,10 +126,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !opened[r.Path()] { // the same repository named twice is walked once
-			opened[r.Path()] = true
-			repos = append(repos, r)
+		if opened[r.Path()] { // the same repository named twice is walked once
+			r.Close()
+			continue
 		}
+		opened[r.Path()] = true
+		defer r.Close()
+		repos = append(repos, r)
 	}
 
 	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}}
