@@ -197,6 +197,9 @@ func TestEvalOfflineDryRunAndBadInput(t *testing.T) {
 	if res.code == 0 || !strings.Contains(res.errOut, bad+":2:") {
 		t.Errorf("bad line: exit %d: %q", res.code, res.errOut)
 	}
+	if list := h.run(context.Background(), "runs", "list", "-f", "jsonl"); strings.Count(list.out, "\n") != 1 {
+		t.Errorf("a run stopped by a bad line before storing anything is listed: %s", list.out)
+	}
 	res = h.run(context.Background(), "eval", bad, "--skip-invalid", "-f", "json")
 	if res.code != 0 || strings.Count(res.errOut, "skipped") != 2 {
 		t.Errorf("--skip-invalid: exit %d: %q", res.code, res.errOut)

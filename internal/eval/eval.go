@@ -139,6 +139,8 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	err := r.run(ctx)
 	if err == nil {
 		err = o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now())
+	} else if dropErr := o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID); dropErr != nil {
+		err = errors.Join(err, dropErr)
 	}
 	return r.out, err
 }

@@ -372,3 +372,14 @@ func (s *Store) PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnl
 	}
 	return
 }
+
+// DropRunIfEmpty deletes a run that stored no result, such as one stopped
+// by a dataset's first line: it would only clutter runs list.
+func (s *Store) DropRunIfEmpty(ctx context.Context, id string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM eval_runs WHERE id = ?
+		AND NOT EXISTS (SELECT 1 FROM eval_run_results WHERE run_id = ?)`, id, id)
+	if err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
