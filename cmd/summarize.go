@@ -56,6 +56,7 @@ type SummarizeOptions struct {
 	MaxCost     float64
 	Price       string
 	ModelConfig string
+	Lease       time.Duration
 }
 
 // NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
@@ -125,6 +126,7 @@ extractive summary from the commit message and the diff.`,
 	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop sending before the run could cost more than this many US dollars (0: no limit)")
 	fl.StringVar(&opts.Price, "price", "", "the model's price as INPUT/OUTPUT dollars per million tokens, over the built-in table")
 	fl.StringVar(&opts.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
+	fl.DurationVar(&opts.Lease, "lease", summarize.DefaultLease, "how long another digest waits for a commit this one claimed, should this one die")
 	cmdutil.DocumentEnv(fl)
 	return cmd
 }
@@ -147,6 +149,8 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--batch-size must be at least 1, got %d", o.BatchSize)
 	case o.BatchWindow < 0 || o.Timeout < 0:
 		return cfg, nil, cmdutil.UsageError("--batch-window and --timeout cannot be negative")
+	case o.Lease <= 0:
+		return cfg, nil, cmdutil.UsageError("--lease must be positive, got %s", o.Lease)
 	case o.MaxCost < 0:
 		return cfg, nil, cmdutil.UsageError("--max-cost cannot be negative. Try: 0 for no limit")
 	case o.RepoID != "" && len(o.Repos) > 1:
@@ -198,7 +202,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow, BatchTokens: batchTokens(limits.TPM),
-		Limits: limits, Timeout: o.Timeout, Price: info.Price, MaxCost: o.MaxCost, DryRun: o.DryRun,
+		Limits: limits, Timeout: o.Timeout, Price: info.Price, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
 	}
 	if !info.Known && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)

@@ -93,6 +93,14 @@ CREATE TABLE eval_run_results (
 	-- Lines, unlike ids a dataset may repeat, name items uniquely.
 	PRIMARY KEY (run_id, model, line, repeat)
 );`,
+	3: `
+-- Claims on work in progress, so that two processes on one database never
+-- pay for the same item: the SET key NX EX of a Redis design, in SQLite.
+CREATE TABLE leases (
+	key        TEXT PRIMARY KEY,
+	owner      TEXT NOT NULL,
+	expires_at INTEGER NOT NULL -- Unix milliseconds
+);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

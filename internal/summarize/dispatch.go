@@ -29,6 +29,11 @@ type dispatcher struct {
 	// ask about again alone: those a batch answer left out.
 	settled chan []*pending
 
+	// deferred are the misses another process holds the lease of; held,
+	// those this one does and has not yet stored or failed.
+	deferred []*pending
+	held     map[*pending]bool
+
 	// For --max-cost: what answered requests cost, and what the requests
 	// in flight may cost at most. Guarded by mu.
 	spent, reserved float64
@@ -42,7 +47,16 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*p
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{},
-		settled: make(chan []*pending, 2*len(misses)), reservedFor: map[string]float64{}}
+		settled: make(chan []*pending, 2*len(misses)), reservedFor: map[string]float64{}, held: map[*pending]bool{}}
+	// However the run ends (done, failed, interrupted), leases still held
+	// are given back, so that a rerun need not wait for them to expire.
+	defer func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		for p := range d.held {
+			d.release(p)
+		}
+	}()
 
 	prepared := make(chan *pending)
 	tasks := make(chan engine.Task)
@@ -52,7 +66,7 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*p
 	defer cancel()
 	feeders.Go(func() {
 		defer close(prepared)
-		prepare(ctx, opts, misses, func(p *pending) bool {
+		prepare(ctx, opts, d.claimed(ctx, misses), func(p *pending) bool {
 			select {
 			case prepared <- p:
 				return true
@@ -68,8 +82,11 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*p
 	feeders.Go(func() { d.batch(ctx, prepared, tasks) })
 
 	err := eng.Run(ctx, tasks, d.commit(context.WithoutCancel(ctx)))
+	cancel() // the engine is done: stop the feeders, then read what they deferred
+	feeders.Wait()
 	d.mu.Lock()
-	complete := d.resolved == len(misses)
+	complete := d.resolved+len(d.deferred) == len(misses)
+	res.deferred = append(res.deferred, d.deferred...)
 	d.mu.Unlock()
 	if errors.Is(err, context.Canceled) && complete {
 		return nil // the signal came after the last answer: nothing was cut short
@@ -158,6 +175,44 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 	}
 }
 
+// claimed returns the misses this process wins the lease of, deferring
+// those another process is summarizing right now.
+func (d *dispatcher) claimed(ctx context.Context, misses []*pending) []*pending {
+	var mine []*pending
+	for _, p := range misses {
+		ok, err := d.opts.Store.Claim(ctx, p.leaseKey(d.opts), d.opts.Owner, d.opts.Lease)
+		if err != nil {
+			d.mu.Lock()
+			d.fail(p, err)
+			d.mu.Unlock()
+			continue
+		}
+		if !ok {
+			d.mu.Lock()
+			d.deferred = append(d.deferred, p)
+			d.mu.Unlock()
+			continue
+		}
+		d.mu.Lock()
+		d.held[p] = true
+		d.mu.Unlock()
+		mine = append(mine, p)
+	}
+	return mine
+}
+
+// release gives up a commit's lease once it is stored or failed: waiting
+// processes need not wait out its expiry. Callers hold mu.
+func (d *dispatcher) release(p *pending) {
+	if !d.held[p] {
+		return
+	}
+	delete(d.held, p)
+	if err := d.opts.Store.Release(context.Background(), p.leaseKey(d.opts), d.opts.Owner); err != nil {
+		d.opts.Log.Warn("could not release a lease; it expires on its own", "commit", p.commit.Hash, "error", err)
+	}
+}
+
 // task builds the request for a batch and remembers which commits it holds.
 func (d *dispatcher) task(items []*pending) engine.Task {
 	commits := make([]prompt.Commit, len(items))
@@ -235,6 +290,7 @@ func (d *dispatcher) notSent(items []*pending) {
 	defer d.mu.Unlock()
 	for _, p := range items {
 		d.resolved++
+		d.release(p)
 		d.res.NotSent += 1 + len(p.shared)
 	}
 }
@@ -366,6 +422,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 		st.SkippedFiles += len(p.skipped)
 	}
 	d.resolved++
+	d.release(p)
 	st.Summarized++
 	st.SkippedFiles += len(p.skipped)
 	st.InputTokens += sum.InputTokens
@@ -380,6 +437,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 // fail records a commit that got no summary; callers hold mu.
 func (d *dispatcher) fail(p *pending, err error) {
 	d.resolved++
+	d.release(p)
 	d.res.Failures = append(d.res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
 	d.res.Changelog.Stats.Failed += 1 + len(p.shared)
 	d.opts.Progress.Done(1 + len(p.shared))

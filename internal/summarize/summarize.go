@@ -5,9 +5,12 @@ package summarize
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"time"
 
 	"github.com/digest-cli/digest/internal/budget"
@@ -49,6 +52,10 @@ type Options struct {
 	// DryRun prepares every request and counts it, without sending any or
 	// writing to the store.
 	DryRun bool
+	// Owner names this process in the leases it takes on commits it is
+	// summarizing; Lease is how long a lease lasts if its owner dies.
+	Owner string
+	Lease time.Duration
 
 	Model     provider.Spec
 	Provider  provider.Provider
@@ -56,6 +63,19 @@ type Options struct {
 	Store     *store.Store
 	Progress  Progress
 	Log       *slog.Logger
+}
+
+// DefaultLease is how long other processes wait for a commit whose
+// summarizing process died before they summarize it themselves.
+const DefaultLease = 5 * time.Minute
+
+// NewOwner names this process in its leases: host, process and a random
+// part, since a process id alone repeats across machines and restarts.
+func NewOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }
 
 // Progress hears how far a run has got.
@@ -87,6 +107,8 @@ type Result struct {
 	Engine    engine.Stats
 	NotSent   int       // commits left unsummarized by --max-cost
 	Estimate  *Estimate // the counts of a --dry-run
+
+	deferred []*pending // misses another process was summarizing
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
@@ -118,6 +140,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.BatchTokens <= 0 {
 		opts.BatchTokens = math.MaxInt // batches bounded by size alone
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.Owner == "" {
+		opts.Owner = NewOwner()
 	}
 	var repos []*history.Repo
 	opened := map[string]bool{}
@@ -173,6 +201,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	err := dispatch(ctx, opts, eng, misses, res)
+	if err == nil {
+		err = awaitDeferred(ctx, opts, eng, res)
+	}
 	res.Engine = eng.Stats()
 	res.Changelog.Entries = summarized(res.Changelog.Entries)
 	return res, err
@@ -294,6 +325,63 @@ func fillFromSummary(e *report.Entry, s store.Summary) {
 	e.InputTokens = s.InputTokens
 	e.OutputTokens = s.OutputTokens
 	e.CostUSD = s.CostUSD
+}
+
+// awaitDeferred finishes the commits another process held the lease of:
+// their summaries are read from the store as that process stores them, and
+// any whose lease expires (its owner died) is claimed and summarized here.
+func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *Result) error {
+	poll := min(max(opts.Lease/20, 20*time.Millisecond), time.Second)
+	for len(res.deferred) > 0 {
+		if err := sleepCtx(ctx, poll); err != nil {
+			return err
+		}
+		waiting := res.deferred
+		res.deferred = nil
+		var left []*pending
+		for _, p := range waiting {
+			found, err := opts.Store.Summaries(ctx, p.repo.id, opts.Model.String(), prompt.Version, opts.Walk.Paths.String(), []string{p.commit.Hash})
+			if err != nil {
+				return err
+			}
+			s, ok := found[p.commit.Hash]
+			if !ok {
+				left = append(left, p)
+				continue
+			}
+			// Paid for by the other process: here it is as good as cached.
+			for _, i := range append([]int{p.index}, p.shared...) {
+				fillFromSummary(&res.Changelog.Entries[i], s)
+				res.Changelog.Entries[i].Cached = true
+				res.Changelog.Stats.Cached++
+				res.Changelog.Stats.SkippedFiles += len(s.SkippedFiles)
+			}
+			opts.Progress.Done(1 + len(p.shared))
+		}
+		if len(left) > 0 {
+			// dispatch claims again: expired leases are won, live ones deferred anew.
+			if err := dispatch(ctx, opts, eng, left, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// leaseKey names the work of summarizing a commit, as the cache does.
+func (p *pending) leaseKey(opts Options) string {
+	return "summary:" + key.Of(p.repo.id, p.commit.Hash, opts.Model.String(), prompt.Version, opts.Walk.Paths.String())
 }
 
 // summarized drops the entries of commits that got no summary (failed or

@@ -1,0 +1,33 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Claim takes the lease on key for owner until ttl from now: atomically, it
+// inserts the lease, or takes it over if it has expired or is owner's
+// already. It reports whether owner holds the lease now.
+func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	now := time.Now()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO leases(key, owner, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE leases.expires_at <= ? OR leases.owner = excluded.owner`,
+		key, owner, now.Add(ttl).UnixMilli(), now.UnixMilli())
+	if err != nil {
+		return false, s.explain(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.explain(err)
+	}
+	return n == 1, nil
+}
+
+// Release gives up owner's lease on key, if owner still holds it.
+func (s *Store) Release(ctx context.Context, key, owner string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE key = ? AND owner = ?`, key, owner); err != nil {
+		return s.explain(err)
+	}
+	return nil
+}

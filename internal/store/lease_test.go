@@ -1,0 +1,89 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestLeases(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	claim := func(key, owner string, ttl time.Duration) bool {
+		t.Helper()
+		ok, err := s.Claim(ctx, key, owner, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !claim("k", "a", time.Minute) {
+		t.Fatal("a fresh key was not claimed")
+	}
+	if claim("k", "b", time.Minute) {
+		t.Error("b took a live lease of a's")
+	}
+	if !claim("k", "a", time.Minute) {
+		t.Error("a could not renew its own lease")
+	}
+	if !claim("short", "a", 30*time.Millisecond) {
+		t.Fatal("claim failed")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if !claim("short", "b", time.Minute) {
+		t.Error("b could not take over an expired lease")
+	}
+	if err := s.Release(ctx, "k", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if claim("k", "b", time.Minute) {
+		t.Error("b's release freed a lease it did not hold")
+	}
+	if err := s.Release(ctx, "k", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if !claim("k", "b", time.Minute) {
+		t.Error("a released lease could not be claimed")
+	}
+}
+
+// Two stores on one file, eight claimants each: every key is won once.
+func TestLeasesAcrossConnectionsAreExclusive(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/d.db"
+	var stores [2]*Store
+	for i := range stores {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	var won [50]atomic.Int32
+	var wg sync.WaitGroup
+	for c := range 16 {
+		wg.Go(func() {
+			s := stores[c%2]
+			for k := range won {
+				ok, err := s.Claim(ctx, fmt.Sprint("key-", k), fmt.Sprint("owner-", c), time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					won[k].Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for k := range won {
+		if n := won[k].Load(); n != 1 {
+			t.Errorf("key %d was claimed %d times", k, n)
+		}
+	}
+}
