@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 )
 
@@ -30,4 +31,29 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 		return s.explain(err)
 	}
 	return nil
+}
+
+// LeaseOwner returns who holds the lease on key, if anyone does.
+func (s *Store) LeaseOwner(ctx context.Context, key string) (string, bool, error) {
+	var owner string
+	err := s.db.QueryRowContext(ctx, `SELECT owner FROM leases WHERE key = ?`, key).Scan(&owner)
+	if err == sql.ErrNoRows {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, s.explain(err)
+	}
+	return owner, true, nil
+}
+
+// TakeOver gives the lease on key to owner if it is still held by from:
+// for a lease whose holder is known to be dead.
+func (s *Store) TakeOver(ctx context.Context, key, from, owner string, ttl time.Duration) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE leases SET owner = ?, expires_at = ? WHERE key = ? AND owner = ?`,
+		owner, time.Now().Add(ttl).UnixMilli(), key, from)
+	if err != nil {
+		return false, s.explain(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

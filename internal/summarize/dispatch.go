@@ -180,7 +180,7 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 func (d *dispatcher) claimed(ctx context.Context, misses []*pending) []*pending {
 	var mine []*pending
 	for _, p := range misses {
-		ok, err := d.opts.Store.Claim(ctx, p.leaseKey(d.opts), d.opts.Owner, d.opts.Lease)
+		ok, err := d.claim(ctx, p.leaseKey(d.opts))
 		if err != nil {
 			d.mu.Lock()
 			d.fail(p, err)
@@ -199,6 +199,20 @@ func (d *dispatcher) claimed(ctx context.Context, misses []*pending) []*pending 
 		mine = append(mine, p)
 	}
 	return mine
+}
+
+// claim takes a commit's lease, or takes it over from a process of this
+// machine that died holding it: a rerun after a crash need not wait.
+func (d *dispatcher) claim(ctx context.Context, k string) (bool, error) {
+	ok, err := d.opts.Store.Claim(ctx, k, d.opts.Owner, d.opts.Lease)
+	if ok || err != nil {
+		return ok, err
+	}
+	owner, held, err := d.opts.Store.LeaseOwner(ctx, k)
+	if err != nil || !held || !ownerDead(owner) {
+		return false, err
+	}
+	return d.opts.Store.TakeOver(ctx, k, owner, d.opts.Owner, d.opts.Lease)
 }
 
 // release gives up a commit's lease once it is stored or failed: waiting

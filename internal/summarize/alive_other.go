@@ -1,0 +1,7 @@
+//go:build !unix
+
+package summarize
+
+// processAlive cannot tell here, so every owner counts as alive and its
+// leases are waited out.
+func processAlive(int) bool { return true }

@@ -1,0 +1,14 @@
+//go:build unix
+
+package summarize
+
+import (
+	"errors"
+	"syscall"
+)
+
+// processAlive asks the kernel whether pid exists, without signalling it.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
