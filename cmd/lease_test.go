@@ -57,4 +57,3 @@ func TestTwoProcessesPayEachCommitOnce(t *testing.T) {
 		t.Errorf("%d entries read from the other process's work, want 8 (each commit paid by one, read by the other)", cached)
 	}
 }
-
