@@ -46,7 +46,7 @@ func (b *breaker) allow(ctx context.Context) (probe bool, err error) {
 		}
 		if d := time.Until(b.openUntil); d > 0 {
 			b.mu.Unlock()
-			if err := sleep(ctx, d); err != nil {
+			if err := Sleep(ctx, d); err != nil {
 				return false, err
 			}
 			continue

@@ -263,14 +263,14 @@ func (b *budget) waitPause(ctx context.Context) error {
 		if d <= 0 {
 			return nil
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
 }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx is done, whichever comes first.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

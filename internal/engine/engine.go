@@ -260,7 +260,7 @@ func (e *Engine) send(ctx context.Context, t Task) Outcome {
 		if done {
 			return o
 		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := Sleep(ctx, wait); err != nil {
 			return Outcome{Task: t, Err: err, Attempts: attempt}
 		}
 	}

@@ -105,11 +105,11 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 func mdGate(m ModelStats) string {
 	switch {
 	case m.MinAccuracy == nil:
-		return "–"
+		return gateText(m)
 	case m.BelowGate:
-		return "❌ below " + percent(*m.MinAccuracy)
+		return "❌ " + gateText(m)
 	}
-	return "✅ ≥ " + percent(*m.MinAccuracy)
+	return "✅ " + gateText(m)
 }
 
 // mdText makes text from a model, a dataset or a user safe inside a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"iter"
 )
 
 // JSONL writes one JSON object per commit, for jq and line-oriented tools.
@@ -11,11 +12,23 @@ type JSONL struct{}
 
 // Write implements Reporter.
 func (JSONL) Write(w io.Writer, c *Changelog) error {
+	return writeLines(w, func(yield func(Entry) bool) {
+		for _, e := range c.Entries {
+			if !yield(withSkipped(e)) {
+				return
+			}
+		}
+	})
+}
+
+// writeLines writes each value as one line of JSON, as it comes, leaving
+// HTML characters in model text alone.
+func writeLines[T any](w io.Writer, values iter.Seq[T]) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	for _, e := range c.Entries {
-		if err := enc.Encode(withSkipped(e)); err != nil {
+	for v := range values {
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
 	}

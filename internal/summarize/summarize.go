@@ -333,7 +333,7 @@ func fillFromSummary(e *report.Entry, s store.Summary) {
 func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *Result) error {
 	poll := min(max(opts.Lease/20, 20*time.Millisecond), time.Second)
 	for len(res.deferred) > 0 {
-		if err := sleepCtx(ctx, poll); err != nil {
+		if err := engine.Sleep(ctx, poll); err != nil {
 			return err
 		}
 		waiting := res.deferred
@@ -366,17 +366,6 @@ func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *R
 		}
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // leaseKey names the work of summarizing a commit, as the cache does.
