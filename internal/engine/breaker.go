@@ -88,10 +88,3 @@ func (b *breaker) finish(probe bool, v verdict) {
 		b.probeFreed = make(chan struct{})
 	}
 }
-
-// open reports whether the breaker is refusing calls now.
-func (b *breaker) open() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.failures >= b.threshold && time.Now().Before(b.openUntil)
-}

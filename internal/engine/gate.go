@@ -73,10 +73,3 @@ func (g *gate) release(rateLimited, succeeded bool) {
 	close(g.freed)
 	g.freed = make(chan struct{})
 }
-
-// current is the limit now in force.
-func (g *gate) current() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.limit
-}

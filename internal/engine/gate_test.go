@@ -105,3 +105,17 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 		t.Errorf("closed breaker: allow = %v, %v", probe, err)
 	}
 }
+
+// current is the limit now in force.
+func (g *gate) current() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.limit
+}
+
+// open reports whether the breaker is refusing calls now.
+func (b *breaker) open() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failures >= b.threshold && time.Now().Before(b.openUntil)
+}

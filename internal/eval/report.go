@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"encoding/json"
-	"math"
 
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
@@ -74,31 +73,19 @@ func Report(ctx context.Context, st *store.Store, run store.EvalRun, gates Gates
 	return e, nil
 }
 
-// latency reads the p50, p95 and p99 of answered results by rank,
-// interpolating linearly between the closest ranks.
+// latency reads the p50, p95 and p99 of answered results by rank, two rows
+// at most per percentile, never loading every latency.
 func latency(ctx context.Context, st *store.Store, runID, model string, n int) (report.Latency, error) {
-	if n == 0 {
-		return report.Latency{}, nil
-	}
-	at := func(p float64) (float64, error) {
-		pos := p * float64(n-1)
-		lo := int(math.Floor(pos))
-		v, err := st.LatencyAt(ctx, runID, model, lo)
-		if err != nil || lo == n-1 {
-			return v, err
-		}
-		w, err := st.LatencyAt(ctx, runID, model, lo+1)
-		return v + (w-v)*(pos-float64(lo)), err
-	}
+	at := func(rank int) (float64, error) { return st.LatencyAt(ctx, runID, model, rank) }
 	var l report.Latency
 	var err error
-	if l.P50, err = at(0.50); err != nil {
+	if l.P50, err = stats.PercentileOf(n, 50, at); err != nil {
 		return l, err
 	}
-	if l.P95, err = at(0.95); err != nil {
+	if l.P95, err = stats.PercentileOf(n, 95, at); err != nil {
 		return l, err
 	}
-	l.P99, err = at(0.99)
+	l.P99, err = stats.PercentileOf(n, 99, at)
 	return l, err
 }
 

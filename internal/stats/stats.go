@@ -92,24 +92,32 @@ func lchoose(n, k int) float64 {
 // sorted[floor(h)] + (h-floor(h))*(sorted[floor(h)+1]-sorted[floor(h)]).
 // p is clamped to [0, 100] (NaN reads as 0); an empty slice gives 0.
 func Percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	if !(p > 0) {
-		return sorted[0]
-	}
-	if p >= 100 {
-		return sorted[n-1]
+	v, _ := PercentileOf(len(sorted), p, func(i int) (float64, error) { return sorted[i], nil })
+	return v
+}
+
+// PercentileOf is Percentile over n ascending values read by rank through
+// at, which is asked for at most two ranks: the values may stay where they
+// are, such as in a database ordered by an index.
+func PercentileOf(n int, p float64, at func(rank int) (float64, error)) (float64, error) {
+	switch {
+	case n == 0:
+		return 0, nil
+	case !(p > 0):
+		return at(0)
+	case p >= 100:
+		return at(n - 1)
 	}
 	h := float64(n-1) * p / 100
 	lo := int(h)
 	if lo >= n-1 {
-		return sorted[n-1]
+		return at(n - 1)
 	}
+	v, err := at(lo)
 	frac := h - float64(lo)
-	if frac == 0 {
-		return sorted[lo]
+	if err != nil || frac == 0 {
+		return v, err
 	}
-	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
+	w, err := at(lo + 1)
+	return v + frac*(w-v), err
 }

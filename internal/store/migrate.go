@@ -145,10 +145,3 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	return nil
 }
-
-// SchemaVersion reports the newest migration applied.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var v int
-	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
-	return v, err
-}

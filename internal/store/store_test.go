@@ -663,3 +663,10 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		})
 	}
 }
+
+// SchemaVersion reports the newest migration applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
