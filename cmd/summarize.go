@@ -21,6 +21,7 @@ import (
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/summarize"
 )
@@ -57,6 +58,7 @@ type SummarizeOptions struct {
 	Price       string
 	ModelConfig string
 	Lease       time.Duration
+	NoRedact    bool
 }
 
 // NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
@@ -126,6 +128,7 @@ extractive summary from the commit message and the diff.`,
 	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop sending before the run could cost more than this many US dollars (0: no limit)")
 	fl.StringVar(&opts.Price, "price", "", "the model's price as INPUT/OUTPUT dollars per million tokens, over the built-in table")
 	fl.StringVar(&opts.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
+	fl.BoolVar(&opts.NoRedact, "no-redact", false, "send diffs and messages as they are, without replacing the secrets found in them")
 	fl.DurationVar(&opts.Lease, "lease", summarize.DefaultLease, "how long another digest waits for a commit this one claimed, should this one die")
 	cmdutil.DocumentEnv(fl)
 	return cmd
@@ -239,6 +242,12 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	// A dry run calls nobody, so it needs no key, and it creates no
 	// database: it reads the cache only if there is one.
 	if !o.DryRun {
+		// The offline model runs in this process: nothing leaves the machine.
+		if cfg.Model.Provider != provider.Offline && !o.NoRedact {
+			if cfg.Redactor, err = redact.New(); err != nil {
+				return err
+			}
+		}
 		if cfg.Provider, err = f.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
 			return err
 		}
@@ -286,6 +295,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	f.Infof("digest: %d commits seen, %d cached, %d summarized, %d failed, %d files skipped, %d tokens in, %d out, $%.4f, %d requests, %d retries, %s",
 		s.Commits, s.Cached, s.Summarized, s.Failed, s.SkippedFiles, s.InputTokens, s.OutputTokens, s.CostUSD,
 		res.Engine.Requests, res.Engine.Retries, time.Since(started).Round(time.Millisecond))
+	if n := res.Redacted.Total(); n > 0 {
+		f.Infof("digest: %d secrets replaced by markers before sending (%s); --no-redact sends them as they are", n, res.Redacted)
+	}
 	for _, fl := range res.Failures {
 		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %v\n", fl.Repo, fl.Commit, fl.Err)
 	}

@@ -37,15 +37,18 @@ type Entry struct {
 // Stats sums up a run. Timing stays out of the reports so that the same
 // history always gives the same bytes.
 type Stats struct {
-	Repositories int     `json:"repositories"`
-	Commits      int     `json:"commits"`
-	Cached       int     `json:"cached"`
-	Summarized   int     `json:"summarized"`
-	Failed       int     `json:"failed"`
-	SkippedFiles int     `json:"skipped_files"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
+	Repositories int `json:"repositories"`
+	Commits      int `json:"commits"`
+	Cached       int `json:"cached"`
+	Summarized   int `json:"summarized"`
+	Failed       int `json:"failed"`
+	SkippedFiles int `json:"skipped_files"`
+	// RedactedSecrets counts the secrets replaced by markers in what this
+	// run sent.
+	RedactedSecrets int     `json:"redacted_secrets"`
+	InputTokens     int     `json:"input_tokens"`
+	OutputTokens    int     `json:"output_tokens"`
+	CostUSD         float64 `json:"cost_usd"`
 }
 
 // Changelog is the result of a summarize run.

@@ -439,6 +439,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 	d.release(p)
 	st.Summarized++
 	st.SkippedFiles += len(p.skipped)
+	d.countRedacted(p)
 	st.InputTokens += sum.InputTokens
 	st.OutputTokens += sum.OutputTokens
 	st.CostUSD += sum.CostUSD
@@ -448,11 +449,20 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 	return nil
 }
 
+// countRedacted adds the secrets kept out of p's request to the run's
+// counts, whether or not a summary came back: they were kept from leaving
+// either way. Callers hold mu.
+func (d *dispatcher) countRedacted(p *pending) {
+	d.res.Redacted.Add(p.redacted)
+	d.res.Changelog.Stats.RedactedSecrets += p.redacted.Total()
+}
+
 // fail records a commit that got no summary; callers hold mu.
 func (d *dispatcher) fail(p *pending, err error) {
 	d.resolved++
 	d.release(p)
 	d.res.Failures = append(d.res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
 	d.res.Changelog.Stats.Failed += 1 + len(p.shared)
+	d.countRedacted(p)
 	d.opts.Progress.Done(1 + len(p.shared))
 }

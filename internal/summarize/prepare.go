@@ -52,6 +52,12 @@ func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pe
 			Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
 			Message: c.Message, Files: files, Diff: p.cut.Text,
 		}
+		if opts.Redactor != nil {
+			p.redacted = redactSent(opts.Redactor, &p.sent)
+			if n := p.redacted.Total(); n > 0 {
+				opts.Log.Warn("secrets in this commit were replaced by markers before sending", "repo", p.repo.repo.Path(), "commit", c.Hash, "found", p.redacted.String())
+			}
+		}
 		p.tokens = estimateTokens(p)
 		if !send(p) {
 			return

@@ -20,6 +20,7 @@ import (
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/store"
 )
@@ -56,6 +57,9 @@ type Options struct {
 	// summarizing; Lease is how long a lease lasts if its owner dies.
 	Owner string
 	Lease time.Duration
+	// Redactor, when set, replaces the secrets in each commit's message and
+	// diff before they are sent.
+	Redactor *redact.Redactor
 
 	Model     provider.Spec
 	Provider  provider.Provider
@@ -105,22 +109,24 @@ type Result struct {
 	Failures  []Failure
 	Empty     []string // repositories without commits
 	Engine    engine.Stats
-	NotSent   int       // commits left unsummarized by --max-cost
-	Estimate  *Estimate // the counts of a --dry-run
+	NotSent   int           // commits left unsummarized by --max-cost
+	Redacted  redact.Counts // secrets replaced in what was sent, by rule
+	Estimate  *Estimate     // the counts of a --dry-run
 
 	deferred []*pending // misses another process was summarizing
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
 type pending struct {
-	repo    *repoRun
-	index   int // into Result.Changelog.Entries
-	commit  history.Commit
-	cut     budget.Cut
-	skipped []report.SkippedFile
-	shared  []int         // other entries for the same commit, met in another clone
-	sent    prompt.Commit // what the model is told of it
-	tokens  int           // its estimated share of a request
+	repo     *repoRun
+	index    int // into Result.Changelog.Entries
+	commit   history.Commit
+	cut      budget.Cut
+	skipped  []report.SkippedFile
+	shared   []int         // other entries for the same commit, met in another clone
+	sent     prompt.Commit // what the model is told of it
+	tokens   int           // its estimated share of a request
+	redacted redact.Counts // secrets replaced in sent
 }
 
 type repoRun struct {
@@ -163,7 +169,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		repos = append(repos, r)
 	}
 
-	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}}
+	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}}
 	var misses []*pending
 	for _, r := range repos {
 		m, err := collect(ctx, opts, r, res)
