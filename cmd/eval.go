@@ -21,6 +21,7 @@ import (
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/eval"
+	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
@@ -51,6 +52,7 @@ type EvalOptions struct {
 	ModelConfig string
 	DryRun      bool
 	MaxCost     float64
+	Lease       time.Duration
 	Format      string
 	Output      string
 	JUnit       string
@@ -114,6 +116,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "count the requests, tokens and cost, and send nothing")
 	fl.Float64Var(&o.MaxCost, "max-cost", 0, "send nothing that could take the run's cost past this many US dollars (0: no limit)")
+	fl.DurationVar(&o.Lease, "lease", lease.Default, "how long another digest waits for an answer this one claimed, should this one die")
 	fl.StringVarP(&o.Format, "format", "f", "", "output: table (default on a terminal), json (default elsewhere), jsonl, csv, markdown")
 	fl.StringVarP(&o.Output, "output", "o", "", "write the report to this file instead of standard output")
 	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
@@ -166,6 +169,8 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 		return cfg, nil, cmdutil.UsageError("--max-tokens must be at least 1, got %d", o.MaxTokens)
 	case o.Limit < 0 || o.RPM < 0 || o.TPM < 0 || o.MaxCost < 0 || o.Timeout < 0 || o.Tolerance < 0:
 		return cfg, nil, cmdutil.UsageError("--limit, --rpm, --tpm, --max-cost, --timeout and --tolerance cannot be negative")
+	case o.Lease <= 0:
+		return cfg, nil, cmdutil.UsageError("--lease must be positive, got %s. Try: --lease 5m", o.Lease)
 	case len(o.Models) == 0:
 		return cfg, nil, cmdutil.UsageError("--models is empty. Try: --models offline, or --models openai:gpt-4o-mini")
 	}
@@ -231,6 +236,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 		cfg.Read.Template = string(tmpl)
 	}
 	cfg.Dataset, cfg.Limit, cfg.Concurrency, cfg.Timeout, cfg.DryRun, cfg.MaxCost = o.Dataset, o.Limit, o.Concurrency, o.Timeout, o.DryRun, o.MaxCost
+	cfg.Lease = o.Lease
 	return cfg, gates, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/score"
@@ -62,6 +65,11 @@ type Options struct {
 	Now         func() time.Time
 	DryRun      bool
 	MaxCost     float64
+	// Owner names this process in the leases it takes on the keys it is
+	// asking for; Lease is how long another process waits for such a key
+	// should this one die. Empty and zero: lease.NewOwner and lease.Default.
+	Owner string
+	Lease time.Duration
 }
 
 // Progress hears how far a run has got.
@@ -116,8 +124,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Lease <= 0 {
+		o.Lease = lease.Default
+	}
+	if o.Owner == "" {
+		o.Owner = lease.NewOwner()
+	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
-	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, reserved: map[string]float64{}, settled: make(chan struct{})}
+	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, reserved: map[string]float64{}, settled: make(chan struct{}),
+		held: map[string]bool{}, deferred: map[string][]job{}}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
 	}
@@ -151,10 +166,10 @@ type runner struct {
 
 	engines     []*engine.Engine
 	judgeEngine *engine.Engine
-	mu          sync.Mutex          // guards pending, answered and the store's writes
-	pending     map[string][]job    // requests in flight, by key; several jobs may share one
-	answered    map[string]struct{} // keys answered lately, in answerOrder
-	answerOrder []string
+	mu          sync.Mutex         // guards pending, held, deferred and the store's writes
+	pending     map[string][]job   // requests in flight, by key; several jobs may share one
+	held        map[string]bool    // keys this process holds the lease of
+	deferred    map[string][]job   // keys another process holds the lease of, with the jobs waiting for their answer
 	costMu      sync.Mutex         // guards the three below
 	spent       float64            // what answers cost so far
 	reserved    map[string]float64 // worst cases of requests in flight, by key
@@ -185,6 +200,11 @@ const lookupBatch = 256
 func (r *runner) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// However the run ends, the leases still held are given back, so that
+	// a rerun or another process need not wait for them to expire; until
+	// then they are kept from expiring under a request that takes long.
+	defer r.releaseAll()
+	defer lease.Keep(ctx, r.o.Store, r.o.Owner, r.o.Lease, r.o.Log)()
 	queues := make([]chan engine.Task, len(r.o.Models))
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.o.Models))
@@ -204,6 +224,9 @@ func (r *runner) run(ctx context.Context) error {
 		})
 	}
 	readErr := r.feed(ctx, queues)
+	if readErr == nil {
+		readErr = r.awaitDeferred(ctx, queues)
+	}
 	for _, q := range queues {
 		close(q)
 	}
@@ -301,7 +324,7 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 var errLimit = errors.New("item limit reached")
 
 // dispatch sends a job to its model, unless the same request is already in
-// flight (the job then shares its answer) or --max-cost forbids it.
+// flight or waiting for another process (the job then shares its answer).
 func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job) error {
 	r.mu.Lock()
 	if jobs, inFlight := r.pending[j.key]; inFlight {
@@ -309,51 +332,138 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 		r.mu.Unlock()
 		return nil
 	}
-	_, justAnswered := r.answered[j.key]
+	if jobs, waiting := r.deferred[j.key]; waiting {
+		r.deferred[j.key] = append(jobs, j)
+		r.mu.Unlock()
+		return nil
+	}
 	r.mu.Unlock()
-	// Its twin may have been answered since the lookup: look again rather
-	// than pay twice.
-	if justAnswered {
-		found, err := r.o.Store.EvalResults(ctx, []string{j.key})
-		if err != nil {
-			return err
-		}
-		if res, ok := found[j.key]; ok {
-			return r.record(ctx, j, res.Answer, nil, true, nil)
-		}
+	return r.claimAndSend(ctx, queues, []job{j})
+}
+
+// claimAndSend claims the lease on the jobs' key and sends one request for
+// them all, unless another process holds the key (the jobs wait for its
+// answer), the answer is in the store by now, or --max-cost forbids it.
+func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jobs []job) error {
+	k := jobs[0].key
+	won, err := lease.Claim(ctx, r.o.Store, k, r.o.Owner, r.o.Lease)
+	if err != nil {
+		return err
 	}
 	r.mu.Lock()
-	r.pending[j.key] = []job{j}
-	r.mu.Unlock()
-	if !r.pledgeWhenSettled(ctx, j.key, r.worstCost(j)) {
-		r.mu.Lock()
-		delete(r.pending, j.key)
-		r.out.NotSent++
+	if !won {
+		r.deferred[k] = append(r.deferred[k], jobs...)
 		r.mu.Unlock()
-		r.o.Progress.Done(1)
+		return nil
+	}
+	r.held[k] = true
+	r.mu.Unlock()
+	// The answer may have landed since the lookup: a twin's, answered by
+	// this run meanwhile, or another process's, which has let the key go.
+	found, err := r.o.Store.EvalResults(ctx, []string{k})
+	if err != nil {
+		return err
+	}
+	if res, ok := found[k]; ok {
+		r.release(k)
+		return r.recordCached(ctx, jobs, res.Answer)
+	}
+	r.mu.Lock()
+	r.pending[k] = jobs
+	r.mu.Unlock()
+	if !r.pledgeWhenSettled(ctx, k, r.worstCost(jobs[0])) {
+		r.mu.Lock()
+		delete(r.pending, k)
+		r.out.NotSent += len(jobs)
+		r.mu.Unlock()
+		r.release(k)
+		r.o.Progress.Done(len(jobs))
 		return nil
 	}
 	select {
-	case queues[j.model] <- engine.Task{Key: j.key, Request: j.req}:
+	case queues[jobs[0].model] <- engine.Task{Key: k, Request: jobs[0].req}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// remember notes a key just answered, keeping the last few thousand: a
-// duplicate looked up before the answer landed is dispatched after it.
-// Callers hold mu.
-func (r *runner) remember(k string) {
-	const keep = 4096
-	if r.answered == nil {
-		r.answered = make(map[string]struct{}, keep)
+// recordCached stores, in one transaction, the rows of jobs whose answer
+// was already paid for.
+func (r *runner) recordCached(ctx context.Context, jobs []job, answer string) error {
+	rows := make([]store.RunResult, len(jobs))
+	for i, j := range jobs {
+		rows[i] = r.scored(ctx, j, answer, true, nil)
 	}
-	r.answered[k] = struct{}{}
-	r.answerOrder = append(r.answerOrder, k)
-	if len(r.answerOrder) > keep {
-		delete(r.answered, r.answerOrder[0])
-		r.answerOrder = r.answerOrder[1:]
+	r.mu.Lock()
+	err := r.o.Store.SaveRunResults(ctx, rows)
+	r.mu.Unlock()
+	if err == nil {
+		r.o.Progress.Done(len(jobs))
+	}
+	return err
+}
+
+// awaitDeferred finishes the keys another process held the lease of: their
+// answers are read from the store as that process stores them, and a key it
+// lets go unanswered (it failed) or whose lease expires or was left by a
+// dead process of this machine is claimed and sent here.
+func (r *runner) awaitDeferred(ctx context.Context, queues []chan engine.Task) error {
+	poll := lease.Poll(r.o.Lease)
+	for {
+		r.mu.Lock()
+		waiting := r.deferred
+		r.deferred = map[string][]job{}
+		r.mu.Unlock()
+		if len(waiting) == 0 {
+			return nil
+		}
+		if err := engine.Sleep(ctx, poll); err != nil {
+			return err
+		}
+		keys := slices.Sorted(maps.Keys(waiting))
+		found, err := r.o.Store.EvalResults(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if res, ok := found[k]; ok {
+				// Paid for by the other process: here it is as good as cached.
+				err = r.recordCached(ctx, waiting[k], res.Answer)
+			} else {
+				err = r.claimAndSend(ctx, queues, waiting[k])
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// release gives up the lease on a key once its answer is stored or failed,
+// or it was not sent: a process waiting for it need not wait it out.
+func (r *runner) release(k string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.releaseLocked(k)
+}
+
+func (r *runner) releaseLocked(k string) {
+	if !r.held[k] {
+		return
+	}
+	delete(r.held, k)
+	if err := r.o.Store.Release(context.Background(), k, r.o.Owner); err != nil {
+		r.o.Log.Warn("could not release a lease; it expires on its own", "key", k, "error", err)
+	}
+}
+
+// releaseAll gives back every lease still held when the run ends.
+func (r *runner) releaseAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.held {
+		r.releaseLocked(k)
 	}
 }
 
@@ -440,7 +550,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 			jobs := r.pending[o.Task.Key][done:]
 			if len(jobs) == 0 {
 				delete(r.pending, o.Task.Key)
-				r.remember(o.Task.Key)
+				r.releaseLocked(o.Task.Key)
 				r.mu.Unlock()
 				return nil
 			}

@@ -57,3 +57,14 @@ func (s *Store) TakeOver(ctx context.Context, key, from, owner string, ttl time.
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
+
+// Renew pushes the expiry of every lease owner holds to ttl from now, and
+// reports how many it holds.
+func (s *Store) Renew(ctx context.Context, owner string, ttl time.Duration) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE leases SET expires_at = ? WHERE owner = ?`, time.Now().Add(ttl).UnixMilli(), owner)
+	if err != nil {
+		return 0, s.explain(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

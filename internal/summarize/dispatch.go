@@ -9,6 +9,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/store"
@@ -57,6 +58,8 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*p
 			d.release(p)
 		}
 	}()
+
+	defer lease.Keep(ctx, d.opts.Store, d.opts.Owner, d.opts.Lease, d.opts.Log)()
 
 	prepared := make(chan *pending)
 	tasks := make(chan engine.Task)
@@ -180,7 +183,23 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 func (d *dispatcher) claimed(ctx context.Context, misses []*pending) []*pending {
 	var mine []*pending
 	for _, p := range misses {
-		ok, err := d.claim(ctx, p.leaseKey(d.opts))
+		ok, err := lease.Claim(ctx, d.opts.Store, p.leaseKey(d.opts), d.opts.Owner, d.opts.Lease)
+		if ok && err == nil {
+			d.mu.Lock()
+			d.held[p] = true
+			d.mu.Unlock()
+			// Another process may have stored the summary and let its lease
+			// go since the cache lookup: deferred, it is read from the store
+			// instead of paid for again.
+			var found map[string]store.Summary
+			found, err = d.opts.Store.Summaries(ctx, p.repo.id, d.opts.Model.String(), prompt.Version, d.opts.Walk.Paths.String(), []string{p.commit.Hash})
+			if err == nil && len(found) > 0 {
+				ok = false
+				d.mu.Lock()
+				d.release(p)
+				d.mu.Unlock()
+			}
+		}
 		if err != nil {
 			d.mu.Lock()
 			d.fail(p, err)
@@ -193,26 +212,9 @@ func (d *dispatcher) claimed(ctx context.Context, misses []*pending) []*pending 
 			d.mu.Unlock()
 			continue
 		}
-		d.mu.Lock()
-		d.held[p] = true
-		d.mu.Unlock()
 		mine = append(mine, p)
 	}
 	return mine
-}
-
-// claim takes a commit's lease, or takes it over from a process of this
-// machine that died holding it: a rerun after a crash need not wait.
-func (d *dispatcher) claim(ctx context.Context, k string) (bool, error) {
-	ok, err := d.opts.Store.Claim(ctx, k, d.opts.Owner, d.opts.Lease)
-	if ok || err != nil {
-		return ok, err
-	}
-	owner, held, err := d.opts.Store.LeaseOwner(ctx, k)
-	if err != nil || !held || !ownerDead(owner) {
-		return false, err
-	}
-	return d.opts.Store.TakeOver(ctx, k, owner, d.opts.Owner, d.opts.Lease)
 }
 
 // release gives up a commit's lease once it is stored or failed: waiting

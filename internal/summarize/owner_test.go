@@ -1,66 +1,73 @@
-//go:build unix
-
 package summarize
 
 import (
 	"context"
-	"os"
-	"os/exec"
+	"fmt"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// deadPID is the id of a process that has run and exited.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.ProcessState.Pid()
-}
+// startHook runs fn when the run has looked the cache up and is about to
+// claim and send its misses.
+type startHook func()
 
-func TestOwnerDead(t *testing.T) {
-	host, _ := os.Hostname()
-	for owner, want := range map[string]bool{
-		host + "/" + strconv.Itoa(deadPID(t)) + "/ab12":   true,
-		host + "/" + strconv.Itoa(os.Getppid()) + "/ab12": false, // alive
-		host + "/" + strconv.Itoa(os.Getpid()) + "/ab12":  false, // this process
-		"elsewhere/1/ab12": false, // another machine: cannot tell, so alive
-		"not an owner":     false,
-	} {
-		if got := ownerDead(owner); got != want {
-			t.Errorf("ownerDead(%q) = %v, want %v", owner, got, want)
-		}
-	}
-}
+func (h startHook) Start(int)               { h() }
+func (startHook) Done(int)                  {}
+func (startHook) Spent(int, float64, int64) {}
 
-// A lease left by a process of this machine that died is taken over at
-// once; a live owner's lease is not.
-func TestClaimTakesOverADeadProcessLease(t *testing.T) {
+// A summary another process stores, letting its lease go, after this run
+// looked the cache up is read from the store: this run wins the free lease
+// but must not pay for the commit again.
+func TestSummaryStoredAfterTheLookupIsNotPaidAgain(t *testing.T) {
 	ctx := context.Background()
+	r := gittest.New(t)
+	var hashes []string
+	for i := range 3 {
+		hashes = append(hashes, r.Write("f.txt", fmt.Sprint(i)).Commit(fmt.Sprintf("Change %d", i)))
+	}
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	host, _ := os.Hostname()
-	dead := host + "/" + strconv.Itoa(deadPID(t)) + "/dead"
-	alive := host + "/" + strconv.Itoa(os.Getppid()) + "/live"
-	st.Claim(ctx, "left-by-dead", dead, time.Hour)
-	st.Claim(ctx, "held-by-live", alive, time.Hour)
-	d := &dispatcher{opts: Options{Store: st, Owner: NewOwner(), Lease: time.Minute}}
-	if ok, err := d.claim(ctx, "left-by-dead"); !ok || err != nil {
-		t.Errorf("claim of a dead process's lease = %v, %v; want it taken over", ok, err)
+	tok, err := budget.NewTokenizer("")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ok, err := d.claim(ctx, "held-by-live"); ok || err != nil {
-		t.Errorf("claim of a live process's lease = %v, %v; want it refused", ok, err)
+	spec := provider.Spec{Provider: provider.Offline, Model: provider.Offline}
+	opts := Options{Repos: []string{r.Dir}, RepoID: "r", Concurrency: 1, BatchSize: 1, Model: spec,
+		Provider: offline.New(tok.Count), Tokenizer: tok, Store: st, Lease: 200 * time.Millisecond}
+	opts.Progress = startHook(func() {
+		for _, h := range hashes {
+			err := st.SaveSummary(ctx, store.Commit{RepoID: "r", Hash: h, Subject: "stored elsewhere"}, store.Summary{
+				SummaryKey: store.SummaryKey{RepoID: "r", Commit: h, Model: spec.String(), PromptVersion: prompt.Version, Scope: opts.Walk.Paths.String()},
+				Text:       "by the other process"})
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	res, err := Run(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if owner, _, _ := st.LeaseOwner(ctx, "left-by-dead"); owner != d.opts.Owner {
-		t.Errorf("the lease is owned by %q after the take-over", owner)
+	if res.Engine.Requests != 0 {
+		t.Errorf("%d requests for commits another process had summarized, want 0", res.Engine.Requests)
+	}
+	if len(res.Changelog.Entries) != len(hashes) {
+		t.Fatalf("%d entries, want %d", len(res.Changelog.Entries), len(hashes))
+	}
+	for _, e := range res.Changelog.Entries {
+		if e.Summary != "by the other process" || !e.Cached {
+			t.Errorf("commit %s: summary %q, cached %v; want the other process's, cached", e.Commit[:8], e.Summary, e.Cached)
+		}
 	}
 }

@@ -5,18 +5,16 @@ package summarize
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"time"
 
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
@@ -71,16 +69,7 @@ type Options struct {
 
 // DefaultLease is how long other processes wait for a commit whose
 // summarizing process died before they summarize it themselves.
-const DefaultLease = 5 * time.Minute
-
-// NewOwner names this process in its leases: host, process and a random
-// part, since a process id alone repeats across machines and restarts.
-func NewOwner() string {
-	host, _ := os.Hostname()
-	var b [4]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
-}
+const DefaultLease = lease.Default
 
 // Progress hears how far a run has got.
 type Progress interface {
@@ -151,7 +140,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		opts.Lease = DefaultLease
 	}
 	if opts.Owner == "" {
-		opts.Owner = NewOwner()
+		opts.Owner = lease.NewOwner()
 	}
 	var repos []*history.Repo
 	opened := map[string]bool{}
@@ -337,7 +326,7 @@ func fillFromSummary(e *report.Entry, s store.Summary) {
 // their summaries are read from the store as that process stores them, and
 // any whose lease expires (its owner died) is claimed and summarized here.
 func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *Result) error {
-	poll := min(max(opts.Lease/20, 20*time.Millisecond), time.Second)
+	poll := lease.Poll(opts.Lease)
 	for len(res.deferred) > 0 {
 		if err := engine.Sleep(ctx, poll); err != nil {
 			return err

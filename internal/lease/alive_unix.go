@@ -1,6 +1,6 @@
 //go:build unix
 
-package summarize
+package lease
 
 import (
 	"errors"

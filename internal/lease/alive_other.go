@@ -1,6 +1,6 @@
 //go:build !unix
 
-package summarize
+package lease
 
 // processAlive cannot tell here, so every owner counts as alive and its
 // leases are waited out.

@@ -1,0 +1,113 @@
+// Package lease is how digest processes sharing one database keep from
+// paying twice for the same work: before sending a request, a process
+// claims its key in the store's leases table; the others skip the key while
+// the claim is live and read the result from the store once it is there.
+// Summarize (per commit) and eval (per request key) both claim through
+// Claim.
+package lease
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// Default is how long other processes wait for work whose claiming process
+// died before they do it themselves, when that process was on another
+// machine (a dead process of this machine is noticed at once).
+const Default = 5 * time.Minute
+
+// NewOwner names this process in its leases: host, process and a random
+// part, since a process id alone repeats across machines and restarts.
+func NewOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
+}
+
+// Claim takes the lease on key for owner until ttl from now, or takes it
+// over from a process of this machine that died holding it: a rerun after a
+// crash need not wait for the dead run's leases to expire. It reports
+// whether owner holds the lease now.
+//
+// A caller that looked the key's result up before claiming must look again
+// after winning: the previous holder may have stored the result and let the
+// lease go in between, and sending then would pay twice.
+func Claim(ctx context.Context, st *store.Store, key, owner string, ttl time.Duration) (bool, error) {
+	ok, err := st.Claim(ctx, key, owner, ttl)
+	if ok || err != nil {
+		return ok, err
+	}
+	holder, held, err := st.LeaseOwner(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if !held {
+		// Released between the two statements: claim it afresh.
+		return st.Claim(ctx, key, owner, ttl)
+	}
+	if !dead(holder) {
+		return false, nil
+	}
+	return st.TakeOver(ctx, key, holder, owner, ttl)
+}
+
+// Keep renews owner's leases every third of ttl until ctx ends or the
+// returned stop is called: a request that waits long for its turn under a
+// rate limit, or is retried for minutes, keeps its key, and only a process
+// that died (and so stopped renewing) lets its leases expire.
+func Keep(ctx context.Context, st *store.Store, owner string, ttl time.Duration, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(ttl/3, time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if _, err := st.Renew(ctx, owner, ttl); err != nil && ctx.Err() == nil {
+					log.Warn("could not renew leases; another process may take them over once they expire", "error", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// Poll is how often a process waiting for work another holds looks for its
+// result: often enough that a short lease is noticed soon after it
+// expires, and at most once a second.
+func Poll(ttl time.Duration) time.Duration {
+	return min(max(ttl/20, 20*time.Millisecond), time.Second)
+}
+
+// dead reports whether a lease owner named by NewOwner is a process of this
+// machine that no longer runs: its leases need not be waited out. Owners on
+// other machines, or not of NewOwner's form, are taken as alive.
+func dead(owner string) bool {
+	host, rest, ok := strings.Cut(owner, "/")
+	me, _ := os.Hostname()
+	if !ok || host != me {
+		return false
+	}
+	pidText, _, _ := strings.Cut(rest, "/")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	return !processAlive(pid)
+}

@@ -1,0 +1,103 @@
+//go:build unix
+
+package lease
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// deadPID is the id of a process that has run and exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.Pid()
+}
+
+func TestDead(t *testing.T) {
+	host, _ := os.Hostname()
+	for owner, want := range map[string]bool{
+		host + "/" + strconv.Itoa(deadPID(t)) + "/ab12":   true,
+		host + "/" + strconv.Itoa(os.Getppid()) + "/ab12": false, // alive
+		host + "/" + strconv.Itoa(os.Getpid()) + "/ab12":  false, // this process
+		"elsewhere/1/ab12": false, // another machine: cannot tell, so alive
+		"not an owner":     false,
+	} {
+		if got := dead(owner); got != want {
+			t.Errorf("dead(%q) = %v, want %v", owner, got, want)
+		}
+	}
+}
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// A lease left by a process of this machine that died is taken over at
+// once; a live owner's lease is not, nor one of another machine's.
+func TestClaimTakesOverADeadProcessLease(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	host, _ := os.Hostname()
+	dead := host + "/" + strconv.Itoa(deadPID(t)) + "/dead"
+	alive := host + "/" + strconv.Itoa(os.Getppid()) + "/live"
+	for k, owner := range map[string]string{"left-by-dead": dead, "held-by-live": alive, "held-elsewhere": "elsewhere/1/ab12"} {
+		if ok, err := st.Claim(ctx, k, owner, time.Hour); !ok || err != nil {
+			t.Fatalf("setting up %s: %v, %v", k, ok, err)
+		}
+	}
+	me := NewOwner()
+	if ok, err := Claim(ctx, st, "left-by-dead", me, time.Minute); !ok || err != nil {
+		t.Errorf("claim of a dead process's lease = %v, %v; want it taken over", ok, err)
+	}
+	for _, k := range []string{"held-by-live", "held-elsewhere"} {
+		if ok, err := Claim(ctx, st, k, me, time.Minute); ok || err != nil {
+			t.Errorf("claim of %s = %v, %v; want it refused", k, ok, err)
+		}
+	}
+	if owner, _, _ := st.LeaseOwner(ctx, "left-by-dead"); owner != me {
+		t.Errorf("the lease is owned by %q after the take-over", owner)
+	}
+	if ok, err := Claim(ctx, st, "fresh", me, time.Minute); !ok || err != nil {
+		t.Errorf("claim of a free key = %v, %v", ok, err)
+	}
+}
+
+// A kept lease outlives its ttl, so that a long request keeps its key; once
+// no longer kept it expires like any other.
+func TestKeepRenewsUntilStopped(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	me := NewOwner()
+	const ttl = 900 * time.Millisecond
+	if ok, err := Claim(ctx, st, "k", me, ttl); !ok || err != nil {
+		t.Fatalf("claim: %v, %v", ok, err)
+	}
+	stop := Keep(ctx, st, me, ttl, slog.New(slog.DiscardHandler))
+	time.Sleep(2 * ttl)
+	if ok, err := st.Claim(ctx, "k", "elsewhere/1/ab12", ttl); ok || err != nil {
+		t.Errorf("another owner claimed a kept lease past its first expiry: %v, %v", ok, err)
+	}
+	stop()
+	time.Sleep(ttl + 100*time.Millisecond)
+	if ok, err := st.Claim(ctx, "k", "elsewhere/1/ab12", ttl); !ok || err != nil {
+		t.Errorf("a lease no longer kept did not expire: %v, %v", ok, err)
+	}
+}
