@@ -6,6 +6,8 @@ package budget
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
 )
@@ -19,34 +21,274 @@ var Tokenizers = []string{"o200k_base", "cl100k_base"}
 
 // Tokenizer counts BPE tokens with a vocabulary embedded in the binary, so
 // counting never needs the network. It is safe for concurrent use.
+//
+// The vocabulary comes from the tokenizer library; the counting is done
+// here (see pretoken.go), several times faster and to the same count.
 type Tokenizer struct {
-	codec tokenizer.Codec
+	name  string
+	piece func(s string, i int) int // the end of the split's piece starting at i, or i
+	ready chan struct{}             // closed once ranks is filled
+	ranks map[string]uint32         // a token's bytes to its merge rank
 }
 
-// NewTokenizer loads one of Tokenizers.
+var (
+	loadedMu sync.Mutex
+	loaded   = map[string]*Tokenizer{}
+)
+
+// NewTokenizer loads one of Tokenizers. Each is loaded once per process and
+// shared; its ranks, which take most of a tenth of a second to read, are
+// read in the background while the caller walks history.
 func NewTokenizer(name string) (*Tokenizer, error) {
 	var enc tokenizer.Encoding
+	var piece func(string, int) int
 	switch name {
 	case "o200k_base", "":
-		enc = tokenizer.O200kBase
+		enc, piece = tokenizer.O200kBase, o200kPiece
 	case "cl100k_base":
-		enc = tokenizer.Cl100kBase
+		enc, piece = tokenizer.Cl100kBase, cl100kPiece
 	default:
 		return nil, fmt.Errorf("unknown tokenizer %q. Try: one of %s", name, strings.Join(Tokenizers, ", "))
+	}
+	loadedMu.Lock()
+	defer loadedMu.Unlock()
+	if t, ok := loaded[string(enc)]; ok {
+		return t, nil
 	}
 	codec, err := tokenizer.Get(enc)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %s: %w", name, err)
 	}
-	return &Tokenizer{codec: codec}, nil
+	t := &Tokenizer{name: codec.GetName(), piece: piece, ready: make(chan struct{})}
+	go func() {
+		t.ranks = ranks(codec)
+		close(t.ready)
+	}()
+	loaded[string(enc)] = t
+	return t, nil
+}
+
+// ranks reads the vocabulary back out of the codec, which keeps it private:
+// a token's id is its merge rank, and ids are dense up to the special tokens.
+func ranks(codec tokenizer.Codec) map[string]uint32 {
+	out := make(map[string]uint32, 1<<18)
+	for id, misses := uint(0), 0; misses < 1024; id++ {
+		tok, err := codec.Decode([]uint{id})
+		if err != nil {
+			misses++
+			continue
+		}
+		misses = 0
+		out[tok] = uint32(id)
+	}
+	return out
 }
 
 // Name is the vocabulary's name.
-func (t *Tokenizer) Name() string { return t.codec.GetName() }
+func (t *Tokenizer) Name() string { return t.name }
 
 // Count returns the number of tokens in s.
 func (t *Tokenizer) Count(s string) int {
-	// The codec only fails in strict UTF-8 mode, which is never set here.
-	n, _ := t.codec.Count(s)
+	<-t.ready
+	n := 0
+	for i := 0; i < len(s); {
+		end := t.piece(s, i)
+		if end == i { // no piece starts here: the library skips the rune
+			_, w := runeAt(s, i)
+			i += w
+			continue
+		}
+		n += t.pieceTokens(s[i:end])
+		i = end
+	}
 	return n
+}
+
+func (t *Tokenizer) pieceTokens(p string) int {
+	if !utf8.ValidString(p) {
+		p = string([]rune(p)) // as the library reads text: one U+FFFD per bad byte
+	}
+	if _, ok := t.ranks[p]; ok {
+		return 1
+	}
+	if len(p) < mergeHeapThreshold {
+		return t.mergeScan(p)
+	}
+	return t.mergeHeap(p)
+}
+
+const noRank = ^uint32(0)
+
+// mergeHeapThreshold is the piece length from which a heap beats a scan for
+// the lowest-ranked pair, as in the library.
+const mergeHeapThreshold = 96
+
+// mergeScan counts the tokens byte-pair encoding makes of p: repeatedly
+// merge the adjacent pair whose merge has the lowest rank, leftmost first.
+func (t *Tokenizer) mergeScan(p string) int {
+	type part struct {
+		offset int
+		rank   uint32
+	}
+	var buf [mergeHeapThreshold + 1]part
+	parts := buf[:len(p)+1]
+	for i := range parts {
+		parts[i] = part{i, noRank}
+	}
+	rank := func(i, skip int) uint32 {
+		if i+skip+2 < len(parts) {
+			if r, ok := t.ranks[p[parts[i].offset:parts[i+skip+2].offset]]; ok {
+				return r
+			}
+		}
+		return noRank
+	}
+	for i := 0; i < len(parts)-2; i++ {
+		parts[i].rank = rank(i, 0)
+	}
+	for len(parts) > 1 {
+		minRank, minAt := noRank, 0
+		for i, pt := range parts[:len(parts)-1] {
+			if pt.rank < minRank {
+				minRank, minAt = pt.rank, i
+			}
+		}
+		if minRank == noRank {
+			break
+		}
+		parts[minAt].rank = rank(minAt, 1)
+		if minAt > 0 {
+			parts[minAt-1].rank = rank(minAt-1, 1)
+		}
+		parts = append(parts[:minAt+1], parts[minAt+2:]...)
+	}
+	return len(parts) - 1
+}
+
+// mergeHeap counts as mergeScan does, in O(n log n) for long pieces.
+func (t *Tokenizer) mergeHeap(p string) int {
+	type node struct {
+		prev, next int32
+		rank       uint32
+	}
+	n := int32(len(p))
+	nodes := make([]node, n+1)
+	for i := range nodes {
+		nodes[i] = node{prev: int32(i) - 1, next: int32(i) + 1, rank: noRank}
+	}
+	nodes[n].next = -1
+	rankOf := func(i int32) uint32 {
+		j := nodes[i].next
+		if j < 0 {
+			return noRank
+		}
+		k := nodes[j].next
+		if k < 0 {
+			return noRank
+		}
+		if r, ok := t.ranks[p[i:k]]; ok {
+			return r
+		}
+		return noRank
+	}
+	h := make(mergeHeap, 0, n)
+	for i := int32(0); i+2 <= n; i++ {
+		if r := rankOf(i); r != noRank {
+			nodes[i].rank = r
+			h = append(h, mergeCandidate{r, i})
+		}
+	}
+	h.init()
+	count := int(n)
+	for len(h) > 0 {
+		top := h.pop()
+		i := top.offset
+		if nodes[i].rank != top.rank {
+			continue // stale: this pair changed since it was pushed
+		}
+		j := nodes[i].next
+		k := nodes[j].next
+		nodes[j].rank = noRank
+		nodes[i].next = k
+		if k >= 0 {
+			nodes[k].prev = i
+		}
+		count--
+		for _, b := range [2]int32{i, nodes[i].prev} {
+			if b < 0 {
+				continue
+			}
+			nodes[b].rank = rankOf(b)
+			if nodes[b].rank != noRank {
+				h.push(mergeCandidate{nodes[b].rank, b})
+			}
+		}
+	}
+	return count
+}
+
+type mergeCandidate struct {
+	rank   uint32
+	offset int32
+}
+
+// mergeHeap is a min-heap by rank, then offset: among equal ranks the
+// leftmost pair merges first.
+type mergeHeap []mergeCandidate
+
+func (h mergeHeap) less(a, b int) bool {
+	if h[a].rank != h[b].rank {
+		return h[a].rank < h[b].rank
+	}
+	return h[a].offset < h[b].offset
+}
+
+func (h mergeHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *mergeHeap) push(c mergeCandidate) {
+	*h = append(*h, c)
+	h.up(len(*h) - 1)
+}
+
+func (h *mergeHeap) pop() mergeCandidate {
+	old := *h
+	top := old[0]
+	last := len(old) - 1
+	old[0] = old[last]
+	*h = old[:last]
+	h.down(0)
+	return top
+}
+
+func (h mergeHeap) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+func (h mergeHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		smallest := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			smallest = r
+		}
+		if !h.less(smallest, i) {
+			return
+		}
+		h[i], h[smallest] = h[smallest], h[i]
+		i = smallest
+	}
 }

@@ -1,0 +1,154 @@
+package budget
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// library is the tokenizer library's own counter, the reference Count must
+// agree with to the token.
+func library(t testing.TB, name string) tokenizer.Codec {
+	t.Helper()
+	codec, err := tokenizer.Get(tokenizer.Encoding(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return codec
+}
+
+func libraryCount(codec tokenizer.Codec, s string) int {
+	n, _ := codec.Count(s)
+	return n
+}
+
+// trickyRunes exercise every branch of the split: cased and uncased letters
+// of several scripts, titlecase, modifier letters, marks, other numerals,
+// exotic white space, the contractions' letters and ſ, and invalid bytes.
+var trickyRunes = []string{
+	"a", "s", "t", "l", "L", "e", "E", "r", "v", "m", "d", "D", "Z", "'", "ſ", " ", "  ", "\t", "\n", "\r", "\r\n", "\v", "\f",
+	"0", "7", "²", "٣", "Ⅻ", "½", "é", "É", "ǅ", "ʰ", "中", "\u0301", "\u0903", "ß", "ﬀ", "Ω", "ω",
+	"\u00a0", "\u0085", "\u2028", "\u3000", "\u1680", "/", "//", "-", "+", "@", "{", "}", "(", ")", ".", ",", "\"", "\\",
+	"😀", "\ufffd", "\xff", "\xc5", "\x00", "\x1c", "\x7f", "<|endoftext|>",
+}
+
+func randomText(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for range n {
+		b.WriteString(trickyRunes[rng.IntN(len(trickyRunes))])
+	}
+	return b.String()
+}
+
+func TestCountMatchesLibrary(t *testing.T) {
+	for _, name := range Tokenizers {
+		t.Run(name, func(t *testing.T) {
+			tok, codec := newTok(t, name), library(t, name)
+			check := func(s string) {
+				t.Helper()
+				if got, want := tok.Count(s), libraryCount(codec, s); got != want {
+					t.Fatalf("Count(%q) = %d, the library counts %d", s, got, want)
+				}
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			for range 20000 {
+				check(randomText(rng, 1+rng.IntN(12)))
+			}
+			for range 50 {
+				check(randomText(rng, 200+rng.IntN(2000))) // long pieces take the heap
+			}
+			check(strings.Repeat("ab", 300) + strings.Repeat("=", 500) + strings.Repeat(" ", 400) + "x")
+			// Every Go file of this module: real code, real diffs' stuff.
+			files, _ := filepath.Glob("../../*/*/*.go")
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(string(b))
+			}
+		})
+	}
+}
+
+// TestCountEveryRune puts code points in the contexts where their class
+// decides the split, so that no rune's class differs from the library's.
+// It samples one rune in 31; DIGEST_EVERY_RUNE=1 checks all of them (40 s).
+func TestCountEveryRune(t *testing.T) {
+	step := rune(31)
+	if os.Getenv("DIGEST_EVERY_RUNE") == "1" {
+		step = 1
+	}
+	for _, name := range Tokenizers {
+		tok, codec := newTok(t, name), library(t, name)
+		var b strings.Builder
+		flush := func() {
+			s := b.String()
+			b.Reset()
+			if got, want := tok.Count(s), libraryCount(codec, s); got != want {
+				// Narrow the failure down to one context for the message.
+				for _, line := range strings.SplitAfter(s, "\x00") {
+					if g, w := tok.Count(line), libraryCount(codec, line); g != w {
+						t.Fatalf("%s: Count(%q) = %d, the library counts %d", name, line, g, w)
+					}
+				}
+				t.Fatalf("%s: counts differ (%d, library %d) only in a whole batch", name, got, want)
+			}
+		}
+		for r := rune(0); r <= utf8.MaxRune; r += step {
+			if !utf8.ValidRune(r) {
+				continue
+			}
+			c := string(r)
+			b.WriteString("\x00x" + c + "y 'a" + c + "s " + c + "A" + c + "'S 1" + c + "2 " + c + "+ \n" + c + "\n  " + c + c + "b\x00")
+			if b.Len() > 1<<16 {
+				flush()
+			}
+		}
+		flush()
+	}
+}
+
+func BenchmarkCount(b *testing.B) {
+	src, err := os.ReadFile("cut.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := strings.Repeat(string(src), 10)
+	tok, codec := newTok(b, DefaultTokenizer), library(b, DefaultTokenizer)
+	b.Run("digest", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			tok.Count(text)
+		}
+	})
+	b.Run("library", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			libraryCount(codec, text)
+		}
+	})
+}
+
+func FuzzCount(f *testing.F) {
+	for _, s := range []string{"", "don't", "HELLO world's", " \n\n  \n x", "a  b   \n", "x²³⁴5", "ſ's 'ſ", "\xffé\u0301"} {
+		f.Add(s)
+	}
+	tokens := map[string]*Tokenizer{}
+	codecs := map[string]tokenizer.Codec{}
+	for _, name := range Tokenizers {
+		tokens[name], codecs[name] = newTok(f, name), library(f, name)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, name := range Tokenizers {
+			if got, want := tokens[name].Count(s), libraryCount(codecs[name], s); got != want {
+				t.Fatalf("%s: Count(%q) = %d, the library counts %d", name, s, got, want)
+			}
+		}
+	})
+}
