@@ -17,12 +17,12 @@ import (
 
 // Character classes of an ASCII byte.
 const (
-	asciiUpper = 1 << iota // Lu
-	asciiLower             // Ll
-	asciiDigit             // N
-	asciiSpace             // \s
-	asciiNewline           // \r or \n
-	asciiPunct             // [^\s\p{L}\p{N}], DEL excepted
+	asciiUpper   = 1 << iota // Lu
+	asciiLower               // Ll
+	asciiDigit               // N
+	asciiSpace               // \s
+	asciiNewline             // \r or \n
+	asciiPunct               // [^\s\p{L}\p{N}], DEL excepted
 )
 
 var asciiClass = func() (t [utf8.RuneSelf]uint8) {
