@@ -160,18 +160,28 @@ func parseGates(s string, specs []provider.Spec) (eval.Gates, error) {
 
 func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, error) {
 	var cfg eval.Options
-	switch {
-	case o.Repeat < 1:
-		return cfg, nil, cmdutil.UsageError("--repeat must be at least 1, got %d", o.Repeat)
-	case o.Concurrency < 1:
-		return cfg, nil, cmdutil.UsageError("--concurrency must be at least 1, got %d", o.Concurrency)
-	case o.MaxTokens < 1:
-		return cfg, nil, cmdutil.UsageError("--max-tokens must be at least 1, got %d", o.MaxTokens)
-	case o.Limit < 0 || o.RPM < 0 || o.TPM < 0 || o.MaxCost < 0 || o.Timeout < 0 || o.Tolerance < 0:
-		return cfg, nil, cmdutil.UsageError("--limit, --rpm, --tpm, --max-cost, --timeout and --tolerance cannot be negative")
-	case o.Lease <= 0:
+	var temperature error
+	if o.set != nil && o.set("temperature") {
+		temperature = cmdutil.NotNegativeFloat("temperature", o.Temperature, "the most deterministic answers")
+	}
+	if err := cmdutil.FirstError(
+		temperature,
+		cmdutil.AtLeastOne("max-tokens", o.MaxTokens),
+		cmdutil.AtLeastOne("repeat", o.Repeat),
+		cmdutil.NotNegative("limit", o.Limit, "every item"),
+		cmdutil.NotNegativeFloat("tolerance", o.Tolerance, "exact equality"),
+		cmdutil.AtLeastOne("concurrency", o.Concurrency),
+		cmdutil.NotNegativeDuration("timeout", o.Timeout, "no timeout"),
+		cmdutil.NotNegative("rpm", o.RPM, "the model's known or learned limit"),
+		cmdutil.NotNegative("tpm", o.TPM, "the model's known or learned limit"),
+		cmdutil.NotNegativeFloat("max-cost", o.MaxCost, "no limit"),
+	); err != nil {
+		return cfg, nil, err
+	}
+	if o.Lease <= 0 {
 		return cfg, nil, cmdutil.UsageError("--lease must be positive, got %s. Try: --lease 5m", o.Lease)
-	case len(o.Models) == 0:
+	}
+	if len(o.Models) == 0 {
 		return cfg, nil, cmdutil.UsageError("--models is empty. Try: --models offline, or --models openai:gpt-4o-mini")
 	}
 	if o.Format != "" {
@@ -195,7 +205,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--models: %w", err))
 		}
 		if seen[spec.String()] {
-			return cfg, nil, cmdutil.UsageError("--models names %s twice", spec)
+			return cfg, nil, cmdutil.UsageError("--models names %s twice. Try: each model once", spec)
 		}
 		seen[spec.String()] = true
 		specs = append(specs, spec)

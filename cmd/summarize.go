@@ -137,25 +137,23 @@ extractive summary from the commit message and the diff.`,
 // config turns the options into a pipeline configuration, or a usage error.
 func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Reporter, error) {
 	var cfg summarize.Options
+	if err := cmdutil.FirstError(
+		cmdutil.NotNegative("max-commits", o.MaxCommits, "no limit"),
+		cmdutil.AtLeastOne("max-diff-tokens", o.MaxDiffTokens),
+		cmdutil.AtLeastOne("concurrency", o.Concurrency),
+		cmdutil.AtLeastOne("batch-size", o.BatchSize),
+		cmdutil.NotNegativeDuration("batch-window", o.BatchWindow, "no wait (each commit sent alone)"),
+		cmdutil.NotNegative("rpm", o.RPM, "the model's known or learned limit"),
+		cmdutil.NotNegative("tpm", o.TPM, "the model's known or learned limit"),
+		cmdutil.NotNegativeDuration("timeout", o.Timeout, "no timeout"),
+		cmdutil.NotNegativeFloat("max-cost", o.MaxCost, "no limit"),
+		cmdutil.PositiveDuration("lease", o.Lease),
+	); err != nil {
+		return cfg, nil, err
+	}
 	switch {
-	case o.MaxDiffTokens < 1:
-		return cfg, nil, cmdutil.UsageError("--max-diff-tokens must be at least 1, got %d", o.MaxDiffTokens)
-	case o.Concurrency < 1:
-		return cfg, nil, cmdutil.UsageError("--concurrency must be at least 1, got %d", o.Concurrency)
-	case o.MaxCommits < 0:
-		return cfg, nil, cmdutil.UsageError("--max-commits cannot be negative, got %d. Try: 0 for no limit", o.MaxCommits)
 	case o.All && o.Rev != "":
 		return cfg, nil, cmdutil.UsageError("--all and --rev cannot be combined. Try: one of them")
-	case o.RPM < 0 || o.TPM < 0:
-		return cfg, nil, cmdutil.UsageError("--rpm and --tpm cannot be negative. Try: 0 to use the model's known or learned limits")
-	case o.BatchSize < 1:
-		return cfg, nil, cmdutil.UsageError("--batch-size must be at least 1, got %d", o.BatchSize)
-	case o.BatchWindow < 0 || o.Timeout < 0:
-		return cfg, nil, cmdutil.UsageError("--batch-window and --timeout cannot be negative")
-	case o.Lease <= 0:
-		return cfg, nil, cmdutil.UsageError("--lease must be positive, got %s", o.Lease)
-	case o.MaxCost < 0:
-		return cfg, nil, cmdutil.UsageError("--max-cost cannot be negative. Try: 0 for no limit")
 	case o.RepoID != "" && len(o.Repos) > 1:
 		return cfg, nil, cmdutil.UsageError("--repo-id names one repository, but %d were given. Try: one PATH per run with --repo-id", len(o.Repos))
 	case o.StepSummary && o.Factory.Getenv("GITHUB_STEP_SUMMARY") == "":

@@ -83,7 +83,7 @@ func FuzzRead(f *testing.F) {
 			if i > 0 && le.Line <= skipped[i-1].Line || le.File != "f.jsonl" {
 				t.Fatalf("skipped out of order: %v", skipped)
 			}
-			if len(lines[le.Line-1].text) > max && le.Msg != fmt.Sprintf("line is %d bytes, longer than the %d-byte limit", len(lines[le.Line-1].text), max) {
+			if len(lines[le.Line-1].text) > max && le.Msg != fmt.Sprintf("line is %d bytes, longer than the %d-byte limit. "+longLineHint, len(lines[le.Line-1].text), max) {
 				t.Fatalf("line %d of %d bytes: %s", le.Line, len(lines[le.Line-1].text), le.Msg)
 			}
 		}

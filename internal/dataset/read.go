@@ -8,8 +8,16 @@ import (
 	"runtime"
 )
 
-// DefaultMaxLineBytes is the longest line Read accepts unless told otherwise.
-const DefaultMaxLineBytes = 128 << 20
+// DefaultMaxLineBytes is the longest line Read accepts unless told
+// otherwise. 16 MiB is about four million tokens, past every model's
+// context window: a longer line could only be refused by the provider after
+// being uploaded, while tokenizing, storing and sending it would take
+// seconds and hundreds of megabytes. The reader itself copes with longer
+// limits (it is tested with a 100 MB line).
+const DefaultMaxLineBytes = 16 << 20
+
+// longLineHint ends the error of a line over the limit.
+const longLineHint = "Try: a shorter item, or --skip-invalid to leave it out"
 
 // Options configure Read.
 type Options struct {
@@ -126,7 +134,7 @@ func Read(r io.Reader, o Options, fn func(Item) error) (skipped []*LineError, er
 		var msg string
 		switch {
 		case size > limit:
-			msg = fmt.Sprintf("line is %d bytes, longer than the %d-byte limit", size, limit)
+			msg = fmt.Sprintf("line is %d bytes, longer than the %d-byte limit. %s", size, limit, longLineHint)
 		default:
 			if n == 1 {
 				line = bytes.TrimPrefix(line, []byte("\uFEFF"))

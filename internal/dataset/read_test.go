@@ -369,7 +369,7 @@ func TestSkipInvalid(t *testing.T) {
 	}
 	want := []string{
 		`data.jsonl:2: "prompt" must be a string or "messages" a list of {"role","content"}; got a number`,
-		`data.jsonl:4: line is 214 bytes, longer than the 100-byte limit`,
+		`data.jsonl:4: line is 214 bytes, longer than the 100-byte limit. ` + longLineHint,
 		`data.jsonl:6: invalid UTF-8 at byte 13; save the file as UTF-8`,
 		`data.jsonl:7: invalid JSON at byte 2: invalid character 'o' in literal null (expecting 'u')`,
 		`data.jsonl:9: a promptfoo test case needs --prompt FILE`,
@@ -409,7 +409,7 @@ func TestMaxLineBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("d.jsonl:2: line is %d bytes, longer than the %d-byte limit", tc.n, tc.max)
+		want := fmt.Sprintf("d.jsonl:2: line is %d bytes, longer than the %d-byte limit. "+longLineHint, tc.n, tc.max)
 		if len(skipped) != 1 || skipped[0].Error() != want {
 			t.Errorf("max %d, line %d: skipped %v, want %s", tc.max, tc.n, skipped, want)
 		}
@@ -495,7 +495,7 @@ func TestHundredMegabyteLine(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	var live uint64
 	var got []string
-	_, err := Read(in, Options{Name: "big.jsonl"}, func(it Item) error {
+	_, err := Read(in, Options{Name: "big.jsonl", MaxLineBytes: 128 << 20}, func(it Item) error {
 		if it.ID == "big" {
 			p := it.Messages[0].Content
 			if len(p) != size || p[:len(pattern)] != pattern || p[size-len(pattern):] != pattern[size%len(pattern):]+pattern[:size%len(pattern)] {

@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, errors.New("database path is empty. Try: --db PATH or DIGEST_DB")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create database directory: %w. Try: --db with a writable path", err)
+		return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
 	}
 	// SQLite would create the file with the umask's mode; create it first so
 	// summaries of private code are readable by the owner alone.
@@ -43,11 +44,22 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w. Try: --db with a writable path", path, err)
 	}
-	head := make([]byte, 16)
+	head := make([]byte, 100)
 	n, _ := io.ReadFull(f, head)
+	info, statErr := f.Stat()
 	f.Close()
-	if n > 0 && string(head[:n]) != "SQLite format 3\x00" {
+	if n > 0 && (n < 16 || string(head[:16]) != "SQLite format 3\x00") {
 		return nil, fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
+	}
+	if statErr == nil && truncated(path, head[:n], info.Size()) {
+		return nil, fmt.Errorf("database %s is not a usable SQLite database (truncated: %d bytes, shorter than its header says); digest will not overwrite it. Try: restore it from a backup, or --db with another path", path, info.Size())
+	}
+	if n > 0 {
+		// Opening for writing switches the file to WAL and migrating adds
+		// tables: neither may happen to a database of another program.
+		if err := probe(ctx, path); err != nil {
+			return nil, err
+		}
 	}
 
 	dsn := "file:" + uriEscaper.Replace(filepath.ToSlash(path)) +
@@ -78,6 +90,52 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// truncated reports a database file shorter than the pages its header
+// counts, which SQLite would otherwise open and write to, growing the file
+// over the lost pages. The count is trusted only when SQLite marks it valid
+// (its change counter equals the version-valid-for number), and only when
+// no -wal file exists: a checkpoint under way in another process writes the
+// header before the pages that follow it.
+func truncated(path string, head []byte, size int64) bool {
+	if len(head) < 100 {
+		return false
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	pageSize := int64(binary.BigEndian.Uint16(head[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(head[28:32]))
+	valid := pages > 0 && binary.BigEndian.Uint32(head[24:28]) == binary.BigEndian.Uint32(head[92:96])
+	return valid && size < pages*pageSize
+}
+
+// probe reads an existing database without writing to it and refuses one
+// that is damaged or belongs to another program: a database with tables
+// but no schema_migrations was not made by digest.
+func probe(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode=ro"+
+		fmt.Sprintf("&_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()))
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	defer db.Close()
+	s := &Store{db: db, path: path}
+	var tables int
+	var ours bool
+	err = db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(name = 'schema_migrations'), 0)
+		FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).Scan(&tables, &ours)
+	if err != nil {
+		return s.explain(err)
+	}
+	if tables > 0 && !ours {
+		return fmt.Errorf("database %s is a SQLite database of another program (%d tables, none of them digest's); digest will not change it. Try: --db with another path", path, tables)
+	}
+	return nil
 }
 
 // check proves the pragmas took effect: a DSN typo or a read-only file would
