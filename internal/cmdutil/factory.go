@@ -77,7 +77,7 @@ func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.P
 	key := func(env string, required bool) (string, error) {
 		k := strings.TrimSpace(f.Getenv(env))
 		if k == "" && required {
-			return "", UsageError("--model %s needs an API key in %s, which is not set. Try: export %s=<your key>, or --model offline", spec, env, env)
+			return "", UsageError("model %s needs an API key in %s, which is not set. Try: export %s=<your key>, or the offline model", spec, env, env)
 		}
 		return k, nil
 	}
@@ -100,7 +100,7 @@ func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.P
 	case "ollama":
 		return openai.New(openai.Options{Name: "ollama", BaseURL: url, HTTPClient: httpClient(o.Concurrency)}), nil
 	}
-	return nil, UsageError("unknown provider %q in --model %s. Try: one of %s", spec.Provider, spec, strings.Join(Providers, ", "))
+	return nil, UsageError("unknown provider %q in model %s. Try: one of %s", spec.Provider, spec, strings.Join(Providers, ", "))
 }
 
 // BaseURL is the endpoint a model is served from: --base-url, else the
