@@ -10,8 +10,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -22,9 +20,13 @@ type DiffOptions struct {
 	// SkipPath names why a path is left out of the text (a lockfile, say)
 	// before its blobs are read, or returns "" to keep it.
 	SkipPath func(path string) string
-	// MaxFileBytes leaves out blobs larger than this without diffing them;
+	// MaxFileBytes leaves out blobs larger than this without reading them;
 	// such a diff would be cut to a few thousand tokens anyway.
 	MaxFileBytes int64
+	// MaxTextBytes stops building text once the commit's files hold this
+	// much: a reader of the first MaxTextBytes never sees the rest. Later
+	// files still carry their line counts, with TextOmitted set. 0: no bound.
+	MaxTextBytes int
 }
 
 // Skip reasons that history itself decides, from a file's content.
@@ -48,6 +50,9 @@ type FileDiff struct {
 	Added   int
 	Removed int
 	Text    string // git-style unified diff of this file, valid UTF-8
+	// TextOmitted is set when Text was not built because the files before
+	// it passed DiffOptions.MaxTextBytes.
+	TextOmitted bool
 }
 
 // Diff is a commit's change against its first parent.
@@ -56,28 +61,25 @@ type Diff struct {
 	Warnings []string // objects that could not be read; the rest is still diffed
 }
 
-func (r *Repo) changes(ctx context.Context, c *object.Commit, renames bool) (object.Changes, error) {
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("%s: commit %s: read tree: %w", r.path, c.Hash, err)
-	}
-	var parentTree *object.Tree // nil diffs the root commit against the empty tree
-	if c.NumParents() > 0 {
-		parent, err := r.git.CommitObject(c.ParentHashes[0])
+// changes lists what c changed against its first parent (or the empty tree).
+func (r *Repo) changes(ctx context.Context, c Commit, renames bool) ([]change, error) {
+	var parentTree plumbing.Hash // zero diffs the root commit against the empty tree
+	if !c.parent.IsZero() {
+		r.mu.Lock()
+		parent, err := r.git.CommitObject(c.parent)
+		r.mu.Unlock()
 		if err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
 			return nil, fmt.Errorf("%s: commit %s: read parent: %w", r.path, c.Hash, err)
 		}
 		if parent != nil {
-			if parentTree, err = parent.Tree(); err != nil {
-				return nil, fmt.Errorf("%s: commit %s: read parent tree: %w", r.path, c.Hash, err)
-			}
+			parentTree = parent.TreeHash
 		}
 	}
-	opts := &object.DiffTreeOptions{}
+	diff := r.diffTrees
 	if renames {
-		opts = object.DefaultDiffTreeOptions
+		diff = r.renamedChanges
 	}
-	changes, err := object.DiffTreeWithOptions(ctx, parentTree, tree, opts)
+	changes, err := diff(ctx, parentTree, c.tree)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -88,34 +90,38 @@ func (r *Repo) changes(ctx context.Context, c *object.Commit, renames bool) (obj
 }
 
 // Diff builds the commit's diff against its first parent (the empty tree for
-// a root commit). Files are in path order, as git prints them.
+// a root commit). Files are in path order, as git prints them. It is safe
+// for concurrent use: object reads take turns, the rest runs in parallel.
 func (r *Repo) Diff(ctx context.Context, c Commit, opts DiffOptions) (Diff, error) {
-	changes, err := r.changes(ctx, c.obj, opts.Renames)
+	changes, err := r.changes(ctx, c, opts.Renames)
 	if err != nil {
 		return Diff{}, err
 	}
 	var d Diff
+	textBytes := 0
 	for _, ch := range changes {
 		if err := ctx.Err(); err != nil {
 			return Diff{}, err
 		}
-		if !opts.Paths.Empty() && !opts.Paths.Match(ch.From.Name) && !opts.Paths.Match(ch.To.Name) {
+		if !opts.Paths.Empty() && !opts.Paths.Match(ch.from.path) && !opts.Paths.Match(ch.to.path) {
 			continue
 		}
-		fd := r.fileDiff(ch, opts, &d.Warnings)
+		withText := opts.MaxTextBytes <= 0 || textBytes < opts.MaxTextBytes
+		fd := r.fileDiff(ch, opts, withText, &d.Warnings)
+		textBytes += len(fd.Text)
 		d.Files = append(d.Files, fd)
 	}
 	return d, nil
 }
 
-func (r *Repo) fileDiff(ch *object.Change, opts DiffOptions, warnings *[]string) FileDiff {
-	fd := FileDiff{Path: ch.To.Name, OldPath: ch.From.Name}
+func (r *Repo) fileDiff(ch change, opts DiffOptions, withText bool, warnings *[]string) FileDiff {
+	fd := FileDiff{Path: ch.to.path, OldPath: ch.from.path}
 	switch {
-	case ch.From.Name == "":
-		fd.Status, fd.OldPath = 'A', ch.To.Name
-	case ch.To.Name == "":
-		fd.Status, fd.Path = 'D', ch.From.Name
-	case ch.From.Name != ch.To.Name:
+	case ch.from.path == "":
+		fd.Status, fd.OldPath = 'A', ch.to.path
+	case ch.to.path == "":
+		fd.Status, fd.Path = 'D', ch.from.path
+	case ch.from.path != ch.to.path:
 		fd.Status = 'R'
 	default:
 		fd.Status = 'M'
@@ -126,9 +132,14 @@ func (r *Repo) fileDiff(ch *object.Change, opts DiffOptions, warnings *[]string)
 			return fd
 		}
 	}
-	oldMode, newMode := ch.From.TreeEntry.Mode, ch.To.TreeEntry.Mode
-	if oldMode == filemode.Submodule || newMode == filemode.Submodule {
-		fd.Text, fd.Added, fd.Removed = submoduleText(fd, ch)
+	if ch.from.mode == filemode.Submodule || ch.to.mode == filemode.Submodule {
+		text, added, removed := submoduleText(fd, ch)
+		fd.Added, fd.Removed = added, removed
+		if withText {
+			fd.Text = text
+		} else {
+			fd.TextOmitted = true
+		}
 		return fd
 	}
 
@@ -142,51 +153,69 @@ func (r *Repo) fileDiff(ch *object.Change, opts DiffOptions, warnings *[]string)
 		fd.Skip = skip
 		return fd
 	}
+	if !withText {
+		fd.Added, fd.Removed = countLines(oldText, newText)
+		fd.TextOmitted = true
+		return fd
+	}
 	var b strings.Builder
-	writeHeader(&b, fd, oldMode, newMode)
+	writeHeader(&b, fd, ch.from.mode, ch.to.mode)
 	fd.Added, fd.Removed = writeHunks(&b, fd, oldText, newText)
 	fd.Text = b.String()
 	return fd
 }
 
-// contents reads both sides of a change, refusing binary and oversized blobs
-// before any diffing.
-func (r *Repo) contents(ch *object.Change, maxBytes int64) (oldText, newText, skip string, err error) {
-	read := func(e object.ChangeEntry) (string, string, error) {
-		if e.Name == "" {
+// contents reads both sides of a change, refusing oversized blobs before
+// reading them and binary or generated ones before diffing them.
+func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if maxBytes > 0 {
+		for _, s := range []side{ch.from, ch.to} {
+			if s.path == "" {
+				continue
+			}
+			size, err := r.git.Storer.EncodedObjectSize(s.hash)
+			if err != nil {
+				return "", "", "", fmt.Errorf("blob %s: %w", s.hash, err)
+			}
+			if size > maxBytes {
+				return "", "", SkipLarge, nil
+			}
+		}
+	}
+	read := func(s side) (string, string, error) {
+		if s.path == "" {
 			return "", "", nil
 		}
-		blob, err := r.git.BlobObject(e.TreeEntry.Hash)
+		obj, err := r.git.Storer.EncodedObject(plumbing.BlobObject, s.hash)
 		if err != nil {
-			return "", "", fmt.Errorf("blob %s: %w", e.TreeEntry.Hash, err)
+			return "", "", fmt.Errorf("blob %s: %w", s.hash, err)
 		}
-		if maxBytes > 0 && blob.Size > maxBytes {
-			return "", SkipLarge, nil
-		}
-		rd, err := blob.Reader()
+		rd, err := obj.Reader()
 		if err != nil {
-			return "", "", fmt.Errorf("blob %s: %w", e.TreeEntry.Hash, err)
+			return "", "", fmt.Errorf("blob %s: %w", s.hash, err)
 		}
 		defer rd.Close()
 		var sb strings.Builder
-		sb.Grow(int(blob.Size))
+		sb.Grow(int(obj.Size()))
 		if _, err := io.Copy(&sb, rd); err != nil {
-			return "", "", fmt.Errorf("blob %s: %w", e.TreeEntry.Hash, err)
+			return "", "", fmt.Errorf("blob %s: %w", s.hash, err)
 		}
-		s := sb.String()
-		if isBinary(s) {
+		text := sb.String()
+		if isBinary(text) {
 			return "", SkipBinary, nil
 		}
-		if generatedMarker.MatchString(s[:min(len(s), 1024)]) {
+		if generatedMarker.MatchString(text[:min(len(text), 1024)]) {
 			return "", SkipGenerated, nil
 		}
-		return s, "", nil
+		return text, "", nil
 	}
-	oldText, skip, err = read(ch.From)
+	oldText, skip, err = read(ch.from)
 	if err != nil || skip != "" {
 		return "", "", skip, err
 	}
-	newText, skip, err = read(ch.To)
+	newText, skip, err = read(ch.to)
 	return oldText, newText, skip, err
 }
 
@@ -212,16 +241,16 @@ func writeHeader(b *strings.Builder, fd FileDiff, oldMode, newMode filemode.File
 	}
 }
 
-func submoduleText(fd FileDiff, ch *object.Change) (string, int, int) {
+func submoduleText(fd FileDiff, ch change) (string, int, int) {
 	var b strings.Builder
-	writeHeader(&b, fd, ch.From.TreeEntry.Mode, ch.To.TreeEntry.Mode)
+	writeHeader(&b, fd, ch.from.mode, ch.to.mode)
 	added, removed := 0, 0
-	if ch.From.Name != "" {
-		fmt.Fprintf(&b, "-Subproject commit %s\n", ch.From.TreeEntry.Hash)
+	if ch.from.path != "" {
+		fmt.Fprintf(&b, "-Subproject commit %s\n", ch.from.hash)
 		removed++
 	}
-	if ch.To.Name != "" {
-		fmt.Fprintf(&b, "+Subproject commit %s\n", ch.To.TreeEntry.Hash)
+	if ch.to.path != "" {
+		fmt.Fprintf(&b, "+Subproject commit %s\n", ch.to.hash)
 		added++
 	}
 	return b.String(), added, removed
@@ -250,17 +279,7 @@ func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string) (added
 		newName = "/dev/null"
 	}
 	fmt.Fprintf(b, "--- %s\n+++ %s\n", oldName, newName)
-	var ops []lineOp
-	switch {
-	case oldText == "":
-		ops = appendLines(ops, diffmatchpatch.DiffInsert, newText)
-	case newText == "":
-		ops = appendLines(ops, diffmatchpatch.DiffDelete, oldText)
-	default:
-		for _, d := range diff.Do(oldText, newText) {
-			ops = appendLines(ops, d.Type, d.Text)
-		}
-	}
+	ops := diffLines(oldText, newText)
 	var oldLines []string // the pre-image, for git's function-name hunk headers
 	for _, o := range ops {
 		if o.op != diffmatchpatch.DiffInsert {
@@ -270,14 +289,6 @@ func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string) (added
 	return encodeHunks(b, ops, oldLines)
 }
 
-func appendLines(ops []lineOp, op diffmatchpatch.Operation, text string) []lineOp {
-	for len(text) > 0 {
-		line, rest, found := strings.Cut(text, "\n")
-		ops = append(ops, lineOp{op: op, text: strings.ToValidUTF8(line, "\uFFFD"), eol: found})
-		text = rest
-	}
-	return ops
-}
 
 func encodeHunks(b *strings.Builder, ops []lineOp, oldLines []string) (added, removed int) {
 	// Line numbers (1-based) of ops[i] in the old and new file.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -28,7 +29,23 @@ type Repo struct {
 	git     *git.Repository
 	path    string
 	storage *filesystem.Storage // kept open; nil when go-git chose its own
+
+	// mu serializes reads of objects: go-git's storage is not safe for
+	// concurrent use. One storage shared under a lock beats one per worker:
+	// each would hold its own pack index (60 MB for git.git) and cache,
+	// while reading objects is a minority of a diff's time.
+	mu    sync.Mutex
+	trees treeCache // guarded by mu
 }
+
+// objectCacheBytes bounds go-git's cache of decoded objects, which serves
+// delta bases: past a few tens of megabytes, hits barely rise with size,
+// while go-git's default (96 MB) dominated digest's peak memory.
+const objectCacheBytes = 32 * cache.MiByte
+
+// largeObjectBytes keeps bigger blobs out of the object cache; diffs leave
+// out files over 1 MiB without reading them anyway.
+const largeObjectBytes = 256 << 10
 
 // Open opens the repository at or above path (work tree or bare).
 func Open(path string) (*Repo, error) {
@@ -53,11 +70,10 @@ func Open(path string) (*Repo, error) {
 	root := repoRoot(r, abs)
 	// go-git opens and closes a pack file for every object it reads unless
 	// told to keep descriptors: over a history that is most of the time.
-	// Reopen the same git directory (found above, worktrees and all) that way;
-	// large blobs stay out of the object cache.
+	// Reopen the same git directory (found above, worktrees and all) that way.
 	if st, ok := r.Storer.(*filesystem.Storage); ok {
-		kept := filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRUDefault(),
-			filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: 1 << 20})
+		kept := filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRU(objectCacheBytes),
+			filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObjectBytes})
 		var wt billy.Filesystem
 		if w, err := r.Worktree(); err == nil {
 			wt = w.Filesystem
@@ -155,12 +171,17 @@ type Commit struct {
 	Subject     string
 	Message     string
 
-	obj *object.Commit
+	tree   plumbing.Hash
+	parent plumbing.Hash // the first; zero for a root commit
 }
 
 func newCommit(c *object.Commit) Commit {
 	msg := strings.TrimSpace(c.Message)
 	subject, _, _ := strings.Cut(msg, "\n")
+	var parent plumbing.Hash
+	if len(c.ParentHashes) > 0 {
+		parent = c.ParentHashes[0]
+	}
 	return Commit{
 		Hash:        c.Hash.String(),
 		AuthorName:  c.Author.Name,
@@ -169,6 +190,7 @@ func newCommit(c *object.Commit) Commit {
 		CommitDate:  c.Committer.When,
 		Subject:     strings.ToValidUTF8(strings.TrimSpace(subject), "\uFFFD"),
 		Message:     strings.ToValidUTF8(msg, "\uFFFD"),
-		obj:         c,
+		tree:        c.TreeHash,
+		parent:      parent,
 	}
 }

@@ -78,7 +78,7 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 			continue
 		}
 		if !opts.Paths.Empty() {
-			touches, err := r.touches(ctx, c, opts.Paths)
+			touches, err := r.touches(ctx, newCommit(c), opts.Paths)
 			if err != nil {
 				return err
 			}
@@ -222,13 +222,13 @@ func (r *Repo) ancestors(ctx context.Context, hidden []plumbing.Hash) (map[plumb
 
 // touches reports whether c changes a path the pathspec selects, compared
 // with its first parent, as `git log -- PATH` decides.
-func (r *Repo) touches(ctx context.Context, c *object.Commit, paths Pathspec) (bool, error) {
+func (r *Repo) touches(ctx context.Context, c Commit, paths Pathspec) (bool, error) {
 	changes, err := r.changes(ctx, c, false)
 	if err != nil {
 		return false, err
 	}
 	for _, ch := range changes {
-		if paths.Match(ch.From.Name) || paths.Match(ch.To.Name) {
+		if paths.Match(ch.from.path) || paths.Match(ch.to.path) {
 			return true, nil
 		}
 	}
