@@ -289,7 +289,6 @@ func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string) (added
 	return encodeHunks(b, ops, oldLines)
 }
 
-
 func encodeHunks(b *strings.Builder, ops []lineOp, oldLines []string) (added, removed int) {
 	// Line numbers (1-based) of ops[i] in the old and new file.
 	oldAt := make([]int, len(ops)+1)
