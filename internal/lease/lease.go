@@ -9,6 +9,7 @@ package lease
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -58,6 +59,22 @@ func Claim(ctx context.Context, st *store.Store, key, owner string, ttl time.Dur
 		return false, nil
 	}
 	return st.TakeOver(ctx, key, holder, owner, ttl)
+}
+
+// Sweep deletes the leases of processes of this machine that died holding
+// them, with any expired lease. Claim takes such leases over anyway; but a
+// process killed between storing a result and letting its lease go leaves
+// a lease on work nobody will claim again, which would stay forever.
+func Sweep(ctx context.Context, st *store.Store, log *slog.Logger) {
+	owners, err := st.LeaseOwners(ctx)
+	for _, o := range owners {
+		if dead(o) {
+			err = errors.Join(err, st.DropLeases(ctx, o))
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Warn("could not clear the leases of dead processes; they expire on their own", "error", err)
+	}
 }
 
 // Keep renews owner's leases every third of ttl until ctx ends or the

@@ -68,3 +68,32 @@ func (s *Store) Renew(ctx context.Context, owner string, ttl time.Duration) (int
 	n, err := res.RowsAffected()
 	return int(n), err
 }
+
+// LeaseOwners lists the owners of the leases held, expired or not.
+func (s *Store) LeaseOwners(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT owner FROM leases`)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	var owners []string
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			return nil, s.explain(err)
+		}
+		owners = append(owners, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
+	return owners, nil
+}
+
+// DropLeases deletes every lease of owner, and every lease that has expired.
+func (s *Store) DropLeases(ctx context.Context, owner string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE owner = ? OR expires_at <= ?`, owner, time.Now().UnixMilli()); err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
