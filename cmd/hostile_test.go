@@ -47,7 +47,10 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/fakeprovider"
@@ -226,35 +229,37 @@ func TestHostileFiftyMegabyteLine(t *testing.T) {
 }
 
 // commitManyFiles commits n new files, the last skip of them under vendor/,
-// built object by object: a work tree of 10,000 files would take go-git far
-// longer to stage than digest takes to summarize them.
+// built object by object into one pack file: a work tree of 10,000 files,
+// or 10,000 loose objects, would take go-git far longer to write than
+// digest takes to summarize them.
 func commitManyFiles(t *testing.T, r *gittest.Repo, n, skip int) string {
 	t.Helper()
-	st := r.Git.Storer
-	put := func(o interface {
-		Encode(plumbing.EncodedObject) error
-	}) plumbing.Hash {
-		obj := st.NewEncodedObject()
-		if err := o.Encode(obj); err != nil {
-			t.Fatal(err)
-		}
-		h, err := st.SetEncodedObject(obj)
+	mem := memory.NewStorage()
+	var hashes []plumbing.Hash
+	store := func(obj plumbing.EncodedObject) plumbing.Hash {
+		h, err := mem.SetEncodedObject(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
+		hashes = append(hashes, h)
 		return h
 	}
+	put := func(o interface {
+		Encode(plumbing.EncodedObject) error
+	}) plumbing.Hash {
+		obj := mem.NewEncodedObject()
+		if err := o.Encode(obj); err != nil {
+			t.Fatal(err)
+		}
+		return store(obj)
+	}
 	blob := func(text string) plumbing.Hash {
-		obj := st.NewEncodedObject()
+		obj := mem.NewEncodedObject()
 		obj.SetType(plumbing.BlobObject)
 		w, _ := obj.Writer()
 		w.Write([]byte(text))
 		w.Close()
-		h, err := st.SetEncodedObject(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return store(obj)
 	}
 	var gen, vendored []object.TreeEntry
 	for i := range n {
@@ -286,7 +291,18 @@ func commitManyFiles(t *testing.T, r *gittest.Repo, n, skip int) string {
 	sig := object.Signature{Name: "Ada Lovelace", Email: "ada@example.com", When: r.Clock}
 	c := put(&object.Commit{Author: sig, Committer: sig, Message: "Generate the constants\n",
 		TreeHash: put(&object.Tree{Entries: entries}), ParentHashes: []plumbing.Hash{head.Hash()}})
-	if err := st.SetReference(plumbing.NewHashReference(head.Name(), c)); err != nil {
+
+	pw, err := r.Git.Storer.(storer.PackfileWriter).PackfileWriter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := packfile.NewEncoder(pw, mem, false).Encode(hashes, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Git.Storer.SetReference(plumbing.NewHashReference(head.Name(), c)); err != nil {
 		t.Fatal(err)
 	}
 	return c.String()
