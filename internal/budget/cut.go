@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -10,6 +11,9 @@ import (
 type Section struct {
 	Name string
 	Text string
+	// Omitted marks a section whose text was never built because the
+	// sections before it already hold more than MaxBytes: it is cut whole.
+	Omitted bool
 }
 
 // Cut is the part of a diff that fits the budget.
@@ -24,6 +28,10 @@ type Cut struct {
 // huge section is never tokenized whole: real diffs average 3-4 bytes a token.
 const maxBytesPerToken = 32
 
+// MaxBytes is how much text Fit may read of a diff cut to tokens: a section
+// starting past it is never kept, so a diff's text need not be built beyond.
+func MaxBytes(tokens int) int { return tokens * maxBytesPerToken }
+
 // maxNamesInNote keeps the note short when thousands of files were cut.
 const maxNamesInNote = 20
 
@@ -32,58 +40,122 @@ const maxNamesInNote = 20
 // Only the kept prefix is tokenized. The result, note included, never counts
 // more than max tokens by this tokenizer.
 func (t *Tokenizer) Fit(sections []Section, max int) Cut {
-	counts := make([]int, len(sections)) // cut fills repeatedly: count each section once
-	for i := range counts {
-		counts[i] = -1
+	f := &fitter{Tokenizer: t, sections: sections, counts: make([]int, len(sections)), lines: map[int][]lineEnd{}}
+	for i := range f.counts {
+		f.counts[i] = -1 // cut fills repeatedly: count each section once
 	}
-	body, kept, _ := t.fill(sections, counts, max, false)
+	body, kept, _ := f.fill(max, false)
 	if kept == len(sections) {
 		// Summed counts can differ from the joined text's where two sections
 		// meet, so the joined text is what is checked.
-		if n := t.Count(body); n <= max {
+		if n := f.bodyCount(body, kept, ""); n <= max {
 			return Cut{Text: body, Tokens: n}
 		}
 	}
-	return t.cut(sections, counts, max, kept)
+	return f.cut(max, kept)
+}
+
+// fitter is one Fit's state: the counts it learned, so that each part of
+// the diff is tokenized once however often the cut is retried.
+type fitter struct {
+	*Tokenizer
+	sections []Section
+	counts   []int             // tokens of each whole section, -1 until counted
+	lines    map[int][]lineEnd // a section's line ends counted so far
+}
+
+// lineEnd is the end of a section's prefix of whole lines, and its tokens.
+type lineEnd struct{ end, tokens int }
+
+// additive reports whether the tokens of a+b are those of a plus those of
+// b. They are when a ends a line and b starts with none of the bytes that
+// extend a piece across a newline (more newlines, and '/' after
+// punctuation in o200k): then no piece of the split crosses the seam, and
+// none before it looks past it. Sections of a git diff always meet so, as
+// do a diff's lines and a diff and its note.
+func additive(a, b string) bool {
+	if a == "" || b == "" {
+		return true
+	}
+	return a[len(a)-1] == '\n' && b[0] != '\n' && b[0] != '\r' && b[0] != '/'
+}
+
+// bodyCount counts body, which is the first kept sections whole followed
+// by partial, from counts already known where every seam is additive, and
+// by tokenizing it again otherwise.
+func (f *fitter) bodyCount(body string, kept int, partial string) int {
+	n, prev := 0, ""
+	for i, s := range f.sections[:kept] {
+		if !additive(prev, s.Text) {
+			return f.Count(body)
+		}
+		if s.Text != "" {
+			prev = s.Text
+		}
+		n += f.counts[i]
+	}
+	if partial == "" {
+		return n
+	}
+	if !additive(prev, partial) || len(body) != len(partial)+joinedLen(f.sections[:kept]) {
+		return f.Count(body)
+	}
+	p, ok := f.prefixTokens(kept, len(partial))
+	if !ok {
+		return f.Count(body)
+	}
+	return n + p
+}
+
+func joinedLen(sections []Section) int {
+	n := 0
+	for _, s := range sections {
+		n += len(s.Text)
+	}
+	return n
 }
 
 // fill appends whole sections while they fit in budget and, when partial is
 // set, the longest prefix of the next that fits. kept counts whole sections.
-func (t *Tokenizer) fill(sections []Section, counts []int, budget int, partial bool) (body string, kept int, partly bool) {
+func (f *fitter) fill(budget int, partial bool) (body string, kept int, partly bool) {
+	body, kept, p := f.fillParts(budget, partial)
+	return body + p, kept, p != ""
+}
+
+// fillParts is fill with the partial prefix apart.
+func (f *fitter) fillParts(budget int, partial bool) (whole string, kept int, prefix string) {
 	var b strings.Builder
 	used := 0
-	for ; kept < len(sections); kept++ {
-		s := sections[kept].Text
-		if len(s) > (budget-used)*maxBytesPerToken {
+	for ; kept < len(f.sections); kept++ {
+		s := f.sections[kept]
+		if s.Omitted || len(s.Text) > (budget-used)*maxBytesPerToken {
 			break // cannot fit: do not spend time counting it
 		}
-		if counts[kept] < 0 {
-			counts[kept] = t.Count(s)
+		if f.counts[kept] < 0 {
+			f.counts[kept] = f.Count(s.Text)
 		}
-		n := counts[kept]
+		n := f.counts[kept]
 		if used+n > budget {
 			break
 		}
-		b.WriteString(s)
+		b.WriteString(s.Text)
 		used += n
 	}
-	if partial && kept < len(sections) && budget > used {
-		if p := t.prefixWithin(sections[kept].Text, budget-used); p != "" {
-			b.WriteString(p)
-			partly = true
-		}
+	if partial && kept < len(f.sections) && budget > used {
+		prefix = f.prefixWithin(kept, budget-used)
 	}
-	return b.String(), kept, partly
+	return b.String(), kept, prefix
 }
 
 // cut builds the truncated text, given that the first fits sections fit
 // whole without a note. The note's size depends on what is kept, and BPE
 // counts of joined text are not sums, so it shrinks the diff's budget by
 // each overshoot until diff and note together fit.
-func (t *Tokenizer) cut(sections []Section, counts []int, max, fits int) Cut {
+func (f *fitter) cut(max, fits int) Cut {
+	t := f.Tokenizer
 	names := func(from int) []string {
-		out := make([]string, 0, len(sections)-from)
-		for _, s := range sections[from:] {
+		out := make([]string, 0, len(f.sections)-from)
+		for _, s := range f.sections[from:] {
 			out = append(out, s.Name)
 		}
 		return out
@@ -98,13 +170,19 @@ func (t *Tokenizer) cut(sections []Section, counts []int, max, fits int) Cut {
 			break // it kept every whole file the boundary could, and more
 		}
 		for budget := start; budget > 0; {
-			body, kept, partly := t.fill(sections, counts, budget, partial)
+			whole, kept, prefix := f.fillParts(budget, partial)
+			body, partly := whole+prefix, prefix != ""
 			if body != "" && !strings.HasSuffix(body, "\n") {
 				body += "\n"
+				prefix = "\n" // any other prefix ends a line: counted below the slow way
 			}
-			bodyTokens := t.Count(body)
-			text := body + cutNote(bodyTokens, max, names(kept), partly)
-			n := t.Count(text)
+			bodyTokens := f.bodyCount(body, kept, prefix)
+			note := cutNote(bodyTokens, max, names(kept), partly)
+			n := bodyTokens + t.Count(note)
+			if !additive(body, note) {
+				n = t.Count(body + note)
+			}
+			text := body + note
 			if n > max {
 				budget -= n - max
 				continue
@@ -150,20 +228,18 @@ func cutNote(kept, max int, files []string, partly bool) string {
 	return fmt.Sprintf("[digest: diff cut to %d tokens (limit %d); cut: %s%s]\n", kept, max, strings.Join(list, ", "), more)
 }
 
-// prefixWithin returns the longest prefix of text ending at a line end that
-// counts at most budget tokens, or, if not even the first line fits, the
-// longest prefix of that line (on a character boundary) plus a newline. It
-// tokenizes the kept text piece by piece, once, plus a check of the whole.
-func (t *Tokenizer) prefixWithin(text string, budget int) string {
+// prefixWithin returns the longest prefix of section i's text ending at a
+// line end that counts at most budget tokens, or, if not even the first
+// line fits, the longest prefix of that line (on a character boundary) plus
+// a newline. Each line is tokenized once per Fit, however often it asks.
+func (f *fitter) prefixWithin(i, budget int) string {
+	text := f.sections[i].Text
 	limit := min(len(text), budget*maxBytesPerToken)
-	end := t.grow(text[:limit], budget, func(s string) int {
-		if j := strings.IndexByte(s, '\n'); j >= 0 {
-			return j + 1
-		}
-		return 0
-	})
-	if end > 0 {
-		return text[:end]
+	ends := f.countLines(i, limit, budget)
+	// The last line end within limit whose prefix fits.
+	k := sort.Search(len(ends), func(j int) bool { return ends[j].end > limit || ends[j].tokens > budget })
+	if k > 0 {
+		return text[:ends[k-1].end]
 	}
 	line := text[:limit]
 	if j := strings.IndexByte(line, '\n'); j >= 0 {
@@ -172,7 +248,7 @@ func (t *Tokenizer) prefixWithin(text string, budget int) string {
 	// Not one whole line fits: keep as much of the first as fits, in chunks
 	// cut at character boundaries, leaving a token for the newline.
 	const chunk = 256
-	end = t.grow(line, budget-1, func(s string) int {
+	end := f.grow(line, budget-1, func(s string) int {
 		if len(s) <= chunk {
 			return len(s)
 		}
@@ -186,6 +262,45 @@ func (t *Tokenizer) prefixWithin(text string, budget int) string {
 		return ""
 	}
 	return line[:end] + "\n"
+}
+
+// countLines extends section i's table of line ends until it covers limit
+// bytes or passes budget tokens, and returns it. Where two lines do not
+// meet additively, the prefix is counted whole, so every entry is exact.
+func (f *fitter) countLines(i, limit, budget int) []lineEnd {
+	text := f.sections[i].Text
+	ends := f.lines[i]
+	end, tokens := 0, 0
+	if len(ends) > 0 {
+		end, tokens = ends[len(ends)-1].end, ends[len(ends)-1].tokens
+	}
+	for end < limit && tokens <= budget {
+		j := strings.IndexByte(text[end:limit], '\n')
+		if j < 0 {
+			break
+		}
+		line := text[end : end+j+1]
+		if additive(text[:end], line) {
+			tokens += f.Count(line)
+		} else {
+			tokens = f.Count(text[:end+j+1])
+		}
+		end += j + 1
+		ends = append(ends, lineEnd{end, tokens})
+	}
+	f.lines[i] = ends
+	return ends
+}
+
+// prefixTokens is the count of section i's first n bytes, if countLines
+// has counted them.
+func (f *fitter) prefixTokens(i, n int) (int, bool) {
+	ends := f.lines[i]
+	k := sort.Search(len(ends), func(j int) bool { return ends[j].end >= n })
+	if k < len(ends) && ends[k].end == n {
+		return ends[k].tokens, true
+	}
+	return 0, false
 }
 
 // grow extends a prefix of text piece by piece (next gives the length of

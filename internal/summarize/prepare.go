@@ -2,6 +2,8 @@ package summarize
 
 import (
 	"context"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/digest-cli/digest/internal/budget"
@@ -10,59 +12,126 @@ import (
 	"github.com/digest-cli/digest/internal/report"
 )
 
-// prepare diffs and cuts each miss in walk order and hands it to send,
-// stopping when send reports the run is over. A commit whose diff cannot
-// be read fails alone: one damaged object must not cost the summaries of
-// every other commit.
+// prepare diffs, cuts and redacts the misses on one worker per core and
+// hands them to send in walk order, stopping when send reports the run is
+// over. Workers run at most prepareWindow commits ahead of send, which
+// bounds the memory of commits prepared but not yet sent. A commit whose
+// diff cannot be read fails alone: one damaged object must not cost the
+// summaries of every other commit.
 func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pending) bool, fail func(*pending, error)) {
+	if len(misses) == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var workers sync.WaitGroup
+	// Workers must be gone before prepare returns: they write into misses.
+	defer workers.Wait()
+	defer cancel()
 	diffOpts := history.DiffOptions{
 		Renames: opts.Renames, Paths: opts.Walk.Paths,
 		SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes,
+		MaxTextBytes: budget.MaxBytes(opts.MaxDiffTokens),
 	}
-	for _, p := range misses {
-		if ctx.Err() != nil {
+	// Slot i%prepareWindow carries miss i's outcome; a miss is handed to a
+	// worker only once the one prepareWindow before it was taken out.
+	slots := make([]chan prepared, prepareWindow)
+	for i := range slots {
+		slots[i] = make(chan prepared, 1)
+	}
+	free := make(chan struct{}, prepareWindow)
+	for range prepareWindow {
+		free <- struct{}{}
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range misses {
+			select {
+			case <-free:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range min(runtime.GOMAXPROCS(0), len(misses)) {
+		workers.Go(func() {
+			for i := range next {
+				slots[i%prepareWindow] <- prepareOne(ctx, opts, diffOpts, misses[i])
+			}
+		})
+	}
+	for i, p := range misses {
+		var out prepared
+		select {
+		case out = <-slots[i%prepareWindow]:
+		case <-ctx.Done():
 			return
 		}
-		d, err := p.repo.repo.Diff(ctx, p.commit, diffOpts)
-		if err != nil {
+		free <- struct{}{}
+		for _, w := range out.warnings {
+			opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
+		}
+		if out.err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			fail(p, err)
+			fail(p, out.err)
 			continue
 		}
-		for _, w := range d.Warnings {
-			opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
-		}
-		var sections []budget.Section
-		var files []prompt.File
-		for _, f := range d.Files {
-			files = append(files, prompt.File{Status: f.Status, Path: f.Path, Added: f.Added, Removed: f.Removed, Skip: f.Skip})
-			if f.Skip != "" {
-				p.skipped = append(p.skipped, report.SkippedFile{Path: f.Path, Reason: f.Skip})
-				continue
-			}
-			if f.Text != "" {
-				sections = append(sections, budget.Section{Name: f.Path, Text: f.Text})
-			}
-		}
-		p.cut = opts.Tokenizer.Fit(sections, opts.MaxDiffTokens)
-		c := p.commit
-		p.sent = prompt.Commit{
-			Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
-			Message: c.Message, Files: files, Diff: p.cut.Text,
-		}
-		if opts.Redactor != nil {
-			p.redacted = redactSent(opts.Redactor, &p.sent)
-			if n := p.redacted.Total(); n > 0 {
-				opts.Log.Warn("secrets in this commit were replaced by markers before sending", "repo", p.repo.repo.Path(), "commit", c.Hash, "found", p.redacted.String())
-			}
-		}
-		p.tokens = estimateTokens(p)
 		if !send(p) {
 			return
 		}
 	}
+}
+
+// prepareWindow is how many commits workers may prepare ahead of sending:
+// enough that one large commit does not idle the other workers.
+const prepareWindow = 64
+
+// prepared is a worker's outcome for one miss, whose fields it filled.
+type prepared struct {
+	warnings []string
+	err      error
+}
+
+// prepareOne diffs one commit, cuts its diff to the budget and builds what
+// the model is told of it.
+func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions, p *pending) prepared {
+	d, err := p.repo.repo.Diff(ctx, p.commit, diffOpts)
+	if err != nil {
+		return prepared{err: err}
+	}
+	var sections []budget.Section
+	var files []prompt.File
+	for _, f := range d.Files {
+		files = append(files, prompt.File{Status: f.Status, Path: f.Path, Added: f.Added, Removed: f.Removed, Skip: f.Skip})
+		if f.Skip != "" {
+			p.skipped = append(p.skipped, report.SkippedFile{Path: f.Path, Reason: f.Skip})
+			continue
+		}
+		if f.Text != "" || f.TextOmitted {
+			sections = append(sections, budget.Section{Name: f.Path, Text: f.Text, Omitted: f.TextOmitted})
+		}
+	}
+	p.cut = opts.Tokenizer.Fit(sections, opts.MaxDiffTokens)
+	c := p.commit
+	p.sent = prompt.Commit{
+		Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
+		Message: c.Message, Files: files, Diff: p.cut.Text,
+	}
+	if opts.Redactor != nil {
+		p.redacted = redactSent(opts.Redactor, &p.sent)
+		if n := p.redacted.Total(); n > 0 {
+			opts.Log.Warn("secrets in this commit were replaced by markers before sending", "repo", p.repo.repo.Path(), "commit", c.Hash, "found", p.redacted.String())
+		}
+	}
+	p.tokens = estimateTokens(p)
+	return prepared{warnings: d.Warnings}
 }
 
 // estimateTokens sizes a commit's part of a request for batching without
