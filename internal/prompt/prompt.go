@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -82,6 +83,27 @@ const (
 	maxListedFiles   = 60
 	maxListedSkipped = 200
 )
+
+// MaxMessageBytes bounds the commit message sent. A message is a few lines;
+// one of megabytes (a pasted log, a generated changelog) would crowd out the
+// diff and could not fit in any request.
+const MaxMessageBytes = 8 << 10
+
+// CutMessage keeps at most MaxMessageBytes of a message, ending at a line
+// break when one is near, and ends with a note of what was cut.
+func CutMessage(msg string) string {
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	end := MaxMessageBytes
+	if i := strings.LastIndexByte(msg[:end], '\n'); i >= end/2 {
+		end = i
+	}
+	for end > 0 && !utf8.RuneStart(msg[end]) {
+		end--
+	}
+	return msg[:end] + fmt.Sprintf("\n[digest: message cut to %d of %d bytes]", end, len(msg))
+}
 
 // Request builds the request for commits.
 func Request(model string, commits []Commit) provider.Request {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/digest-cli/digest/internal/prompt"
 )
@@ -446,4 +447,25 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCutMessage(t *testing.T) {
+	short := "Fix the retry loop\n\nIt never gave up."
+	if got := prompt.CutMessage(short); got != short {
+		t.Errorf("a short message changed: %q", got)
+	}
+	lines := strings.Repeat("a log line that someone pasted\n", 2000)
+	got := prompt.CutMessage("Subject\n\n" + lines)
+	body, note, ok := strings.Cut(got, "\n[digest: message cut to ")
+	if !ok || len(body) > prompt.MaxMessageBytes || !strings.HasSuffix(body, "pasted") {
+		t.Errorf("want whole lines within %d bytes and a note, got %d bytes ending %q", prompt.MaxMessageBytes, len(body), got[len(got)-60:])
+	}
+	if want := fmt.Sprintf("%d of %d bytes]", len(body), len("Subject\n\n"+lines)); note != want {
+		t.Errorf("note %q, want %q", note, want)
+	}
+	// One long line of multi-byte runes: cut inside the line, never inside a rune.
+	got = prompt.CutMessage(strings.Repeat("é", prompt.MaxMessageBytes))
+	if !utf8.ValidString(got) || len(got) > prompt.MaxMessageBytes+60 {
+		t.Errorf("cut a rune or kept too much: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
 }

@@ -67,13 +67,13 @@ func ParseSpec(s string) (Spec, error) {
 	}
 	prov, model, ok := strings.Cut(s, ":")
 	if strings.EqualFold(prov, Offline) {
-		return Spec{}, fmt.Errorf("model %q: the offline model has no variants. Try: --model offline", s)
+		return Spec{}, fmt.Errorf("model %q: the offline model has no variants. Try: offline", s)
 	}
 	if !ok || prov == "" || strings.TrimSpace(model) == "" {
-		return Spec{}, fmt.Errorf("model %q is not PROVIDER:MODEL. Try: --model offline, or for example --model openai:gpt-4o-mini", s)
+		return Spec{}, fmt.Errorf("model %q is not PROVIDER:MODEL. Try: offline, or one such as openai:gpt-4o-mini", s)
 	}
 	if strings.ContainsAny(prov, " \t/") {
-		return Spec{}, fmt.Errorf("model %q: provider %q is not a provider name. Try: --model openai:gpt-4o-mini", s, prov)
+		return Spec{}, fmt.Errorf("model %q: provider %q is not a provider name. Try: one such as openai:gpt-4o-mini", s, prov)
 	}
 	return Spec{Provider: strings.ToLower(prov), Model: model}, nil
 }

@@ -59,8 +59,8 @@ func TestParseSpecErrors(t *testing.T) {
 		{"open ai:x", `"open ai"`},
 		{"open\tai:x", "provider"},
 		{"openai/gpt:x", "provider"},
-		{"offline:foo", "Try: --model offline"},
-		{"OFFLINE:x", "Try: --model offline"},
+		{"offline:foo", "Try: offline"},
+		{"OFFLINE:x", "Try: offline"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
