@@ -166,57 +166,63 @@ func (r *Repo) fileDiff(ch change, opts DiffOptions, withText bool, warnings *[]
 }
 
 // contents reads both sides of a change, refusing oversized blobs before
-// reading them and binary or generated ones before diffing them.
+// reading them and binary or generated ones before diffing them. Only the
+// reads hold the repository's lock; the checks run in parallel.
 func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip string, err error) {
+	var texts [2]string
+	for i, s := range []side{ch.from, ch.to} {
+		if s.path == "" {
+			continue
+		}
+		text, large, err := r.blob(s.hash, maxBytes)
+		if err != nil {
+			return "", "", "", err
+		}
+		if large {
+			return "", "", SkipLarge, nil
+		}
+		if isBinary(text) {
+			return "", "", SkipBinary, nil
+		}
+		if isGenerated(text) {
+			return "", "", SkipGenerated, nil
+		}
+		texts[i] = text
+	}
+	return texts[0], texts[1], "", nil
+}
+
+// blob reads a blob whole, unless it is larger than maxBytes (0: no limit):
+// go-git knows a packed object's size before inflating it, and does not
+// inflate an object over largeObjectBytes until it is read.
+func (r *Repo) blob(h plumbing.Hash, maxBytes int64) (text string, large bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if maxBytes > 0 {
-		for _, s := range []side{ch.from, ch.to} {
-			if s.path == "" {
-				continue
-			}
-			size, err := r.git.Storer.EncodedObjectSize(s.hash)
-			if err != nil {
-				return "", "", "", fmt.Errorf("blob %s: %w", s.hash, err)
-			}
-			if size > maxBytes {
-				return "", "", SkipLarge, nil
-			}
-		}
+	obj, err := r.git.Storer.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return "", false, fmt.Errorf("blob %s: %w", h, err)
 	}
-	read := func(s side) (string, string, error) {
-		if s.path == "" {
-			return "", "", nil
-		}
-		obj, err := r.git.Storer.EncodedObject(plumbing.BlobObject, s.hash)
-		if err != nil {
-			return "", "", fmt.Errorf("blob %s: %w", s.hash, err)
-		}
-		rd, err := obj.Reader()
-		if err != nil {
-			return "", "", fmt.Errorf("blob %s: %w", s.hash, err)
-		}
-		defer rd.Close()
-		var sb strings.Builder
-		sb.Grow(int(obj.Size()))
-		if _, err := io.Copy(&sb, rd); err != nil {
-			return "", "", fmt.Errorf("blob %s: %w", s.hash, err)
-		}
-		text := sb.String()
-		if isBinary(text) {
-			return "", SkipBinary, nil
-		}
-		if generatedMarker.MatchString(text[:min(len(text), 1024)]) {
-			return "", SkipGenerated, nil
-		}
-		return text, "", nil
+	if maxBytes > 0 && obj.Size() > maxBytes {
+		return "", true, nil
 	}
-	oldText, skip, err = read(ch.from)
-	if err != nil || skip != "" {
-		return "", "", skip, err
+	rd, err := obj.Reader()
+	if err != nil {
+		return "", false, fmt.Errorf("blob %s: %w", h, err)
 	}
-	newText, skip, err = read(ch.to)
-	return oldText, newText, skip, err
+	defer rd.Close()
+	var sb strings.Builder
+	sb.Grow(int(obj.Size()))
+	if _, err := io.Copy(&sb, rd); err != nil {
+		return "", false, fmt.Errorf("blob %s: %w", h, err)
+	}
+	return sb.String(), false, nil
+}
+
+// isGenerated looks for the generated-code marker in the first 1 KiB; the
+// substring test spares the regular expression nearly every file.
+func isGenerated(text string) bool {
+	head := text[:min(len(text), 1024)]
+	return strings.Contains(head, " DO NOT EDIT.") && generatedMarker.MatchString(head)
 }
 
 // isBinary uses git's rule: a NUL byte in the first 8000 bytes.

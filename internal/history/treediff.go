@@ -213,7 +213,7 @@ type treeCache struct {
 	entries    int
 }
 
-const maxTreeEntries = 200_000
+const maxTreeEntries = 50_000
 
 func (c *treeCache) get(h plumbing.Hash) ([]treeEntry, bool) {
 	if e, ok := c.young[h]; ok {
