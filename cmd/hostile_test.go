@@ -24,7 +24,7 @@ package cmd
 // Added here: a shallow clone, a 50 MB one-line file, 10,000 files in one
 // commit, a non-UTF-8 author, message and file through the whole pipeline,
 // a 100 MB JSONL line through digest eval, eval's unknown provider and
-// missing key, invalid values of every numeric and duration flag of both
+// missing key, a 5 MB commit message, invalid values of every numeric and duration flag of both
 // commands, and unwritable, corrupt, truncated and foreign databases, each
 // left byte for byte as it was.
 
@@ -55,6 +55,7 @@ import (
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 )
 
@@ -741,5 +742,27 @@ func TestHostileUnwritableDatabase(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A pasted log in a commit message is cut like a diff, so the request stays
+// within reach of the budget whatever the message holds.
+func TestHostileFiveMegabyteCommitMessage(t *testing.T) {
+	r := gittest.New(t)
+	log := strings.Repeat("2026-11-30T03:00:00Z worker 7 retried the upload and failed again\n", 5<<20/66)
+	hash := r.Write("main.go", "package main\n\nfunc main() {}\n").Commit("Start, with the whole build log\n\n" + log)
+
+	h := newHarness(t)
+	prompts := sentPrompts(h)
+	res := h.run(context.Background(), "summarize", r.Dir, "-f", "jsonl")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	if got := entries(t, res.out); len(got) != 1 || got[0]["commit"] != hash || got[0]["subject"] != "Start, with the whole build log" {
+		t.Fatalf("want the commit with its subject:\n%.500s", res.out)
+	}
+	sent := strings.Join(prompts(), "")
+	if !strings.Contains(sent, "[digest: message cut to ") || len(sent) > 3*prompt.MaxMessageBytes {
+		t.Errorf("the message was not cut: %d bytes sent", len(sent))
 	}
 }

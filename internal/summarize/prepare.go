@@ -122,7 +122,7 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 	c := p.commit
 	p.sent = prompt.Commit{
 		Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
-		Message: c.Message, Files: files, Diff: p.cut.Text,
+		Message: prompt.CutMessage(c.Message), Files: files, Diff: p.cut.Text,
 	}
 	if opts.Redactor != nil {
 		p.redacted = redactSent(opts.Redactor, &p.sent)
