@@ -393,6 +393,15 @@ func TestHostileNonUTF8EverywhereAndBinary(t *testing.T) {
 			t.Errorf("the binary file should be named as skipped:\n%s", res.out)
 		}
 	}
+	db, err := sql.Open("sqlite", h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var author string
+	if err := db.QueryRow(`SELECT author_name FROM commits`).Scan(&author); err != nil || author != "Ren\uFFFD Fran\uFFFDois" {
+		t.Errorf("the stored author is %q (%v), want the readable part with U+FFFD", author, err)
+	}
 	reqs := srv.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want one per run", len(reqs))

@@ -184,8 +184,8 @@ func newCommit(c *object.Commit) Commit {
 	}
 	return Commit{
 		Hash:        c.Hash.String(),
-		AuthorName:  c.Author.Name,
-		AuthorEmail: c.Author.Email,
+		AuthorName:  strings.ToValidUTF8(c.Author.Name, "\uFFFD"),
+		AuthorEmail: strings.ToValidUTF8(c.Author.Email, "\uFFFD"),
 		AuthorDate:  c.Author.When,
 		CommitDate:  c.Committer.When,
 		Subject:     strings.ToValidUTF8(strings.TrimSpace(subject), "\uFFFD"),
