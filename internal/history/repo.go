@@ -168,8 +168,12 @@ type Commit struct {
 	AuthorEmail string
 	AuthorDate  time.Time
 	CommitDate  time.Time
-	Subject     string
-	Message     string
+	// Boundary is set when the commit's first parent is not in the
+	// repository, as at the edge of a shallow clone: what the commit changed
+	// cannot be known, only what its tree holds.
+	Boundary bool
+	Subject  string
+	Message  string
 
 	tree   plumbing.Hash
 	parent plumbing.Hash // the first; zero for a root commit

@@ -86,7 +86,13 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 				continue
 			}
 		}
-		if err := fn(newCommit(c)); err != nil {
+		commit := newCommit(c)
+		if len(c.ParentHashes) > 0 {
+			if _, err := r.git.Storer.EncodedObject(plumbing.CommitObject, c.ParentHashes[0]); errors.Is(err, plumbing.ErrObjectNotFound) {
+				commit.Boundary = true
+			}
+		}
+		if err := fn(commit); err != nil {
 			return err
 		}
 		emitted++

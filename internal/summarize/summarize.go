@@ -214,6 +214,13 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	}
 	var commits []history.Commit
 	walkErr := r.Walk(ctx, opts.Walk, func(c history.Commit) error {
+		if c.Boundary {
+			// Summarized as adding its whole tree, it would be cached as such
+			// and served to every full clone that shares the cache.
+			opts.Log.Warn("left out: the commit is the edge of a shallow clone, and without its parent what it changed cannot be known. Try: git fetch --deepen=1, or fetch-depth: 0 in actions/checkout",
+				"repo", r.Path(), "commit", c.Hash)
+			return nil
+		}
 		commits = append(commits, c)
 		return nil
 	})
