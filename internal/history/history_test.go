@@ -3,10 +3,13 @@ package history_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -435,4 +438,148 @@ func TestPathspecLikeGit(t *testing.T) {
 			t.Errorf("pathspec %q accepted", bad)
 		}
 	}
+}
+
+// gitShow is `git show --no-renames --format=` of a commit, or a skip when
+// git is not installed.
+func gitShow(t *testing.T, dir, hash string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	out, err := exec.Command("git", "-C", dir, "show", "--no-renames", "--no-color", "--format=", hash).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ToValidUTF8(string(out), "\uFFFD")
+}
+
+// fileHeaders lists a patch's "diff --git" lines in order.
+func fileHeaders(patch string) []string {
+	var out []string
+	for _, l := range strings.Split(patch, "\n") {
+		if strings.HasPrefix(l, "diff --git ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestDiffMatchesGitOnTreeShapes diffs the tree shapes where a tree walk
+// can go wrong: files beside a directory whose name they extend (git sorts
+// "a-b" and "a.go" before "a/"), a path that is a file, then a directory,
+// then a file again, deep additions and deletions, CRLF text and a last
+// line without a newline. Files must come in git's order with git's lines.
+func TestDiffMatchesGitOnTreeShapes(t *testing.T) {
+	r := gittest.New(t)
+	var hashes []string
+	hashes = append(hashes, r.Write("a.go", "package a\n").Write("a/x.go", "package x\n").Write("a-b", "1\n").
+		Write("ab/deep/er/f.txt", "one\ntwo\n").Commit("shapes"))
+	hashes = append(hashes, r.Write("a.go", "package a\n\nvar A = 1\n").Write("a/x.go", "package x\n\nvar X = 2\n").
+		Write("a-b", "2\n").Remove("ab/deep/er/f.txt").Write("ab/deep/g.txt", "g\r\nh\r\n").Commit("edit each"))
+	// gittest stages with go-git, which cannot turn a file into a directory
+	// in one commit: the path is emptied first.
+	hashes = append(hashes, r.Remove("a-b").Write("tail.txt", "no newline").Commit("drop a-b"))
+	hashes = append(hashes, r.Write("a-b/inner", "now a directory\n").Write("a/y.go", "package x\n").Commit("a-b as a directory"))
+	hashes = append(hashes, r.Remove("a-b/inner").Remove("a-b").Write("tail.txt", "no newline\nnow one\n").Commit("drop the directory"))
+	hashes = append(hashes, r.Write("a-b", "a file again\n").Remove("a.go").Commit("a-b as a file"))
+	repo := open(t, r.Dir)
+	for _, h := range hashes {
+		want := gitShow(t, r.Dir, h)
+		var ours strings.Builder
+		for _, fd := range diffOf(t, repo, h, history.DiffOptions{}).Files {
+			ours.WriteString(fd.Text)
+		}
+		if got, want := fileHeaders(ours.String()), fileHeaders(want); !slices.Equal(got, want) {
+			t.Errorf("commit %s: files in another order or set than git's\n got %q\nwant %q", h[:7], got, want)
+		}
+		if got, want := changedLines(ours.String()), changedLines(want); !slices.Equal(got, want) {
+			t.Errorf("commit %s: changed lines differ from git show\n got %q\nwant %q", h[:7], got, want)
+		}
+	}
+}
+
+// TestDiffCountsMatchGitNumstat compares every file's added and removed
+// counts with `git diff --numstat`, on edits where a line diff has choices.
+func TestDiffCountsMatchGitNumstat(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	r := gittest.New(t)
+	base := strings.Repeat("same line\n", 30) + "x\n" + strings.Repeat("}\n", 10) + "end\n"
+	r.Write("moves.txt", base).Write("grow.txt", "a\nb\nc\n").Commit("base")
+	h := r.Write("moves.txt", "x\n"+strings.Repeat("same line\n", 28)+"new\n"+strings.Repeat("}\n", 12)+"end\n").
+		Write("grow.txt", "a\nb\nb\nc\nc\n").Commit("reorder and repeat")
+	out, err := exec.Command("git", "-C", r.Dir, "diff", "--numstat", "--no-renames", h+"~1", h).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		want[f[2]] = f[0] + " " + f[1]
+	}
+	for _, fd := range diffOf(t, open(t, r.Dir), h, history.DiffOptions{}).Files {
+		if got := fmt.Sprintf("%d %d", fd.Added, fd.Removed); got != want[fd.Path] {
+			t.Errorf("%s: +- %s, git --numstat %s", fd.Path, got, want[fd.Path])
+		}
+	}
+}
+
+// TestDiffStopsBuildingTextPastTheBound: once the files kept hold
+// MaxTextBytes, later files have no text but the same counts.
+func TestDiffStopsBuildingTextPastTheBound(t *testing.T) {
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir)
+	full := diffOf(t, r, f.Vendor, history.DiffOptions{})
+	bounded := diffOf(t, r, f.Vendor, history.DiffOptions{MaxTextBytes: 1})
+	if len(full.Files) != 2 || len(bounded.Files) != 2 {
+		t.Fatalf("files: %d and %d, want 2", len(full.Files), len(bounded.Files))
+	}
+	if bounded.Files[0].Text != full.Files[0].Text || bounded.Files[0].TextOmitted {
+		t.Errorf("the first file, within the bound, lost its text: %+v", bounded.Files[0])
+	}
+	second := bounded.Files[1]
+	if second.Text != "" || !second.TextOmitted || second.Added != full.Files[1].Added || second.Removed != full.Files[1].Removed {
+		t.Errorf("past the bound: %+v, want no text, TextOmitted and the counts of %+v", second, full.Files[1])
+	}
+}
+
+// TestDiffConcurrently: Diff is safe for concurrent use and gives each
+// caller what a lone caller gets (run under -race).
+func TestDiffConcurrently(t *testing.T) {
+	f := gittest.NewFixture(t)
+	r := open(t, f.Dir)
+	hashes := []string{f.Root, f.Greet, f.Deps, f.Logo, f.Rename, f.Latin1, f.BigTable, f.Vendor}
+	want := make([]history.Diff, len(hashes))
+	for i, h := range hashes {
+		want[i] = diffOf(t, open(t, f.Dir), h, history.DiffOptions{SkipPath: budget.SkipPath})
+	}
+	var commits []history.Commit
+	if err := r.Walk(context.Background(), history.WalkOptions{}, func(c history.Commit) error {
+		commits = append(commits, c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	byHash := map[string]history.Commit{}
+	for _, c := range commits {
+		byHash[c.Hash] = c
+	}
+	var wg sync.WaitGroup
+	for round := range 4 {
+		for i, h := range hashes {
+			wg.Go(func() {
+				d, err := r.Diff(context.Background(), byHash[h], history.DiffOptions{SkipPath: budget.SkipPath})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !reflect.DeepEqual(d, want[i]) {
+					t.Errorf("round %d, commit %s: concurrent diff differs from a lone one", round, h[:7])
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
