@@ -166,10 +166,12 @@ type runner struct {
 
 	engines     []*engine.Engine
 	judgeEngine *engine.Engine
-	mu          sync.Mutex         // guards pending, held, deferred and the store's writes
-	pending     map[string][]job   // requests in flight, by key; several jobs may share one
-	held        map[string]bool    // keys this process holds the lease of
-	deferred    map[string][]job   // keys another process holds the lease of, with the jobs waiting for their answer
+	mu          sync.Mutex          // guards pending, held, deferred, answered and the store's writes
+	pending     map[string][]job    // requests in flight, by key; several jobs may share one
+	held        map[string]bool     // keys this process holds the lease of
+	deferred    map[string][]job    // keys another process holds the lease of, with the jobs waiting for their answer
+	answered    map[string]struct{} // keys answered lately, in answerOrder
+	answerOrder []string
 	costMu      sync.Mutex         // guards the three below
 	spent       float64            // what answers cost so far
 	reserved    map[string]float64 // worst cases of requests in flight, by key
@@ -347,27 +349,38 @@ func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job)
 // answer), the answer is in the store by now, or --max-cost forbids it.
 func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jobs []job) error {
 	k := jobs[0].key
-	won, err := lease.Claim(ctx, r.o.Store, k, r.o.Owner, r.o.Lease)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	if !won {
-		r.deferred[k] = append(r.deferred[k], jobs...)
+	// The offline model's answers cost nothing and take no time: claiming
+	// one, and looking it up again after, would cost more than a second
+	// process working it out again.
+	leased := r.o.Models[jobs[0].model].Spec.Provider != provider.Offline
+	if leased {
+		won, err := lease.Claim(ctx, r.o.Store, k, r.o.Owner, r.o.Lease)
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		if !won {
+			r.deferred[k] = append(r.deferred[k], jobs...)
+			r.mu.Unlock()
+			return nil
+		}
+		r.held[k] = true
 		r.mu.Unlock()
-		return nil
 	}
-	r.held[k] = true
-	r.mu.Unlock()
 	// The answer may have landed since the lookup: a twin's, answered by
 	// this run meanwhile, or another process's, which has let the key go.
-	found, err := r.o.Store.EvalResults(ctx, []string{k})
-	if err != nil {
-		return err
-	}
-	if res, ok := found[k]; ok {
-		r.release(k)
-		return r.recordCached(ctx, jobs, res.Answer)
+	r.mu.Lock()
+	_, justAnswered := r.answered[k]
+	r.mu.Unlock()
+	if leased || justAnswered {
+		found, err := r.o.Store.EvalResults(ctx, []string{k})
+		if err != nil {
+			return err
+		}
+		if res, ok := found[k]; ok {
+			r.release(k)
+			return r.recordCached(ctx, jobs, res.Answer)
+		}
 	}
 	r.mu.Lock()
 	r.pending[k] = jobs
@@ -438,6 +451,22 @@ func (r *runner) awaitDeferred(ctx context.Context, queues []chan engine.Task) e
 				return err
 			}
 		}
+	}
+}
+
+// remember notes a key just answered, keeping the last few thousand: a
+// twin of an unleased key looked up before the answer landed is
+// dispatched after it. Callers hold mu.
+func (r *runner) remember(k string) {
+	const keep = 4096
+	if r.answered == nil {
+		r.answered = make(map[string]struct{}, keep)
+	}
+	r.answered[k] = struct{}{}
+	r.answerOrder = append(r.answerOrder, k)
+	if len(r.answerOrder) > keep {
+		delete(r.answered, r.answerOrder[0])
+		r.answerOrder = r.answerOrder[1:]
 	}
 }
 
@@ -551,6 +580,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 			jobs := r.pending[o.Task.Key][done:]
 			if len(jobs) == 0 {
 				delete(r.pending, o.Task.Key)
+				r.remember(o.Task.Key)
 				r.releaseLocked(o.Task.Key)
 				r.mu.Unlock()
 				return nil
