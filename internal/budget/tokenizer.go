@@ -70,8 +70,11 @@ func NewTokenizer(name string) (*Tokenizer, error) {
 
 // ranks reads the vocabulary back out of the codec, which keeps it private:
 // a token's id is its merge rank, and ids are dense up to the special tokens.
+// The keys share one string: a string each would double the map's memory.
 func ranks(codec tokenizer.Codec) map[string]uint32 {
-	out := make(map[string]uint32, 1<<18)
+	var all strings.Builder
+	type token struct{ end, id uint32 }
+	var tokens []token
 	for id, misses := uint(0), 0; misses < 1024; id++ {
 		tok, err := codec.Decode([]uint{id})
 		if err != nil {
@@ -79,7 +82,15 @@ func ranks(codec tokenizer.Codec) map[string]uint32 {
 			continue
 		}
 		misses = 0
-		out[tok] = uint32(id)
+		all.WriteString(tok)
+		tokens = append(tokens, token{uint32(all.Len()), uint32(id)})
+	}
+	joined := all.String()
+	out := make(map[string]uint32, len(tokens))
+	start := uint32(0)
+	for _, t := range tokens {
+		out[joined[start:t.end]] = t.id
+		start = t.end
 	}
 	return out
 }

@@ -41,7 +41,7 @@ type Repo struct {
 // objectCacheBytes bounds go-git's cache of decoded objects, which serves
 // delta bases: past a few tens of megabytes, hits barely rise with size,
 // while go-git's default (96 MB) dominated digest's peak memory.
-const objectCacheBytes = 32 * cache.MiByte
+const objectCacheBytes = 16 * cache.MiByte
 
 // largeObjectBytes keeps bigger blobs out of the object cache and unread
 // until asked: diffs leave out files over 1 MiB by their size alone. Not

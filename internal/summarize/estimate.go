@@ -3,6 +3,7 @@ package summarize
 import (
 	"context"
 
+	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -40,6 +41,11 @@ func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
 		est.Commits += len(batch)
 		est.InputTokens += in
 		est.MaxOutputTokens += provider.OutputCap(req.Model, req.MaxTokens)
+		// Counted, a commit's text is never read again: let it go, or a dry
+		// run over a long history holds every cut diff at once.
+		for _, p := range batch {
+			p.sent, p.cut = prompt.Commit{}, budget.Cut{}
+		}
 		batch, batchTokens = nil, 0
 	}
 	d := &dispatcher{opts: opts}
