@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -18,12 +19,37 @@ import (
 // buildDigest compiles the real binary once per test run.
 func buildDigest(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "digest")
-	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "digest-test-bin")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir, built.bin = dir, filepath.Join(dir, "digest")
+		if out, err := exec.Command("go", "build", "-o", built.bin, "..").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+// built is the binary the process-level tests share: one build per test
+// run, not one per test (each costs seconds on a small machine).
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// TestMain removes the shared binary; the test wrapper exits with m.Run's code.
+func TestMain(m *testing.M) {
+	m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
 }
 
 // TestSIGINTStoresFinishedWorkAndExits130 runs the real binary, interrupts
