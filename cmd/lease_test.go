@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -164,7 +165,7 @@ func TestEvalTakesOverExpiredAndDeadLeases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, _ := os.Hostname()
+	host := lease.Machine()
 	dead := exec.Command(os.Args[0], "-test.run=^$")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)

@@ -25,13 +25,24 @@ import (
 // machine (a dead process of this machine is noticed at once).
 const Default = 5 * time.Minute
 
-// NewOwner names this process in its leases: host, process and a random
+// NewOwner names this process in its leases: machine, process and a random
 // part, since a process id alone repeats across machines and restarts.
 func NewOwner() string {
-	host, _ := os.Hostname()
 	var b [4]byte
 	rand.Read(b[:])
-	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
+	return fmt.Sprintf("%s/%d/%x", Machine(), os.Getpid(), b)
+}
+
+// Machine names the process table this process sees: the host name and, on
+// Linux, the PID namespace. Containers that share a host name (CI runners
+// often set one) each number their processes apart, and a process id from
+// another one must never be taken for a dead process of this one.
+func Machine() string {
+	host, _ := os.Hostname()
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err == nil {
+		host += "~" + strings.Trim(strings.TrimPrefix(ns, "pid:"), "[]")
+	}
+	return host
 }
 
 // Claim takes the lease on key for owner until ttl from now, or takes it
@@ -117,8 +128,7 @@ func Poll(ttl time.Duration) time.Duration {
 // other machines, or not of NewOwner's form, are taken as alive.
 func dead(owner string) bool {
 	host, rest, ok := strings.Cut(owner, "/")
-	me, _ := os.Hostname()
-	if !ok || host != me {
+	if !ok || host != Machine() {
 		return false
 	}
 	pidText, _, _ := strings.Cut(rest, "/")

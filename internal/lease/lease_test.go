@@ -26,13 +26,15 @@ func deadPID(t *testing.T) int {
 }
 
 func TestDead(t *testing.T) {
-	host, _ := os.Hostname()
+	host := Machine()
 	for owner, want := range map[string]bool{
 		host + "/" + strconv.Itoa(deadPID(t)) + "/ab12":   true,
 		host + "/" + strconv.Itoa(os.Getppid()) + "/ab12": false, // alive
 		host + "/" + strconv.Itoa(os.Getpid()) + "/ab12":  false, // this process
 		"elsewhere/1/ab12": false, // another machine: cannot tell, so alive
-		"not an owner":     false,
+		// Another container with this host name: its process ids are not ours.
+		host + "0/" + strconv.Itoa(deadPID(t)) + "/ab12": false,
+		"not an owner": false,
 	} {
 		if got := dead(owner); got != want {
 			t.Errorf("dead(%q) = %v, want %v", owner, got, want)
@@ -55,7 +57,7 @@ func openStore(t *testing.T) *store.Store {
 func TestClaimTakesOverADeadProcessLease(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	host, _ := os.Hostname()
+	host := Machine()
 	dead := host + "/" + strconv.Itoa(deadPID(t)) + "/dead"
 	alive := host + "/" + strconv.Itoa(os.Getppid()) + "/live"
 	for k, owner := range map[string]string{"left-by-dead": dead, "held-by-live": alive, "held-elsewhere": "elsewhere/1/ab12"} {
