@@ -1,9 +1,12 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -113,4 +116,82 @@ func CleanMessage(s, key string) string {
 	}
 	// Error adds ". Hint"; a trailing period would double it.
 	return strings.TrimRight(s, ". ")
+}
+
+// MaxBody bounds what is read of any response: answers are kilobytes, and a
+// misbehaving server must not exhaust memory.
+const MaxBody = 16 << 20
+
+// Post sends payload as JSON to url with the given headers and reads the
+// answer, whatever its status. A failure to get one comes back classified,
+// as TransportError does.
+func Post(ctx context.Context, client *http.Client, name, baseURL, url string, header http.Header, payload any) (*http.Response, []byte, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, nil, &Error{Provider: name, Kind: Permanent, Message: "cannot encode the request", Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, &Error{Provider: name, Kind: Fatal, Err: err, Hint: "Try: check the base URL " + baseURL}
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "digest")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, TransportError(ctx, name, baseURL, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
+	if err != nil {
+		return nil, nil, TransportError(ctx, name, baseURL, err)
+	}
+	return resp, data, nil
+}
+
+// StatusError is what every wire format makes of an HTTP error alike: the
+// server's message (from its JSON error, else its plain text; an HTML page
+// says nothing useful, so the status's name stands in), the retry advice in
+// its headers, and the kind its status implies. Each client then refines the
+// kind and hint by what its API says in the body (billing, overload).
+func StatusError(name, key string, status int, header http.Header, data []byte, message, typ string, isJSON bool, limits *Limits) *Error {
+	if !isJSON {
+		if s := strings.TrimSpace(string(data)); !strings.HasPrefix(s, "<") {
+			message = s // a proxy's plain-text error
+		}
+	}
+	if message == "" {
+		message = http.StatusText(status)
+	}
+	if message == "" && status == 529 { // not in net/http: Anthropic's own code
+		message = "Overloaded"
+	}
+	return &Error{
+		Provider:    name,
+		Kind:        KindOfStatus(status),
+		StatusCode:  status,
+		Type:        CleanMessage(typ, key),
+		Message:     CleanMessage(message, key),
+		RetryAfter:  RetryAfter(header, time.Now()),
+		ShouldRetry: ShouldRetry(header),
+		Limits:      limits,
+	}
+}
+
+// KindOfStatus is what an HTTP status alone says about trying again.
+func KindOfStatus(status int) Kind {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusPaymentRequired:
+		return Fatal
+	case status == http.StatusTooManyRequests:
+		return RateLimited
+	case status == http.StatusServiceUnavailable || status == 529:
+		return Overloaded
+	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
+		return Transient
+	}
+	return Permanent
 }

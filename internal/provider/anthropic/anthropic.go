@@ -2,11 +2,9 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -31,8 +29,7 @@ const (
 	// Version is the anthropic-version the bodies here are written for.
 	Version = "2023-06-01"
 
-	name    = "anthropic"
-	maxBody = 16 << 20 // answers are kilobytes; a broken server must not exhaust memory
+	name = "anthropic"
 )
 
 // Client sends requests to the Messages API.
@@ -101,34 +98,18 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	for i, m := range req.Messages {
 		b.Messages[i] = message{Role: m.Role, Content: m.Content}
 	}
-	body, err := json.Marshal(b)
-	if err != nil {
-		return provider.Response{}, &provider.Error{Provider: name, Kind: provider.Permanent, Message: "cannot encode the request", Err: err}
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return provider.Response{}, &provider.Error{Provider: name, Kind: provider.Fatal, Err: err, Hint: "Try: check the base URL " + c.baseURL}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", "digest")
-	hreq.Header.Set("anthropic-version", Version)
+	header := http.Header{}
+	header.Set("anthropic-version", Version)
 	if c.key != "" {
-		hreq.Header.Set("x-api-key", c.key)
+		header.Set("x-api-key", c.key)
 	}
-
-	resp, err := c.http.Do(hreq)
+	resp, data, err := provider.Post(ctx, c.http, name, c.baseURL, c.url, header, b)
 	if err != nil {
-		return provider.Response{}, provider.TransportError(ctx, name, c.baseURL, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return provider.Response{}, provider.TransportError(ctx, name, c.baseURL, err)
+		return provider.Response{}, err
 	}
 	limits := parseLimits(resp.Header, time.Now())
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return provider.Response{}, c.statusError(resp, data, limits, req.Model)
+		return provider.Response{}, c.statusError(resp.StatusCode, resp.Header, data, limits, req.Model)
 	}
 
 	var out messagesResponse
@@ -178,53 +159,25 @@ func spendLimit(status int, d errorDetail) bool {
 	return false
 }
 
-func (c *Client) statusError(resp *http.Response, data []byte, limits *provider.Limits, model string) *provider.Error {
-	status := resp.StatusCode
+func (c *Client) statusError(status int, header http.Header, data []byte, limits *provider.Limits, model string) *provider.Error {
 	var body struct {
 		Error errorDetail `json:"error"`
 	}
-	msg := ""
 	isJSON := json.Unmarshal(data, &body) == nil
-	if isJSON {
-		msg = body.Error.Message
-	} else if s := strings.TrimSpace(string(data)); !strings.HasPrefix(s, "<") {
-		msg = s // a proxy's plain-text error; an HTML page says nothing useful
-	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	if msg == "" && status == 529 { // not in net/http: Anthropic's own code
-		msg = "Overloaded"
-	}
-	e := &provider.Error{
-		Provider:    name,
-		StatusCode:  status,
-		Type:        provider.CleanMessage(body.Error.Type, c.key),
-		Message:     provider.CleanMessage(msg, c.key),
-		RetryAfter:  provider.RetryAfter(resp.Header, time.Now()),
-		ShouldRetry: provider.ShouldRetry(resp.Header),
-		Limits:      limits,
-	}
+	e := provider.StatusError(name, c.key, status, header, data, body.Error.Message, body.Error.Type, isJSON, limits)
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e.Kind, e.Hint = provider.Fatal, "Try: export "+c.keyEnv+"=<your key>"
+		e.Hint = "Try: export " + c.keyEnv + "=<your key>"
 	case spendLimit(status, body.Error):
 		e.Kind, e.Hint = provider.Fatal, "Try: check Plans & Billing and the spend limits in the Anthropic Console"
-	case status == http.StatusTooManyRequests:
-		e.Kind = provider.RateLimited
-	case status == 529 || body.Error.Type == "overloaded_error":
+	case status != http.StatusTooManyRequests && body.Error.Type == "overloaded_error":
 		e.Kind = provider.Overloaded
-	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
-		e.Kind = provider.Transient
-	default:
-		e.Kind = provider.Permanent
-		if status == http.StatusNotFound {
-			if isJSON {
-				e.Hint = fmt.Sprintf("Try: check the model name %q", model)
-			} else {
-				e.Hint = "Try: check the base URL " + c.baseURL
-			}
-		}
+	case status == http.StatusServiceUnavailable:
+		e.Kind = provider.Transient // Anthropic says overloaded with 529
+	case status == http.StatusNotFound && isJSON:
+		e.Hint = fmt.Sprintf("Try: check the model name %q", model)
+	case status == http.StatusNotFound:
+		e.Hint = "Try: check the base URL " + c.baseURL
 	}
 	return e
 }

@@ -4,14 +4,11 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -27,10 +24,6 @@ type Options struct {
 
 // DefaultBaseURL is OpenAI's own endpoint.
 const DefaultBaseURL = "https://api.openai.com/v1"
-
-// maxBody bounds what is read of any response: answers are kilobytes, and a
-// misbehaving server must not exhaust memory.
-const maxBody = 16 << 20
 
 // Client sends requests to one Chat Completions endpoint.
 type Client struct {
@@ -87,39 +80,29 @@ type chatResponse struct {
 
 // Complete sends req once; the engine owns every retry.
 func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.Response, error) {
-	body, err := json.Marshal(c.body(req))
-	if err != nil {
-		return provider.Response{}, &provider.Error{Provider: c.name, Kind: provider.Permanent, Message: "cannot encode the request", Err: err}
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return provider.Response{}, &provider.Error{Provider: c.name, Kind: provider.Fatal, Err: err, Hint: "Try: check the base URL " + c.baseURL}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", "digest")
+	header := http.Header{}
 	if c.key != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.key)
+		header.Set("Authorization", "Bearer "+c.key)
 	}
-
-	resp, err := c.http.Do(hreq)
+	resp, data, err := provider.Post(ctx, c.http, c.name, c.baseURL, c.url, header, c.body(req))
 	if err != nil {
-		return provider.Response{}, provider.TransportError(ctx, c.name, c.baseURL, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return provider.Response{}, provider.TransportError(ctx, c.name, c.baseURL, err)
+		return provider.Response{}, err
 	}
 	limits := parseLimits(resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return provider.Response{}, c.statusError(resp, data, limits, req.Model)
+		return provider.Response{}, c.statusError(resp.StatusCode, resp.Header, data, limits, req.Model)
 	}
 
 	var out chatResponse
 	if err := json.Unmarshal(data, &out); err != nil || len(out.Choices) == 0 {
+		eb, isJSON := parseErrorBody(data)
+		if isJSON && eb.status >= 400 {
+			// OpenRouter answers 200 and names the upstream failure's HTTP
+			// status in the body: a 402 there is as fatal as a real one.
+			return provider.Response{}, c.statusError(eb.status, resp.Header, data, limits, req.Model)
+		}
 		e := &provider.Error{Provider: c.name, Kind: provider.Transient, StatusCode: resp.StatusCode, Message: "malformed response", Limits: limits}
-		if eb, ok := parseErrorBody(data); ok && eb.message != "" {
+		if eb.message != "" {
 			e.Type, e.Message = eb.kind(), "malformed response: "+provider.CleanMessage(eb.message, c.key)
 		}
 		return provider.Response{}, e
@@ -166,6 +149,7 @@ func (c *Client) body(req provider.Request) chatRequest {
 // and a number (the HTTP status) at llama.cpp and OpenRouter.
 type errorBody struct {
 	message, typ, code string
+	status             int // a numeric code: the HTTP status it stands for
 }
 
 // kind is the most specific name the server gave the error.
@@ -197,8 +181,11 @@ func parseErrorBody(data []byte) (errorBody, bool) {
 		f = fields{Message: s}
 	}
 	var code string
-	_ = json.Unmarshal(f.Code, &code) // numeric codes only repeat the status
-	return errorBody{message: f.Message, typ: f.Type, code: code}, true
+	var status int
+	if json.Unmarshal(f.Code, &code) != nil {
+		_ = json.Unmarshal(f.Code, &status)
+	}
+	return errorBody{message: f.Message, typ: f.Type, code: code, status: status}, true
 }
 
 // billing names the 429s that waiting cannot fix.
@@ -211,48 +198,18 @@ var billing = map[string]bool{
 	"billing_limit_user_exceeded": true,
 }
 
-func (c *Client) statusError(resp *http.Response, data []byte, limits *provider.Limits, model string) *provider.Error {
-	status := resp.StatusCode
+func (c *Client) statusError(status int, header http.Header, data []byte, limits *provider.Limits, model string) *provider.Error {
 	eb, isJSON := parseErrorBody(data)
-	msg := eb.message
-	if !isJSON {
-		msg = textSnippet(data)
-	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	if msg == "" && status == 529 { // not in net/http: Anthropic's own code
-		msg = "Overloaded"
-	}
-	e := &provider.Error{
-		Provider:    c.name,
-		StatusCode:  status,
-		Type:        provider.CleanMessage(eb.kind(), c.key),
-		Message:     provider.CleanMessage(msg, c.key),
-		RetryAfter:  provider.RetryAfter(resp.Header, time.Now()),
-		ShouldRetry: provider.ShouldRetry(resp.Header),
-		Limits:      limits,
-	}
+	e := provider.StatusError(c.name, c.key, status, header, data, eb.message, eb.kind(), isJSON, limits)
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e.Kind, e.Hint = provider.Fatal, c.keyHint()
+		e.Hint = c.keyHint()
 	case status == http.StatusPaymentRequired || (status == http.StatusTooManyRequests && (billing[eb.code] || billing[eb.typ])):
 		e.Kind, e.Hint = provider.Fatal, "Try: check the billing and quota of your "+c.name+" account"
-	case status == http.StatusTooManyRequests:
-		e.Kind = provider.RateLimited
-	case status == http.StatusServiceUnavailable || status == 529:
-		e.Kind = provider.Overloaded
-	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
-		e.Kind = provider.Transient
-	default:
-		e.Kind = provider.Permanent
-		if status == http.StatusNotFound {
-			if isJSON {
-				e.Hint = fmt.Sprintf("Try: check the model name %q", model)
-			} else {
-				e.Hint = "Try: check the base URL " + c.baseURL + " (it usually ends in /v1)"
-			}
-		}
+	case status == http.StatusNotFound && isJSON:
+		e.Hint = fmt.Sprintf("Try: check the model name %q", model)
+	case status == http.StatusNotFound:
+		e.Hint = "Try: check the base URL " + c.baseURL + " (it usually ends in /v1)"
 	}
 	return e
 }
@@ -262,13 +219,4 @@ func (c *Client) keyHint() string {
 		return "Try: check the API key for " + c.name
 	}
 	return "Try: export " + c.keyEnv + "=<your key>"
-}
-
-// textSnippet keeps a plain-text error body and drops an HTML page.
-func textSnippet(data []byte) string {
-	s := strings.TrimSpace(string(data))
-	if strings.HasPrefix(s, "<") {
-		return ""
-	}
-	return s
 }

@@ -376,7 +376,7 @@ func TestMalformedSuccessIsTransient(t *testing.T) {
 		"not json":     `<html>gateway</html>`,
 		"truncated":    `{"choices":[{"message":{"content":"hal`,
 		"no choices":   `{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}`,
-		"error in 200": `{"error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"Example"}}}`,
+		"error without a status": `{"error":{"message":"upstream closed the stream"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv, _ := server(t, reply{body: body})
@@ -386,6 +386,27 @@ func TestMalformedSuccessIsTransient(t *testing.T) {
 				t.Errorf("got %v (%v), want a transient malformed response", err, pe.Kind)
 			}
 		})
+	}
+}
+
+// OpenRouter reports an upstream failure in a 200 whose error names the
+// HTTP status it stands for; it is classified as that status would be.
+func TestErrorInA200IsClassifiedByItsStatus(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		kind provider.Kind
+		hint string
+	}{
+		{`{"error":{"code":502,"message":"Provider returned error","metadata":{"provider_name":"Example"}}}`, provider.Transient, ""},
+		{`{"error":{"code":402,"message":"Insufficient credits. Add more using https://openrouter.ai/credits"}}`, provider.Fatal, "Try: check the billing and quota of your openrouter account"},
+		{`{"error":{"code":429,"message":"Rate limit exceeded: free-models-per-min."}}`, provider.RateLimited, ""},
+	} {
+		srv, _ := server(t, reply{body: c.body})
+		_, err := openai.New(openai.Options{Name: "openrouter", BaseURL: srv.URL}).Complete(context.Background(), request("x/y"))
+		pe := providerError(t, err)
+		if pe.Kind != c.kind || pe.Hint != c.hint || strings.Contains(pe.Message, "malformed") {
+			t.Errorf("%s: got %v (%v, hint %q), want %v with hint %q", c.body, err, pe.Kind, pe.Hint, c.kind, c.hint)
+		}
 	}
 }
 
