@@ -373,9 +373,9 @@ func deref(b *bool) any {
 
 func TestMalformedSuccessIsTransient(t *testing.T) {
 	for name, body := range map[string]string{
-		"not json":     `<html>gateway</html>`,
-		"truncated":    `{"choices":[{"message":{"content":"hal`,
-		"no choices":   `{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}`,
+		"not json":               `<html>gateway</html>`,
+		"truncated":              `{"choices":[{"message":{"content":"hal`,
+		"no choices":             `{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}`,
 		"error without a status": `{"error":{"message":"upstream closed the stream"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
