@@ -116,6 +116,9 @@ func (t *Tokenizer) Count(s string) int {
 }
 
 func (t *Tokenizer) pieceTokens(p string) int {
+	if len(p) == 1 && p[0] < utf8.RuneSelf {
+		return 1 // every byte is a token of a byte-level vocabulary
+	}
 	if !utf8.ValidString(p) {
 		p = string([]rune(p)) // as the library reads text: one U+FFFD per bad byte
 	}
