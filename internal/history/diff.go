@@ -65,9 +65,7 @@ type Diff struct {
 func (r *Repo) changes(ctx context.Context, c Commit, renames bool) ([]change, error) {
 	var parentTree plumbing.Hash // zero diffs the root commit against the empty tree
 	if !c.parent.IsZero() {
-		r.mu.Lock()
-		parent, err := r.git.CommitObject(c.parent)
-		r.mu.Unlock()
+		parent, err := r.commitObject(c.parent)
 		if err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
 			return nil, fmt.Errorf("%s: commit %s: read parent: %w", r.path, c.Hash, err)
 		}

@@ -89,6 +89,25 @@ func Open(path string) (*Repo, error) {
 	return &Repo{git: r, path: root}, nil
 }
 
+// commitObject reads a commit, taking turns with other readers.
+func (r *Repo) commitObject(h plumbing.Hash) (*object.Commit, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.git.CommitObject(h)
+}
+
+// hasCommit reports whether the commit h is here (not beyond a shallow
+// clone's boundary), taking turns with other readers.
+func (r *Repo) hasCommit(h plumbing.Hash) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, err := r.git.Storer.EncodedObject(plumbing.CommitObject, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Close releases the pack files kept open.
 func (r *Repo) Close() error {
 	if r.storage != nil {
@@ -148,7 +167,7 @@ func (r *Repo) RootCommit(ctx context.Context, start string, known func(hash str
 				return root, err
 			}
 		}
-		c, err := r.git.CommitObject(h)
+		c, err := r.commitObject(h)
 		if err != nil {
 			return "", fmt.Errorf("%s: read commit %s: %w", r.path, h, err)
 		}
@@ -158,7 +177,7 @@ func (r *Repo) RootCommit(ctx context.Context, start string, known func(hash str
 		next := c.ParentHashes[0]
 		// A shallow clone's boundary commit names a parent it does not have:
 		// the boundary is as far back as this history goes here.
-		if _, err := r.git.Storer.EncodedObject(plumbing.CommitObject, next); err != nil {
+		if ok, _ := r.hasCommit(next); !ok {
 			return h.String(), nil
 		}
 		h = next

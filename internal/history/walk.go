@@ -40,7 +40,7 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 			return nil
 		}
 		seen[h] = true
-		c, err := r.git.CommitObject(h)
+		c, err := r.commitObject(h)
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
 			return nil // beyond a shallow clone's boundary
 		}
@@ -88,7 +88,7 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 		}
 		commit := newCommit(c)
 		if len(c.ParentHashes) > 0 {
-			if _, err := r.git.Storer.EncodedObject(plumbing.CommitObject, c.ParentHashes[0]); errors.Is(err, plumbing.ErrObjectNotFound) {
+			if ok, err := r.hasCommit(c.ParentHashes[0]); !ok && err == nil {
 				commit.Boundary = true
 			}
 		}
@@ -181,7 +181,9 @@ func (r *Repo) revision(rev string) (plumbing.Hash, error) {
 // peelToCommit follows annotated tags down to the commit they name.
 func (r *Repo) peelToCommit(h plumbing.Hash) (plumbing.Hash, error) {
 	for range 16 {
+		r.mu.Lock()
 		obj, err := r.git.Object(plumbing.AnyObject, h)
+		r.mu.Unlock()
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -214,7 +216,7 @@ func (r *Repo) ancestors(ctx context.Context, hidden []plumbing.Hash) (map[plumb
 			continue
 		}
 		set[h] = true
-		c, err := r.git.CommitObject(h)
+		c, err := r.commitObject(h)
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
 			continue
 		}
