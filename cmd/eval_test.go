@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -448,5 +449,44 @@ func TestEvalMaxCost(t *testing.T) {
 	json.Unmarshal([]byte(res.out), &rep)
 	if n := srv.Stats().Requests; n < 3 || n > 8 || rep.Models[0].Items != n || rep.Models[0].CostUSD > 0.5 {
 		t.Errorf("%d requests sent, %d results reported, $%.2f spent under a $0.5 budget", n, rep.Models[0].Items, rep.Models[0].CostUSD)
+	}
+}
+
+// A judge's verdicts are asked for beside the models' answers, not one at a
+// time in the loop that stores them: a slow judge at a concurrency of 4
+// grades several answers at once, and every row is still stored.
+func TestEvalJudgesSeveralAnswersAtOnce(t *testing.T) {
+	var inFlight, most atomic.Int32
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Answer: func(r fakeprovider.Received) string {
+		if r.Model != "grader" {
+			return "Good morning"
+		}
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(50 * time.Millisecond)
+		return "PASS\nA greeting."
+	}})
+	var data strings.Builder
+	for i := range 16 {
+		fmt.Fprintf(&data, `{"prompt": "Say good morning, %d", "assert": [{"type": "llm-rubric", "value": "Is a greeting"}]}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "judged.jsonl")
+	if err := os.WriteFile(path, []byte(data.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	h.env["OPENAI_BASE_URL"] = srv.OpenAIBaseURL()
+	res := h.run(context.Background(), "eval", path, "--models", "openai:m", "--judge", "openai:grader", "-j", "4", "-f", "jsonl")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	if n := strings.Count(res.out, `"pass":true`); n != 16 {
+		t.Errorf("%d passing rows, want 16:\n%s", n, res.out)
+	}
+	if most.Load() < 2 {
+		t.Errorf("at most %d judge call in flight at once: the verdicts were asked for one at a time", most.Load())
 	}
 }

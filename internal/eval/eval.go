@@ -166,6 +166,7 @@ type runner struct {
 
 	engines     []*engine.Engine
 	judgeEngine *engine.Engine
+	scoring     *scoring            // nil: answers are scored in place
 	mu          sync.Mutex          // guards pending, held, deferred, answered and the store's writes
 	pending     map[string][]job    // requests in flight, by key; several jobs may share one
 	held        map[string]bool     // keys this process holds the lease of
@@ -208,6 +209,9 @@ func (r *runner) run(ctx context.Context) error {
 	defer r.releaseAll()
 	lease.Sweep(ctx, r.o.Store, r.o.Log)
 	defer lease.Keep(ctx, r.o.Store, r.o.Owner, r.o.Lease, r.o.Log)()
+	if r.o.Judge != nil {
+		r.scoring = newScoring(r.o.Concurrency, cancel)
+	}
 	queues := make([]chan engine.Task, len(r.o.Models))
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.o.Models))
@@ -234,6 +238,7 @@ func (r *runner) run(ctx context.Context) error {
 		close(q)
 	}
 	wg.Wait()
+	errs = append(errs, r.scoring.wait())
 	for _, e := range append(r.engines, r.judgeEngine) {
 		if e == nil {
 			continue
@@ -280,23 +285,28 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 		if err != nil {
 			return err
 		}
-		var hits []store.RunResult
+		var hits []job
+		var answers []string
 		for _, j := range batch {
 			if res, ok := cached[j.key]; ok {
-				hits = append(hits, r.scored(ctx, j, res.Answer, true, nil))
+				hits, answers = append(hits, j), append(answers, res.Answer)
 				continue
 			}
 			if err := r.dispatch(ctx, queues, j); err != nil {
 				return err
 			}
 		}
-		r.mu.Lock()
-		err = r.o.Store.SaveRunResults(ctx, hits)
-		r.mu.Unlock()
-		if err == nil {
-			r.o.Progress.Done(len(hits))
+		if r.scoring == nil {
+			// Scored in place, a lookup batch's hits share one transaction:
+			// a cached rerun is bound by the lookups, not by commits.
+			return r.storeRows(ctx, hits, answers, false, nil)
 		}
-		return err
+		for i, j := range hits {
+			if err := r.scoring.do(func() error { return r.storeRows(ctx, []job{j}, answers[i:i+1], false, nil) }); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
@@ -402,20 +412,9 @@ func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jo
 	}
 }
 
-// recordCached stores, in one transaction, the rows of jobs whose answer
-// was already paid for.
+// recordCached stores the rows of jobs whose answer was already paid for.
 func (r *runner) recordCached(ctx context.Context, jobs []job, answer string) error {
-	rows := make([]store.RunResult, len(jobs))
-	for i, j := range jobs {
-		rows[i] = r.scored(ctx, j, answer, true, nil)
-	}
-	r.mu.Lock()
-	err := r.o.Store.SaveRunResults(ctx, rows)
-	r.mu.Unlock()
-	if err == nil {
-		r.o.Progress.Done(len(jobs))
-	}
-	return err
+	return r.scoring.do(func() error { return r.storeRows(ctx, jobs, slices.Repeat([]string{answer}, len(jobs)), false, nil) })
 }
 
 // awaitDeferred finishes the keys another process held the lease of: their
@@ -556,67 +555,77 @@ func (r *runner) worstCost(j job) float64 {
 	return r.o.Models[j.model].Price.Cost(r.tokens(j.req)-out, out)
 }
 
-// commit handles an engine's outcome: the answer is stored with its score
-// for every job that asked for it; a failure is recorded but never cached.
-// Scoring (which may ask a judge) stops with ctx; stores never do.
+// commit handles an engine's outcome: a paid answer is stored at once,
+// then scored and recorded for every job that asked for it; a failure is
+// recorded but never cached.
 func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) error {
 	m := r.o.Models[model]
 	return func(o engine.Outcome) error {
 		u := o.Response.Usage
 		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
 		r.settle(o.Task.Key, cost, o.Err == nil)
-		var paid *store.EvalResult
 		if o.Err == nil {
+			// Stored before it is scored: a judge may take long, and a run
+			// stopped meanwhile must not have to pay for the answer again.
 			req, _ := json.Marshal(o.Task.Request)
-			paid = &store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
+			paid := store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
 				InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost, Request: req, Answer: o.Response.Text}
-		}
-		// The key stays pending until its answer is stored, so a duplicate
-		// arriving meanwhile joins it instead of asking again; those late
-		// joiners are recorded once the answer is in the store.
-		done := 0
-		for {
 			r.mu.Lock()
-			jobs := r.pending[o.Task.Key][done:]
-			if len(jobs) == 0 {
-				delete(r.pending, o.Task.Key)
-				r.remember(o.Task.Key)
-				r.releaseLocked(o.Task.Key)
-				r.mu.Unlock()
-				return nil
-			}
+			err := r.o.Store.SaveEvalResult(context.WithoutCancel(ctx), paid)
 			r.mu.Unlock()
-			for _, j := range jobs {
-				var err error
-				if o.Err != nil {
-					err = r.record(ctx, j, "", nil, false, o.Err)
-				} else {
-					// The first job paid; the others share its answer, as from a cache.
-					err = r.record(ctx, j, o.Response.Text, paid, paid == nil, nil)
-					paid = nil
-				}
-				if err != nil {
-					return err
-				}
+			if err != nil {
+				return err
 			}
-			done += len(jobs)
 		}
+		return r.scoring.do(func() error { return r.recordOutcome(ctx, o) })
 	}
 }
 
-// record scores an answer (or notes a failure) and stores the row.
-func (r *runner) record(ctx context.Context, j job, answer string, paid *store.EvalResult, cached bool, callErr error) error {
-	rr := r.scored(ctx, j, answer, cached, callErr)
-	if ctx.Err() != nil && paid == nil {
-		return ctx.Err() // scoring was cut short: the row is for the rerun to write
+// recordOutcome records an answer, or a failure, for the jobs that asked
+// for it. The key stays pending until they are recorded, so a duplicate
+// arriving meanwhile joins them instead of asking again.
+func (r *runner) recordOutcome(ctx context.Context, o engine.Outcome) error {
+	done := 0
+	for {
+		r.mu.Lock()
+		jobs := r.pending[o.Task.Key][done:]
+		if len(jobs) == 0 {
+			delete(r.pending, o.Task.Key)
+			r.remember(o.Task.Key)
+			r.releaseLocked(o.Task.Key)
+			r.mu.Unlock()
+			return nil
+		}
+		r.mu.Unlock()
+		// The first job paid; the others share its answer, as from a cache.
+		if err := r.storeRows(ctx, jobs, slices.Repeat([]string{o.Response.Text}, len(jobs)), done == 0, o.Err); err != nil {
+			return err
+		}
+		done += len(jobs)
+	}
+}
+
+// storeRows scores each job's answer (or notes the failure to get one) and
+// stores the rows in one transaction. When scoring is cut short the rows
+// are left for a rerun to write from the stored answers.
+func (r *runner) storeRows(ctx context.Context, jobs []job, answers []string, firstPaid bool, callErr error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	rows := make([]store.RunResult, len(jobs))
+	for i, j := range jobs {
+		rows[i] = r.scored(ctx, j, answers[i], callErr == nil && !(firstPaid && i == 0), callErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	r.mu.Lock()
-	err := r.o.Store.SaveRunResult(context.WithoutCancel(ctx), rr, paid)
+	err := r.o.Store.SaveRunResults(context.WithoutCancel(ctx), rows)
 	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	r.o.Progress.Done(1)
+	r.o.Progress.Done(len(rows))
 	return nil
 }
 
