@@ -28,7 +28,33 @@ type Tokenizer struct {
 	name  string
 	piece func(s string, i int) int // the end of the split's piece starting at i, or i
 	ready chan struct{}             // closed once ranks is filled
-	ranks map[string]uint32         // a token's bytes to its merge rank
+	ranks vocabulary                // filled once ready is closed
+}
+
+// vocabulary maps a token's bytes to its merge rank. Most lookups are of
+// a few bytes: those keys are packed into integers, which hash and compare
+// faster than strings and give the garbage collector no pointers to chase.
+type vocabulary struct {
+	short map[uint64]uint32 // tokens of up to 7 bytes, by packKey
+	long  map[string]uint32
+}
+
+// packKey packs up to 7 bytes and their count into an integer.
+func packKey(s string) uint64 {
+	k := uint64(len(s)) << 56
+	for i := 0; i < len(s); i++ {
+		k |= uint64(s[i]) << (8 * i)
+	}
+	return k
+}
+
+func (v *vocabulary) rank(s string) (uint32, bool) {
+	if len(s) < 8 {
+		r, ok := v.short[packKey(s)]
+		return r, ok
+	}
+	r, ok := v.long[s]
+	return r, ok
 }
 
 var (
@@ -70,8 +96,8 @@ func NewTokenizer(name string) (*Tokenizer, error) {
 
 // ranks reads the vocabulary back out of the codec, which keeps it private:
 // a token's id is its merge rank, and ids are dense up to the special tokens.
-// The keys share one string: a string each would double the map's memory.
-func ranks(codec tokenizer.Codec) map[string]uint32 {
+// The long keys share one string: a string each would double their memory.
+func ranks(codec tokenizer.Codec) vocabulary {
 	var all strings.Builder
 	type token struct{ end, id uint32 }
 	var tokens []token
@@ -86,13 +112,18 @@ func ranks(codec tokenizer.Codec) map[string]uint32 {
 		tokens = append(tokens, token{uint32(all.Len()), uint32(id)})
 	}
 	joined := all.String()
-	out := make(map[string]uint32, len(tokens))
+	v := vocabulary{short: make(map[uint64]uint32, len(tokens)), long: make(map[string]uint32)}
 	start := uint32(0)
 	for _, t := range tokens {
-		out[joined[start:t.end]] = t.id
+		tok := joined[start:t.end]
+		if len(tok) < 8 {
+			v.short[packKey(tok)] = t.id
+		} else {
+			v.long[tok] = t.id
+		}
 		start = t.end
 	}
-	return out
+	return v
 }
 
 // Name is the vocabulary's name.
@@ -122,7 +153,7 @@ func (t *Tokenizer) pieceTokens(p string) int {
 	if !utf8.ValidString(p) {
 		p = string([]rune(p)) // as the library reads text: one U+FFFD per bad byte
 	}
-	if _, ok := t.ranks[p]; ok {
+	if _, ok := t.ranks.rank(p); ok {
 		return 1
 	}
 	if len(p) < mergeHeapThreshold {
@@ -151,7 +182,7 @@ func (t *Tokenizer) mergeScan(p string) int {
 	}
 	rank := func(i, skip int) uint32 {
 		if i+skip+2 < len(parts) {
-			if r, ok := t.ranks[p[parts[i].offset:parts[i+skip+2].offset]]; ok {
+			if r, ok := t.ranks.rank(p[parts[i].offset:parts[i+skip+2].offset]); ok {
 				return r
 			}
 		}
@@ -200,7 +231,7 @@ func (t *Tokenizer) mergeHeap(p string) int {
 		if k < 0 {
 			return noRank
 		}
-		if r, ok := t.ranks[p[i:k]]; ok {
+		if r, ok := t.ranks.rank(p[i:k]); ok {
 			return r
 		}
 		return noRank

@@ -63,8 +63,8 @@ type Diff struct {
 
 // changes lists what c changed against its first parent (or the empty tree).
 func (r *Repo) changes(ctx context.Context, c Commit, renames bool) ([]change, error) {
-	var parentTree plumbing.Hash // zero diffs the root commit against the empty tree
-	if !c.parent.IsZero() {
+	parentTree := c.parentTree // zero diffs the root commit against the empty tree
+	if parentTree.IsZero() && !c.parent.IsZero() {
 		parent, err := r.commitObject(c.parent)
 		if err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) {
 			return nil, fmt.Errorf("%s: commit %s: read parent: %w", r.path, c.Hash, err)

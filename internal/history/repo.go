@@ -198,8 +198,9 @@ type Commit struct {
 	Subject  string
 	Message  string
 
-	tree   plumbing.Hash
-	parent plumbing.Hash // the first; zero for a root commit
+	tree       plumbing.Hash
+	parent     plumbing.Hash // the first; zero for a root commit
+	parentTree plumbing.Hash // the first parent's tree, when the walk read it
 }
 
 func newCommit(c *object.Commit) Commit {

@@ -34,12 +34,14 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 		return err
 	}
 	q := &commitQueue{}
-	seen := make(map[plumbing.Hash]bool)
+	// The tree of each commit read, zero for those missing: a commit's diff
+	// needs its parent's tree, read here already.
+	seen := make(map[plumbing.Hash]plumbing.Hash)
 	push := func(h plumbing.Hash) error {
-		if seen[h] || excluded[h] {
+		if _, ok := seen[h]; ok || excluded[h] {
 			return nil
 		}
-		seen[h] = true
+		seen[h] = plumbing.ZeroHash
 		c, err := r.commitObject(h)
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
 			return nil // beyond a shallow clone's boundary
@@ -47,6 +49,7 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 		if err != nil {
 			return fmt.Errorf("%s: read commit %s: %w", r.path, h, err)
 		}
+		seen[h] = c.TreeHash
 		heap.Push(q, queued{c, len(seen)})
 		return nil
 	}
@@ -77,8 +80,12 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 		if c.NumParents() > 1 && !opts.IncludeMerges {
 			continue
 		}
+		commit := newCommit(c)
+		if len(c.ParentHashes) > 0 {
+			commit.parentTree = seen[c.ParentHashes[0]]
+		}
 		if !opts.Paths.Empty() {
-			touches, err := r.touches(ctx, newCommit(c), opts.Paths)
+			touches, err := r.touches(ctx, commit, opts.Paths)
 			if err != nil {
 				return err
 			}
@@ -86,8 +93,8 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 				continue
 			}
 		}
-		commit := newCommit(c)
-		if len(c.ParentHashes) > 0 {
+		// A parent read above is here; one not read was excluded or is missing.
+		if len(c.ParentHashes) > 0 && commit.parentTree.IsZero() {
 			if ok, err := r.hasCommit(c.ParentHashes[0]); !ok && err == nil {
 				commit.Boundary = true
 			}
