@@ -14,6 +14,18 @@ import (
 // the script is read back as lines directly.
 func diffLines(oldText, newText string) []lineOp {
 	oldLines, newLines := splitLines(oldText), splitLines(newText)
+	// Nearly all text is valid UTF-8: checked whole, its lines need no repair.
+	valid := utf8.ValidString(oldText) && utf8.ValidString(newText)
+	appendOps := func(ops []lineOp, op diffmatchpatch.Operation, lines []string) []lineOp {
+		for _, l := range lines {
+			text, eol := strings.CutSuffix(l, "\n")
+			if !valid {
+				text = strings.ToValidUTF8(text, "\uFFFD")
+			}
+			ops = append(ops, lineOp{op: op, text: text, eol: eol})
+		}
+		return ops
+	}
 	switch {
 	case len(oldLines) == 0:
 		return appendOps(nil, diffmatchpatch.DiffInsert, newLines)
@@ -90,12 +102,4 @@ func splitLines(text string) []string {
 		text = text[i:]
 	}
 	return lines
-}
-
-func appendOps(ops []lineOp, op diffmatchpatch.Operation, lines []string) []lineOp {
-	for _, l := range lines {
-		text, eol := strings.CutSuffix(l, "\n")
-		ops = append(ops, lineOp{op: op, text: strings.ToValidUTF8(text, "\uFFFD"), eol: eol})
-	}
-	return ops
 }
