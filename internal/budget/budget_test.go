@@ -566,3 +566,18 @@ func FuzzFit(f *testing.F) {
 		}
 	})
 }
+
+// TestFitCutsOmittedSectionsWhole: a section whose text was never built is
+// cut whole, with everything after it, however much room is left.
+func TestFitCutsOmittedSectionsWhole(t *testing.T) {
+	tok := newTok(t, "")
+	sections := []Section{hunk("a.go", 3), {Name: "b.go", Omitted: true}, hunk("c.go", 2)}
+	got := tok.Fit(sections, 4000)
+	body := checkCut(t, tok, sections, 4000, got)
+	if body != sections[0].Text {
+		t.Errorf("kept %q, want a.go whole and nothing else", tail(body))
+	}
+	if want := []string{"b.go", "c.go"}; !slices.Equal(got.CutFiles, want) {
+		t.Errorf("CutFiles = %v, want %v", got.CutFiles, want)
+	}
+}

@@ -46,8 +46,8 @@ func (t *Tokenizer) Fit(sections []Section, max int) Cut {
 	}
 	body, kept, _ := f.fill(max, false)
 	if kept == len(sections) {
-		// Summed counts can differ from the joined text's where two sections
-		// meet, so the joined text is what is checked.
+		// The joined text's count, which the summed counts are only where
+		// the sections meet additively.
 		if n := f.bodyCount(body, kept, ""); n <= max {
 			return Cut{Text: body, Tokens: n}
 		}
@@ -97,8 +97,9 @@ func (f *fitter) bodyCount(body string, kept int, partial string) int {
 	if partial == "" {
 		return n
 	}
-	if !additive(prev, partial) || len(body) != len(partial)+joinedLen(f.sections[:kept]) {
-		return f.Count(body)
+	if !additive(prev, partial) || len(body) != len(partial)+joinedLen(f.sections[:kept]) ||
+		!strings.HasPrefix(f.sections[kept].Text, partial) {
+		return f.Count(body) // a line cut short, with a newline of its own
 	}
 	p, ok := f.prefixTokens(kept, len(partial))
 	if !ok {
