@@ -289,7 +289,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if cfg.Store != nil {
 		defer cfg.Store.Close()
 	}
-	if o.Judge != "" && !o.DryRun {
+	if o.Judge != "" {
 		if cfg.Judge, err = judge(f, o, cfg.Tokenizer, o.models); err != nil {
 			return err
 		}
@@ -406,6 +406,9 @@ func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) er
 		}{true, out.Items, out.Estimate})
 	}
 	for _, e := range out.Estimate {
+		if e.Judge {
+			e.Model = "judge " + e.Model
+		}
 		if _, err := fmt.Fprintf(f.IOStreams.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, at most $%.4f\n",
 			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, e.CostUSD); err != nil {
 			return err
@@ -426,9 +429,11 @@ func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer, file model
 	if o.MaxCost > 0 && !info.Known {
 		return nil, cmdutil.UsageError("--max-cost needs the price of the judge %s, which digest does not know. Try: --model-config with its price", spec)
 	}
-	p, err := f.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, Concurrency: o.Concurrency})
-	if err != nil {
-		return nil, err
+	var p provider.Provider
+	if !o.DryRun { // a dry run only counts the judge's calls: no key needed
+		if p, err = f.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, Concurrency: o.Concurrency}); err != nil {
+			return nil, err
+		}
 	}
 	return &eval.Model{Spec: spec, BaseURL: f.BaseURL(spec, ""), Provider: p, Price: info.Price,
 		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil

@@ -490,3 +490,49 @@ func TestEvalJudgesSeveralAnswersAtOnce(t *testing.T) {
 		t.Errorf("at most %d judge call in flight at once: the verdicts were asked for one at a time", most.Load())
 	}
 }
+
+// A dry run counts the judge's verdicts too: one per judged answer, none
+// once the answers and their verdicts are stored.
+func TestEvalDryRunCountsTheJudge(t *testing.T) {
+	srv := oracleServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_BASE_URL"] = srv.OpenAIBaseURL()
+	args := []string{"eval", "../testdata/eval/promptfoo.jsonl", "--prompt", "../testdata/eval/prompt.txt",
+		"--judge", "openai:grader", "--models", "openai:oracle"}
+	type estimate struct {
+		Models []struct {
+			Model           string `json:"model"`
+			Judge           bool   `json:"judge"`
+			Requests        int    `json:"requests"`
+			Cached          int    `json:"cached"`
+			InputTokens     int    `json:"input_tokens"`
+			MaxOutputTokens int    `json:"max_output_tokens"`
+		} `json:"models"`
+	}
+	dry := func() estimate {
+		t.Helper()
+		res := h.run(context.Background(), append(args, "--dry-run", "-f", "json")...)
+		if res.code != 0 {
+			t.Fatalf("dry run: exit %d: %s", res.code, res.errOut)
+		}
+		var e estimate
+		if err := json.Unmarshal([]byte(res.out), &e); err != nil || len(e.Models) != 2 {
+			t.Fatalf("dry run: %v: %s", err, res.out)
+		}
+		return e
+	}
+	// No key is set: a dry run needs none, for the judge either.
+	e := dry()
+	j := e.Models[1]
+	if !j.Judge || j.Model != "openai:grader" || j.Requests != 1 || j.Cached != 0 || j.MaxOutputTokens != 200 || j.InputTokens <= e.Models[0].MaxOutputTokens/4 {
+		t.Errorf("judge estimate before the run: %+v", j)
+	}
+	h.env["OPENAI_API_KEY"] = "k"
+	if res := h.run(context.Background(), append(args, "-f", "json")...); res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.errOut)
+	}
+	e = dry()
+	if j := e.Models[1]; j.Requests != 0 || j.Cached != 1 || e.Models[0].Requests != 0 || e.Models[0].Cached != 4 {
+		t.Errorf("after the run, everything should be cached: %+v", e.Models)
+	}
+}

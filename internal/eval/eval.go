@@ -94,9 +94,10 @@ type Outcome struct {
 	Retries  int64
 }
 
-// Estimate is what a dry run counted for one model.
+// Estimate is what a dry run counted for one model, or for the judge.
 type Estimate struct {
 	Model           string  `json:"model"`
+	Judge           bool    `json:"judge,omitempty"` // the verdicts of the grading model
 	Requests        int     `json:"requests"`
 	Cached          int     `json:"cached"`
 	InputTokens     int     `json:"input_tokens"`
@@ -654,6 +655,12 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	for i, m := range r.o.Models {
 		est[i].Model = m.Spec.String()
 	}
+	var judged *Estimate
+	unknownAnswer := 0 // tokens of the answer the judge would grade, when not yet known
+	if r.o.Judge != nil {
+		judged = &Estimate{Model: r.o.Judge.Spec.String(), Judge: true}
+		r.o.Scorer.Judge = r.estimateJudge(*r.o.Judge, judged, &unknownAnswer)
+	}
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
 		items++
@@ -670,15 +677,27 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 					return err
 				}
 			}
+			out := provider.OutputCap(req.Model, req.MaxTokens)
 			for _, k := range keys {
-				if _, ok := cached[k]; ok {
+				answer, ok := cached[k]
+				if ok {
 					est[i].Cached++
-					continue
+				} else {
+					est[i].Requests++
+					est[i].InputTokens += r.tokens(req) - out
+					est[i].MaxOutputTokens += out
 				}
-				out := provider.OutputCap(req.Model, req.MaxTokens)
-				est[i].Requests++
-				est[i].InputTokens += r.tokens(req) - out
-				est[i].MaxOutputTokens += out
+				if judged != nil {
+					unknownAnswer = 0
+					if !ok {
+						unknownAnswer = out
+					}
+					// Only the judge calls are of interest: an assertion
+					// that cannot be checked fails the real run alike.
+					if _, err := r.o.Scorer.Score(ctx, it, answer.Answer); err != nil && ctx.Err() != nil {
+						return ctx.Err()
+					}
+				}
 			}
 		}
 		if r.o.Limit > 0 && items == r.o.Limit {
@@ -691,6 +710,10 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	}
 	for i, m := range r.o.Models {
 		est[i].CostUSD = m.Price.Cost(est[i].InputTokens, est[i].MaxOutputTokens)
+	}
+	if judged != nil {
+		judged.CostUSD = r.o.Judge.Price.Cost(judged.InputTokens, judged.MaxOutputTokens)
+		est = append(est, *judged)
 	}
 	r.out.Items, r.out.Skipped, r.out.Estimate = items, skipped, est
 	return r.out, nil

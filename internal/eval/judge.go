@@ -28,10 +28,7 @@ func (r *runner) judge(m Model) score.Judge {
 	r.judgeEngine = eng
 	st := r.o.Store
 	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {
-		req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: 200, Messages: []provider.Message{{Role: "user",
-			Content: fmt.Sprintf("Rubric:\n%s\n\nQuestion:\n%s\n\nAnswer:\n%s", rubric, question, answer)}}}
-		k := key.Request{Provider: m.Spec.Provider, BaseURL: m.BaseURL, Model: m.Spec.Model, MaxTokens: req.MaxTokens,
-			System: req.System, Messages: req.Messages}.Key()
+		req, k := judgeRequest(m, rubric, question, answer)
 		if st != nil {
 			found, err := st.EvalResults(ctx, []string{k})
 			if err != nil {
@@ -41,7 +38,7 @@ func (r *runner) judge(m Model) score.Judge {
 				return verdict(r.Answer)
 			}
 		}
-		worst := m.Price.Cost(r.tokens(req)-req.MaxTokens, req.MaxTokens)
+		worst := m.Price.Cost(r.tokens(req)-judgeMaxTokens, judgeMaxTokens)
 		if !r.pledge(k, worst) {
 			return false, "", fmt.Errorf("judge %s: not asked, --max-cost $%g reached", m.Spec, r.o.MaxCost)
 		}
@@ -60,6 +57,44 @@ func (r *runner) judge(m Model) score.Judge {
 			}
 		}
 		return verdict(o.Response.Text)
+	}
+}
+
+// judgeRequest is what the grading model is asked about one answer, and
+// the key its verdict is stored under.
+func judgeRequest(m Model, rubric, question, answer string) (provider.Request, string) {
+	req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: judgeMaxTokens, Messages: []provider.Message{{Role: "user",
+		Content: fmt.Sprintf("Rubric:\n%s\n\nQuestion:\n%s\n\nAnswer:\n%s", rubric, question, answer)}}}
+	k := key.Request{Provider: m.Spec.Provider, BaseURL: m.BaseURL, Model: m.Spec.Model, MaxTokens: req.MaxTokens,
+		System: req.System, Messages: req.Messages}.Key()
+	return req, k
+}
+
+// judgeMaxTokens bounds a verdict: PASS or FAIL and a sentence.
+const judgeMaxTokens = 200
+
+// estimateJudge counts, for a dry run, the verdicts scoring would ask for:
+// exactly for an answer already stored (whose verdict may be stored too),
+// and at the graded model's output cap for one not yet asked for. The
+// judge it returns passes everything, so that every judge assertion of an
+// item is counted.
+func (r *runner) estimateJudge(m Model, est *Estimate, unknownAnswer *int) score.Judge {
+	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {
+		req, k := judgeRequest(m, rubric, question, answer)
+		if r.o.Store != nil {
+			found, err := r.o.Store.EvalResults(ctx, []string{k})
+			if err != nil {
+				return false, "", err
+			}
+			if _, ok := found[k]; ok {
+				est.Cached++
+				return true, "", nil
+			}
+		}
+		est.Requests++
+		est.InputTokens += r.tokens(req) - judgeMaxTokens + *unknownAnswer
+		est.MaxOutputTokens += judgeMaxTokens
+		return true, "", nil
 	}
 }
 
