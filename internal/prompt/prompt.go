@@ -108,11 +108,7 @@ func CutMessage(msg string) string {
 // Request builds the request for commits.
 func Request(model string, commits []Commit) provider.Request {
 	var b strings.Builder
-	if len(commits) == 1 {
-		b.WriteString("Summarize this commit.\n\n")
-	} else {
-		fmt.Fprintf(&b, "Summarize these %d commits.\n\n", len(commits))
-	}
+	b.WriteString(Header(len(commits)))
 	for _, c := range commits {
 		writeCommit(&b, c)
 	}
@@ -122,6 +118,25 @@ func Request(model string, commits []Commit) provider.Request {
 		Messages:  []provider.Message{{Role: "user", Content: b.String()}},
 		MaxTokens: MaxOutputTokens * len(commits),
 	}
+}
+
+// Header and Block are the parts Request joins: its opening line for n
+// commits, and one commit's part. Every part ends with a blank line and the
+// next begins a line with "=", so no BPE token of the joined text spans two
+// parts: a request counts the sum of its parts' tokens, and each part can
+// be counted on its own, by the worker that prepared its commit.
+func Header(n int) string {
+	if n == 1 {
+		return "Summarize this commit.\n\n"
+	}
+	return fmt.Sprintf("Summarize these %d commits.\n\n", n)
+}
+
+// Block is one commit's part of a request; see Header.
+func Block(c Commit) string {
+	var b strings.Builder
+	writeCommit(&b, c)
+	return b.String()
 }
 
 func writeCommit(b *strings.Builder, c Commit) {

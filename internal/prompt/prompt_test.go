@@ -3,12 +3,14 @@ package prompt_test
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/prompt"
 )
 
@@ -467,5 +469,48 @@ func TestCutMessage(t *testing.T) {
 	got = prompt.CutMessage(strings.Repeat("é", prompt.MaxMessageBytes))
 	if !utf8.ValidString(got) || len(got) > prompt.MaxMessageBytes+60 {
 		t.Errorf("cut a rune or kept too much: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+}
+
+// A request counts the sum of its parts: the header, and each commit's
+// block with its diff counted apart, so that a dry run can count each
+// commit once, where it was prepared. Diffs end at a line break whatever
+// their last line holds.
+func TestRequestCountsTheSumOfItsParts(t *testing.T) {
+	lasts := []string{"+}\n", "+    \n", "-\tx := 1\r\n", "\\ No newline at end of file\n", "+// ===\n", " \n\n",
+		"[digest: diff cut to 3989 tokens (limit 4000); cut: table.go (partly)]\n", "+émoji 🎉 done\n", "+12345\n"}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, vocab := range budget.Tokenizers {
+		tok, err := budget.NewTokenizer(vocab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := range 40 {
+			var commits []prompt.Commit
+			for i := range 1 + rng.IntN(4) {
+				var diff strings.Builder
+				if rng.IntN(5) > 0 { // some commits have no diff at all
+					fmt.Fprintf(&diff, "diff --git a/f%d.go b/f%d.go\n@@ -1,2 +1,3 @@\n", i, i)
+					for range rng.IntN(6) {
+						diff.WriteString(lasts[rng.IntN(len(lasts))])
+					}
+					diff.WriteString(lasts[rng.IntN(len(lasts))])
+				}
+				commits = append(commits, prompt.Commit{Hash: fmt.Sprintf("%040d", trial*10+i), Author: "Ada", Date: "2026-03-01T12:00:00Z",
+					Message: "Change things\n\nBecause.", Files: []prompt.File{{Status: 'M', Path: fmt.Sprintf("f%d.go", i), Added: 2, Removed: 1}},
+					Diff: diff.String()})
+			}
+			req := prompt.Request("m", commits)
+			want := tok.Count(req.Messages[0].Content)
+			got := tok.Count(prompt.Header(len(commits)))
+			for _, c := range commits {
+				diff := c.Diff
+				c.Diff = ""
+				got += tok.Count(prompt.Block(c)) + tok.Count(diff)
+			}
+			if got != want {
+				t.Fatalf("%s: the parts count %d tokens, the request %d:\n%s", vocab, got, want, req.Messages[0].Content)
+			}
+		}
 	}
 }

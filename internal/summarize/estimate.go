@@ -22,25 +22,23 @@ type Estimate struct {
 // batched by size and token budget as the run would batch them.
 func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
 	est := &Estimate{}
+	system := opts.Tokenizer.Count(prompt.Request(opts.Model.Model, nil).System)
 	var batch []*pending
 	batchTokens := 0
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
-		commits := make([]prompt.Commit, len(batch))
-		for i, p := range batch {
-			commits[i] = p.sent
-		}
-		req := prompt.Request(opts.Model.Model, commits)
-		in := opts.Tokenizer.Count(req.System)
-		for _, m := range req.Messages {
-			in += opts.Tokenizer.Count(m.Content)
+		// The request's exact count, without tokenizing it again here, on
+		// the one goroutine every prepared commit passes through.
+		in := system + opts.Tokenizer.Count(prompt.Header(len(batch)))
+		for _, p := range batch {
+			in += p.blockTokens
 		}
 		est.Requests++
 		est.Commits += len(batch)
 		est.InputTokens += in
-		est.MaxOutputTokens += provider.OutputCap(req.Model, req.MaxTokens)
+		est.MaxOutputTokens += provider.OutputCap(opts.Model.Model, prompt.MaxOutputTokens*len(batch))
 		// Counted, a commit's text is never read again: let it go, or a dry
 		// run over a long history holds every cut diff at once.
 		for _, p := range batch {

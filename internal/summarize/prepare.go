@@ -131,6 +131,13 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 		}
 	}
 	p.tokens = estimateTokens(p)
+	if opts.DryRun {
+		// The diff, counted already by the cut, starts and ends at a line
+		// break: no token spans it and the lines around it.
+		frame := p.sent
+		frame.Diff = ""
+		p.blockTokens = opts.Tokenizer.Count(prompt.Block(frame)) + p.cut.Tokens
+	}
 	return prepared{warnings: d.Warnings}
 }
 

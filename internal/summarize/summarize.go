@@ -116,6 +116,9 @@ type pending struct {
 	sent     prompt.Commit // what the model is told of it
 	tokens   int           // its estimated share of a request
 	redacted redact.Counts // secrets replaced in sent
+	// blockTokens, in a dry run, is the exact count of the commit's part of
+	// a request, counted by the worker that prepared it.
+	blockTokens int
 }
 
 type repoRun struct {
