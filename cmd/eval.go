@@ -109,7 +109,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.Prompt, "prompt", "", "prompt template with {{var}} placeholders, for promptfoo test cases")
 	fl.BoolVar(&o.SkipInvalid, "skip-invalid", false, "report and skip dataset lines that cannot be read, instead of stopping")
 	fl.IntVarP(&o.Concurrency, "concurrency", "j", 4, "requests in flight per model, at most")
-	fl.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up on one attempt after this long (it is retried)")
+	fl.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up on one attempt after this long (it is retried; 0: never)")
 	fl.StringVar(&o.BaseURL, "base-url", "", "endpoint of the models' server, for OpenAI-compatible servers and proxies")
 	fl.IntVar(&o.RPM, "rpm", 0, "requests per minute each model allows (0: the built-in figure, else learned)")
 	fl.IntVar(&o.TPM, "tpm", 0, "tokens per minute each model allows (0: the built-in figure, else learned)")

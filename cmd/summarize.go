@@ -121,7 +121,7 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVar(&opts.BaseURL, "base-url", "", "endpoint of the model's server, for OpenAI-compatible servers (vLLM, LM Studio) and proxies")
 	fl.IntVar(&opts.RPM, "rpm", 0, "requests per minute the model allows (0: the built-in figure, else learned from the provider)")
 	fl.IntVar(&opts.TPM, "tpm", 0, "tokens per minute the model allows (0: the built-in figure, else learned from the provider)")
-	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "give up on one attempt after this long (it is retried)")
+	fl.DurationVar(&opts.Timeout, "timeout", 2*time.Minute, "give up on one attempt after this long (it is retried; 0: never)")
 	fl.IntVar(&opts.BatchSize, "batch-size", 8, "commits per request at most (1: one commit per request)")
 	fl.DurationVar(&opts.BatchWindow, "batch-window", 2*time.Second, "wait at most this long for a batch to fill")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "count the requests, tokens and cost a run would send, and send nothing")
