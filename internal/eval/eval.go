@@ -208,7 +208,7 @@ func (r *runner) run(ctx context.Context) error {
 	// a rerun or another process need not wait for them to expire; until
 	// then they are kept from expiring under a request that takes long.
 	defer r.releaseAll()
-	lease.Sweep(ctx, r.o.Store, r.o.Log)
+	lease.Sweep(ctx, r.o.Store, r.o.Owner, r.o.Log)
 	defer lease.Keep(ctx, r.o.Store, r.o.Owner, r.o.Lease, r.o.Log)()
 	if r.o.Judge != nil {
 		r.scoring = newScoring(r.o.Concurrency, cancel)

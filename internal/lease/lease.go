@@ -66,7 +66,7 @@ func Claim(ctx context.Context, st *store.Store, key, owner string, ttl time.Dur
 		// Released between the two statements: claim it afresh.
 		return st.Claim(ctx, key, owner, ttl)
 	}
-	if !dead(holder) {
+	if !dead(holder, owner) {
 		return false, nil
 	}
 	return st.TakeOver(ctx, key, holder, owner, ttl)
@@ -75,11 +75,12 @@ func Claim(ctx context.Context, st *store.Store, key, owner string, ttl time.Dur
 // Sweep deletes the leases of processes of this machine that died holding
 // them, with any expired lease. Claim takes such leases over anyway; but a
 // process killed between storing a result and letting its lease go leaves
-// a lease on work nobody will claim again, which would stay forever.
-func Sweep(ctx context.Context, st *store.Store, log *slog.Logger) {
+// a lease on work nobody will claim again, which would stay forever. me is
+// the owner this process claims as.
+func Sweep(ctx context.Context, st *store.Store, me string, log *slog.Logger) {
 	owners, err := st.LeaseOwners(ctx)
 	for _, o := range owners {
-		if dead(o) {
+		if dead(o, me) {
 			err = errors.Join(err, st.DropLeases(ctx, o))
 		}
 	}
@@ -125,16 +126,22 @@ func Poll(ttl time.Duration) time.Duration {
 
 // dead reports whether a lease owner named by NewOwner is a process of this
 // machine that no longer runs: its leases need not be waited out. Owners on
-// other machines, or not of NewOwner's form, are taken as alive.
-func dead(owner string) bool {
+// other machines, or not of NewOwner's form, are taken as alive. An owner
+// with this process's id that is not me is dead too: a process runs one
+// owner, so that one was a process whose id this one was given after it
+// died (ids wrap at 32,768 on many systems), or an earlier run in this one.
+func dead(owner, me string) bool {
 	host, rest, ok := strings.Cut(owner, "/")
 	if !ok || host != Machine() {
 		return false
 	}
 	pidText, _, _ := strings.Cut(rest, "/")
 	pid, err := strconv.Atoi(pidText)
-	if err != nil || pid <= 0 || pid == os.Getpid() {
+	if err != nil || pid <= 0 {
 		return false
+	}
+	if pid == os.Getpid() {
+		return owner != me
 	}
 	return !processAlive(pid)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -30,13 +31,16 @@ func TestDead(t *testing.T) {
 	for owner, want := range map[string]bool{
 		host + "/" + strconv.Itoa(deadPID(t)) + "/ab12":   true,
 		host + "/" + strconv.Itoa(os.Getppid()) + "/ab12": false, // alive
-		host + "/" + strconv.Itoa(os.Getpid()) + "/ab12":  false, // this process
+		host + "/" + strconv.Itoa(os.Getpid()) + "/me":    false, // this process
+		// This process's id, another owner: a dead process whose id this one
+		// was given, or an earlier run in this one.
+		host + "/" + strconv.Itoa(os.Getpid()) + "/ab12": true,
 		"elsewhere/1/ab12": false, // another machine: cannot tell, so alive
 		// Another container with this host name: its process ids are not ours.
 		host + "0/" + strconv.Itoa(deadPID(t)) + "/ab12": false,
 		"not an owner": false,
 	} {
-		if got := dead(owner); got != want {
+		if got := dead(owner, host+"/"+strconv.Itoa(os.Getpid())+"/me"); got != want {
 			t.Errorf("dead(%q) = %v, want %v", owner, got, want)
 		}
 	}
@@ -103,5 +107,36 @@ func TestKeepRenewsUntilStopped(t *testing.T) {
 	time.Sleep(ttl + 100*time.Millisecond)
 	if ok, err := st.Claim(ctx, "k", "elsewhere/1/ab12", ttl); !ok || err != nil {
 		t.Errorf("a lease no longer kept did not expire: %v, %v", ok, err)
+	}
+}
+
+// Sweep clears the leases of dead processes of this machine, and of an
+// earlier owner with this process's id, and leaves the others.
+func TestSweep(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	host, pid := Machine(), strconv.Itoa(os.Getpid())
+	me := host + "/" + pid + "/me"
+	owners := map[string]bool{ // owner: still there after the sweep
+		host + "/" + strconv.Itoa(deadPID(t)) + "/dead": false,
+		host + "/" + pid + "/earlier":                   false,
+		me:                                              true,
+		host + "/" + strconv.Itoa(os.Getppid()) + "/live": true,
+		"elsewhere/1/ab12": true,
+	}
+	for owner := range owners {
+		if ok, err := st.Claim(ctx, "key of "+owner, owner, time.Hour); !ok || err != nil {
+			t.Fatalf("claim for %s: %v, %v", owner, ok, err)
+		}
+	}
+	Sweep(ctx, st, me, slog.New(slog.DiscardHandler))
+	left, err := st.LeaseOwners(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for owner, kept := range owners {
+		if slices.Contains(left, owner) != kept {
+			t.Errorf("%s: kept %v, want %v", owner, !kept, kept)
+		}
 	}
 }

@@ -179,7 +179,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		res.Estimate = estimate(ctx, opts, misses)
 		return res, ctx.Err()
 	}
-	lease.Sweep(ctx, opts.Store, opts.Log)
+	lease.Sweep(ctx, opts.Store, opts.Owner, opts.Log)
 	if len(misses) == 0 {
 		return res, nil
 	}
