@@ -30,36 +30,17 @@ func TestTwoProcessesPayEachCommitOnce(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 40 * time.Millisecond})
 	f := fixture(t)
 	db := filepath.Join(t.TempDir(), "shared.db")
-	var wg sync.WaitGroup
-	outs := make([]bytes.Buffer, 2)
-	errs := make([]error, 2)
+	outs := runTogether(t, bin, "--db", db, "summarize", f.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "2", "-f", "jsonl")
 	for i := range 2 {
-		wg.Go(func() {
-			cmd := exec.Command(bin, "--db", db, "summarize", f.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
-				"--batch-size", "1", "--concurrency", "2", "-f", "jsonl")
-			cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
-			cmd.Stdout = &outs[i]
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				errs[i] = err
-				t.Logf("process %d: %s", i, stderr.String())
-			}
-		})
-	}
-	wg.Wait()
-	for i := range 2 {
-		if errs[i] != nil {
-			t.Fatalf("process %d: %v", i, errs[i])
-		}
-		if n := strings.Count(outs[i].String(), "\n"); n != 8 {
+		if n := strings.Count(outs[i], "\n"); n != 8 {
 			t.Errorf("process %d printed %d commits, want 8", i, n)
 		}
 	}
 	if n := srv.Stats().Requests; n != 8 {
 		t.Errorf("%d requests between the two processes, want 8: one per commit", n)
 	}
-	if cached := strings.Count(outs[0].String()+outs[1].String(), `"cached":true`); cached != 8 {
+	if cached := strings.Count(outs[0]+outs[1], `"cached":true`); cached != 8 {
 		t.Errorf("%d entries read from the other process's work, want 8 (each commit paid by one, read by the other)", cached)
 	}
 }
@@ -86,31 +67,12 @@ func TestTwoEvalProcessesPayEachKeyOnce(t *testing.T) {
 	const items = 40
 	data := evalItems(t, items)
 	db := filepath.Join(t.TempDir(), "shared.db")
-	var wg sync.WaitGroup
-	outs := make([]bytes.Buffer, 2)
-	errs := make([]error, 2)
-	for i := range 2 {
-		wg.Go(func() {
-			cmd := exec.Command(bin, "--db", db, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(),
-				"--concurrency", "2", "-f", "jsonl")
-			cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
-			cmd.Stdout = &outs[i]
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				errs[i] = err
-				t.Logf("process %d: %s", i, stderr.String())
-			}
-		})
-	}
-	wg.Wait()
+	outs := runTogether(t, bin, "--db", db, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--concurrency", "2", "-f", "jsonl")
 	cached := 0
 	for i := range 2 {
-		if errs[i] != nil {
-			t.Fatalf("process %d: %v", i, errs[i])
-		}
 		seen := map[string]int{}
-		for line := range strings.Lines(outs[i].String()) {
+		for line := range strings.Lines(outs[i]) {
 			var r struct {
 				Item   string `json:"item"`
 				Pass   bool   `json:"pass"`
@@ -236,4 +198,29 @@ func queryDB(t *testing.T, path, query string, row func(*sql.Rows) error) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runTogether runs two digest processes with the same arguments at once,
+// as two CI jobs would, and returns what each printed. Either failing fails
+// the test.
+func runTogether(t *testing.T, bin string, args ...string) [2]string {
+	t.Helper()
+	var wg sync.WaitGroup
+	var outs, stderrs [2]bytes.Buffer
+	var errs [2]error
+	for i := range 2 {
+		wg.Go(func() {
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+			cmd.Stdout, cmd.Stderr = &outs[i], &stderrs[i]
+			errs[i] = cmd.Run()
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d: %v: %s", i, err, stderrs[i].String())
+		}
+	}
+	return [2]string{outs[0].String(), outs[1].String()}
 }
