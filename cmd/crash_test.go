@@ -112,7 +112,9 @@ func TestCrashSafety(t *testing.T) {
 				return []string{item}
 			},
 			committed: func(t *testing.T, db string) map[string]bool {
-				// A paid answer and its run row are stored in one transaction.
+				// Items with their answer and their row stored. An answer is
+				// stored before it is scored, so one killed between the two
+				// is left out here, though it is not paid again either.
 				return queryItems(t, db, "SELECT DISTINCT r.item FROM eval_run_results r JOIN eval_results e ON e.key = r.key")
 			},
 			reported: func(t *testing.T, out []byte) []string {
