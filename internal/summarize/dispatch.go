@@ -448,6 +448,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 	d.opts.Progress.Spent(st.InputTokens+st.OutputTokens, st.CostUSD, d.eng.Stats().Retries)
 	d.opts.Progress.Done(1 + len(p.shared))
 	d.opts.Log.Debug("summarized", "commit", c.Hash, "diff_tokens", p.cut.Tokens)
+	p.forget()
 	return nil
 }
 
@@ -465,6 +466,7 @@ func (d *dispatcher) fail(p *pending, err error) {
 	d.release(p)
 	d.res.Failures = append(d.res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
 	d.res.Changelog.Stats.Failed += 1 + len(p.shared)
+	p.forget()
 	d.countRedacted(p)
 	d.opts.Progress.Done(1 + len(p.shared))
 }

@@ -3,7 +3,6 @@ package summarize
 import (
 	"context"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -42,7 +41,7 @@ func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
 		// Counted, a commit's text is never read again: let it go, or a dry
 		// run over a long history holds every cut diff at once.
 		for _, p := range batch {
-			p.sent, p.cut = prompt.Commit{}, budget.Cut{}
+			p.forget()
 		}
 		batch, batchTokens = nil, 0
 	}

@@ -121,6 +121,13 @@ type pending struct {
 	blockTokens int
 }
 
+// forget drops the commit's text once it is settled (summarized, failed or
+// counted): a first run over a long history would otherwise hold every diff
+// it prepared until the end.
+func (p *pending) forget() {
+	p.sent, p.cut.Text = prompt.Commit{}, ""
+}
+
 type repoRun struct {
 	repo *history.Repo
 	id   string
