@@ -132,22 +132,15 @@ func (s *Store) FinishRun(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
-// SaveRunResult records how an answer scored in a run and, for an answer
-// just paid for, the answer itself, in one transaction: a crash leaves
-// both or neither.
-func (s *Store) SaveRunResult(ctx context.Context, rr RunResult, paid *EvalResult) error {
-	return s.saveRunResults(ctx, []RunResult{rr}, paid)
-}
-
-// SaveEvalResult stores a paid answer that belongs to no run row, such as
-// a grading model's verdict.
+// SaveEvalResult stores a paid answer the moment it arrives, before it is
+// scored: a run stopped while scoring never pays for it again. A grading
+// model's verdicts are stored this way too.
 func (s *Store) SaveEvalResult(ctx context.Context, r EvalResult) error {
 	return s.saveRunResults(ctx, nil, &r)
 }
 
-// SaveRunResults records several scored results that cost nothing (answers
-// found in the cache) in one transaction: a cached rerun is bound by the
-// lookups, not by a commit per item.
+// SaveRunResults records how answers scored in a run, in one transaction:
+// a cached rerun is bound by the lookups, not by a commit per item.
 func (s *Store) SaveRunResults(ctx context.Context, rrs []RunResult) error {
 	if len(rrs) == 0 {
 		return nil

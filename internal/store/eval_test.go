@@ -28,7 +28,12 @@ func TestEvalResultsRoundTripAndAggregate(t *testing.T) {
 				paid = &EvalResult{Key: k, Model: m, LatencyMS: float64(100 * line), InputTokens: 10, OutputTokens: 2, CostUSD: 0.001,
 					Request: []byte(`{"messages":[{"role":"user","content":"q"}]}`), Answer: "answer " + k}
 			}
-			if err := s.SaveRunResult(ctx, rr, paid); err != nil {
+			if paid != nil {
+				if err := s.SaveEvalResult(ctx, *paid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.SaveRunResults(ctx, []RunResult{rr}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -89,7 +94,10 @@ func TestPayloadsAreContentAddressed(t *testing.T) {
 	big := bytes.Repeat([]byte("the same long prompt "), 5000)
 	for i, k := range []string{"k1", "k2"} {
 		rr := RunResult{RunID: "r", Model: "m", Line: i + 1, Key: k}
-		if err := s.SaveRunResult(ctx, rr, &EvalResult{Key: k, Model: "m", Request: big, Answer: "same"}); err != nil {
+		if err := s.SaveEvalResult(ctx, EvalResult{Key: k, Model: "m", Request: big, Answer: "same"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveRunResults(ctx, []RunResult{rr}); err != nil {
 			t.Fatal(err)
 		}
 	}
