@@ -118,9 +118,9 @@ func CleanMessage(s, key string) string {
 	return strings.TrimRight(s, ". ")
 }
 
-// MaxBody bounds what is read of any response: answers are kilobytes, and a
+// maxBody bounds what is read of any response: answers are kilobytes, and a
 // misbehaving server must not exhaust memory.
-const MaxBody = 16 << 20
+const maxBody = 16 << 20
 
 // Post sends payload as JSON to url with the given headers and reads the
 // answer, whatever its status. A failure to get one comes back classified,
@@ -145,7 +145,7 @@ func Post(ctx context.Context, client *http.Client, name, baseURL, url string, h
 		return nil, nil, TransportError(ctx, name, baseURL, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return nil, nil, TransportError(ctx, name, baseURL, err)
 	}
@@ -171,7 +171,7 @@ func StatusError(name, key string, status int, header http.Header, data []byte, 
 	}
 	return &Error{
 		Provider:    name,
-		Kind:        KindOfStatus(status),
+		Kind:        kindOfStatus(status),
 		StatusCode:  status,
 		Type:        CleanMessage(typ, key),
 		Message:     CleanMessage(message, key),
@@ -181,8 +181,8 @@ func StatusError(name, key string, status int, header http.Header, data []byte, 
 	}
 }
 
-// KindOfStatus is what an HTTP status alone says about trying again.
-func KindOfStatus(status int) Kind {
+// kindOfStatus is what an HTTP status alone says about trying again.
+func kindOfStatus(status int) Kind {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusPaymentRequired:
 		return Fatal
