@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -190,29 +190,17 @@ func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip strin
 }
 
 // blob reads a blob whole, unless it is larger than maxBytes (0: no limit):
-// go-git knows a packed object's size before inflating it, and does not
-// inflate an object over largeObjectBytes until it is read.
+// its size is known before it is inflated.
 func (r *Repo) blob(h plumbing.Hash, maxBytes int64) (text string, large bool, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	obj, err := r.git.Storer.EncodedObject(plumbing.BlobObject, h)
+	obj, err := r.readObject(h, plumbing.BlobObject, maxBytes)
 	if err != nil {
-		return "", false, fmt.Errorf("blob %s: %w", h, err)
+		return "", false, err
 	}
-	if maxBytes > 0 && obj.Size() > maxBytes {
+	if obj.Data == nil && obj.Size > 0 {
 		return "", true, nil
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return "", false, fmt.Errorf("blob %s: %w", h, err)
-	}
-	defer rd.Close()
-	var sb strings.Builder
-	sb.Grow(int(obj.Size()))
-	if _, err := io.Copy(&sb, rd); err != nil {
-		return "", false, fmt.Errorf("blob %s: %w", h, err)
-	}
-	return sb.String(), false, nil
+	// Nothing writes an object's bytes once read.
+	return unsafe.String(unsafe.SliceData(obj.Data), len(obj.Data)), false, nil
 }
 
 // isGenerated looks for the generated-code marker in the first 1 KiB; the

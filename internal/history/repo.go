@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/digest-cli/digest/internal/gitobjects"
 	"github.com/go-git/go-billy/v5"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -29,17 +30,18 @@ type Repo struct {
 	git     *git.Repository
 	path    string
 	storage *filesystem.Storage // kept open; nil when go-git chose its own
+	// objects reads commits, trees and blobs without a lock; nil when it
+	// cannot read this repository (a SHA-256 one, say), and go-git does.
+	objects *gitobjects.DB
 
-	// mu serializes reads of objects: go-git's storage is not safe for
-	// concurrent use. One storage shared under a lock beats one per worker:
-	// each would hold its own pack index (60 MB for git.git) and cache,
-	// while reading objects is a minority of a diff's time.
+	// mu serializes go-git's reads of objects: its storage is not safe for
+	// concurrent use.
 	mu    sync.Mutex
-	trees treeCache // guarded by mu
+	trees treeCache
 }
 
-// objectCacheBytes sizes go-git's cache of decoded objects, which serves
-// delta bases, by how much history is packed: a sixteenth of the pack files,
+// objectCacheBytes sizes the cache of delta bases by how much history is
+// packed: a sixteenth of the pack files,
 // from 8 to 32 MiB. go-git's default, 96 MB, dominated digest's peak memory;
 // 8 MiB keeps a dry run over go-git's history (a 14 MB pack) near 130 MB,
 // while over git.git's (474 MB), whose deeper chains of larger blobs kept
@@ -83,48 +85,55 @@ func Open(path string) (*Repo, error) {
 		return nil, fmt.Errorf("open repository %s: %w", path, err)
 	}
 	root := repoRoot(r, abs)
+	st, ok := r.Storer.(*filesystem.Storage)
+	if !ok {
+		return &Repo{git: r, path: root}, nil
+	}
+	cacheBytes := objectCacheBytes(st.Filesystem())
+	// gitobjects reads what a history needs; go-git still resolves refs and
+	// revisions and detects renames, which needs little of its cache then.
+	objects, err := gitobjects.Open(objectsDir(st.Filesystem().Root()), int(cacheBytes))
+	if err == nil {
+		cacheBytes = 1 << 20
+	}
 	// go-git opens and closes a pack file for every object it reads unless
 	// told to keep descriptors: over a history that is most of the time.
 	// Reopen the same git directory (found above, worktrees and all) that way.
-	if st, ok := r.Storer.(*filesystem.Storage); ok {
-		kept := filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRU(objectCacheBytes(st.Filesystem())),
-			filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObjectBytes})
-		var wt billy.Filesystem
-		if w, err := r.Worktree(); err == nil {
-			wt = w.Filesystem
-		}
-		if again, err := git.Open(kept, wt); err == nil {
-			return &Repo{git: again, path: root, storage: kept}, nil
-		}
+	kept := filesystem.NewStorageWithOptions(st.Filesystem(), cache.NewObjectLRU(cacheBytes),
+		filesystem.Options{KeepDescriptors: true, LargeObjectThreshold: largeObjectBytes})
+	var wt billy.Filesystem
+	if w, err := r.Worktree(); err == nil {
+		wt = w.Filesystem
 	}
-	return &Repo{git: r, path: root}, nil
+	if again, err := git.Open(kept, wt); err == nil {
+		return &Repo{git: again, path: root, storage: kept, objects: objects}, nil
+	}
+	return &Repo{git: r, path: root, objects: objects}, nil
 }
 
-// commitObject reads a commit, taking turns with other readers.
-func (r *Repo) commitObject(h plumbing.Hash) (*object.Commit, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.git.CommitObject(h)
-}
-
-// hasCommit reports whether the commit h is here (not beyond a shallow
-// clone's boundary), taking turns with other readers.
-func (r *Repo) hasCommit(h plumbing.Hash) (bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, err := r.git.Storer.EncodedObject(plumbing.CommitObject, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return false, nil
+// objectsDir is where a git directory's objects are: a linked work tree's
+// git directory names the main one in its "commondir" file.
+func objectsDir(gitDir string) string {
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+		return filepath.Join(common, "objects")
 	}
-	return err == nil, err
+	return filepath.Join(gitDir, "objects")
 }
 
 // Close releases the pack files kept open.
 func (r *Repo) Close() error {
-	if r.storage != nil {
-		return r.storage.Close()
+	var errs []error
+	if r.objects != nil {
+		errs = append(errs, r.objects.Close())
 	}
-	return nil
+	if r.storage != nil {
+		errs = append(errs, r.storage.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // repoRoot names the repository by its work tree, or by its git directory

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -127,25 +127,14 @@ func (r *Repo) tree(h plumbing.Hash) ([]treeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if entries, ok := r.trees.get(h); ok {
 		return entries, nil
 	}
-	obj, err := r.git.Storer.EncodedObject(plumbing.TreeObject, h)
+	obj, err := r.readObject(h, plumbing.TreeObject, 0)
 	if err != nil {
-		return nil, fmt.Errorf("tree %s: %w", h, err)
+		return nil, err
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("tree %s: %w", h, err)
-	}
-	raw, err := io.ReadAll(rd)
-	rd.Close()
-	if err != nil {
-		return nil, fmt.Errorf("tree %s: %w", h, err)
-	}
-	entries, err := parseTree(raw)
+	entries, err := parseTree(obj.Data)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}
@@ -209,6 +198,7 @@ func (r *Repo) renamedChanges(ctx context.Context, oldTree, newTree plumbing.Has
 // commit's tree is mostly its parent's: two generations of maps, the older
 // dropped when the newer holds maxTreeEntries entries.
 type treeCache struct {
+	mu         sync.Mutex
 	young, old map[plumbing.Hash][]treeEntry
 	entries    int
 }
@@ -216,17 +206,25 @@ type treeCache struct {
 const maxTreeEntries = 50_000
 
 func (c *treeCache) get(h plumbing.Hash) ([]treeEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if e, ok := c.young[h]; ok {
 		return e, true
 	}
 	e, ok := c.old[h]
 	if ok {
-		c.put(h, e)
+		c.keep(h, e)
 	}
 	return e, ok
 }
 
 func (c *treeCache) put(h plumbing.Hash, e []treeEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keep(h, e)
+}
+
+func (c *treeCache) keep(h plumbing.Hash, e []treeEntry) {
 	if c.young == nil || c.entries >= maxTreeEntries {
 		c.old, c.young, c.entries = c.young, make(map[plumbing.Hash][]treeEntry), 0
 	}

@@ -1,0 +1,464 @@
+// Package gitobjects reads a git repository's objects (pack files and loose
+// objects, with alternates) from any number of goroutines at once, with no
+// lock around the reads: go-git's storage serializes every read, and reading
+// objects was most of digest's time over a history. Only reading is done
+// here; refs, revisions and everything that writes stay with go-git.
+package gitobjects
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// ErrNotFound reports an object that is in none of the repository's packs,
+// loose objects or alternates: a partial or shallow clone, or damage.
+var ErrNotFound = errors.New("object not found")
+
+// maxObjectBytes bounds what a header may claim, so that a damaged size
+// fails instead of allocating gigabytes.
+const maxObjectBytes = 1 << 31
+
+// maxChain bounds a delta chain; git's own limit when packing is 4095, and
+// a ref delta cycle in a damaged pack must end somewhere.
+const maxChain = 10_000
+
+// DB is a repository's object database, safe for concurrent use.
+type DB struct {
+	dirs  []string // objects directories: the repository's, then alternates
+	cache *baseCache
+
+	mu    sync.RWMutex
+	packs []*pack
+	known map[string]bool // pack paths opened or found unusable
+}
+
+// Open opens the object directory (".git/objects") with a cache of delta
+// bases of up to cacheBytes. It fails on packs it cannot read, so that a
+// caller can fall back to another reader rather than miss objects.
+func Open(objectsDir string, cacheBytes int) (*DB, error) {
+	db := &DB{cache: newBaseCache(cacheBytes), known: map[string]bool{}}
+	if err := db.addDir(objectsDir, 0); err != nil {
+		return nil, err
+	}
+	if err := db.scanPacks(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// addDir adds an objects directory and, after it, its alternates.
+func (db *DB) addDir(dir string, depth int) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range db.dirs {
+		if d == abs {
+			return nil
+		}
+	}
+	if depth > 5 { // git's own limit on chained alternates
+		return fmt.Errorf("%s: alternates nested too deep", dir)
+	}
+	db.dirs = append(db.dirs, abs)
+	f, err := os.Open(filepath.Join(abs, "info", "alternates"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(abs, line) // relative to the objects directory
+		}
+		if err := db.addDir(line, depth+1); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// scanPacks opens the packs not seen before: at start, and again when an
+// object is missing, since a concurrent `git gc` or fetch may have packed it.
+func (db *DB) scanPacks() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, dir := range db.dirs {
+		names, err := filepath.Glob(filepath.Join(dir, "pack", "*.pack"))
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if db.known[name] {
+				continue
+			}
+			if _, err := os.Stat(strings.TrimSuffix(name, ".pack") + ".idx"); errors.Is(err, os.ErrNotExist) {
+				continue // still being written; git ignores it too
+			}
+			p, err := openPack(name)
+			if err != nil {
+				return err
+			}
+			db.known[name] = true
+			db.packs = append(db.packs, p)
+		}
+	}
+	return nil
+}
+
+// Close closes the pack files.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	var errs []error
+	for _, p := range db.packs {
+		errs = append(errs, p.file.Close())
+	}
+	db.packs = nil
+	return errors.Join(errs...)
+}
+
+// Object is an object read whole, or only its type and size when it was
+// larger than asked for.
+type Object struct {
+	Type plumbing.ObjectType
+	Size int64
+	// Data is nil when Size was over the limit. It may be shared with the
+	// cache of delta bases: read it, never write it.
+	Data []byte
+}
+
+// Read reads an object whole.
+func (db *DB) Read(h plumbing.Hash) (Object, error) {
+	return db.ReadLimited(h, 0)
+}
+
+// ReadLimited reads an object unless it is larger than limit bytes (0: no
+// limit), in which case only its type and size are returned: a packed
+// object's size is known before it is inflated, a delta's after inflating
+// the delta alone.
+func (db *DB) ReadLimited(h plumbing.Hash, limit int64) (Object, error) {
+	for attempt := 0; ; attempt++ {
+		obj, err := db.read(h, limit)
+		if !errors.Is(err, ErrNotFound) || attempt > 0 {
+			return obj, err
+		}
+		if err := db.scanPacks(); err != nil {
+			return Object{}, err
+		}
+	}
+}
+
+// Has reports whether the object is here, without reading it.
+func (db *DB) Has(h plumbing.Hash) bool {
+	if p, _ := db.locate(h); p != nil {
+		return true
+	}
+	for _, dir := range db.dirs {
+		if _, err := os.Stat(loosePath(dir, h)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (db *DB) locate(h plumbing.Hash) (*pack, int64) {
+	db.mu.RLock()
+	packs := db.packs
+	db.mu.RUnlock()
+	for _, p := range packs {
+		if i := p.find(h); i >= 0 {
+			if off, err := p.offset(i); err == nil {
+				return p, off
+			}
+		}
+	}
+	return nil, 0
+}
+
+func (db *DB) read(h plumbing.Hash, limit int64) (Object, error) {
+	if p, off := db.locate(h); p != nil {
+		obj, err := db.readPacked(p, off, limit)
+		if err != nil {
+			return Object{}, fmt.Errorf("object %s: %w", h, err)
+		}
+		return obj, nil
+	}
+	for _, dir := range db.dirs {
+		raw, err := os.ReadFile(loosePath(dir, h))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Object{}, err
+		}
+		obj, err := parseLoose(raw, limit)
+		if err != nil {
+			return Object{}, fmt.Errorf("object %s: %w", h, err)
+		}
+		return obj, nil
+	}
+	return Object{}, fmt.Errorf("object %s: %w", h, ErrNotFound)
+}
+
+func loosePath(dir string, h plumbing.Hash) string {
+	s := h.String()
+	return filepath.Join(dir, s[:2], s[2:])
+}
+
+// parseLoose inflates a loose object: "TYPE SIZE\0" and the content.
+func parseLoose(raw []byte, limit int64) (Object, error) {
+	in := getInflater(raw)
+	defer putInflater(in)
+	var head [64]byte
+	n, err := io.ReadFull(in.zr, head[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return Object{}, fmt.Errorf("loose object: %w", err)
+	}
+	nul := bytes.IndexByte(head[:n], 0)
+	if nul < 0 {
+		return Object{}, errors.New("loose object: malformed header")
+	}
+	name, sizeText, _ := strings.Cut(string(head[:nul]), " ")
+	typ, err := plumbing.ParseObjectType(name)
+	if err != nil || typ < plumbing.CommitObject || typ > plumbing.TagObject {
+		return Object{}, fmt.Errorf("loose object: unknown type %q", name)
+	}
+	size, err := strconv.ParseInt(sizeText, 10, 64)
+	if err != nil || size < 0 || size > maxObjectBytes {
+		return Object{}, fmt.Errorf("loose object: malformed size %q", sizeText)
+	}
+	obj := Object{Type: typ, Size: size}
+	if limit > 0 && size > limit {
+		return obj, nil
+	}
+	obj.Data = make([]byte, size)
+	got := copy(obj.Data, head[nul+1:n])
+	if _, err := io.ReadFull(in.zr, obj.Data[got:]); err != nil {
+		return Object{}, fmt.Errorf("loose object: %w", err)
+	}
+	return obj, nil
+}
+
+// readPacked reads the object at off, resolving its delta chain: down to a
+// cached base or a whole object, then up, applying each delta and caching
+// each base on the way.
+func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
+	if t, data, ok := db.cache.get(baseKey{p, off}); ok {
+		obj := Object{Type: plumbing.ObjectType(t), Size: int64(len(data))}
+		if limit <= 0 || obj.Size <= limit {
+			obj.Data = data
+		}
+		return obj, nil
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	top, b, err := p.readEntry(off, *buf)
+	*buf = b
+	if err != nil {
+		return Object{}, err
+	}
+	if top.typ != typeOfsDelta && top.typ != typeRefDelta {
+		obj := Object{Type: plumbing.ObjectType(top.typ), Size: top.size}
+		if limit > 0 && top.size > limit {
+			return obj, nil
+		}
+		obj.Data, err = inflate(top.data, top.size)
+		return obj, err
+	}
+	topDelta, err := inflate(top.data, top.size)
+	if err != nil {
+		return Object{}, err
+	}
+	_, resultSize, _, err := deltaSizes(topDelta)
+	if err != nil {
+		return Object{}, err
+	}
+	if limit > 0 && resultSize > limit {
+		// The type is the chain's bottom's; walk down for it without inflating.
+		typ, err := db.chainType(p, top)
+		return Object{Type: typ, Size: resultSize}, err
+	}
+
+	type step struct {
+		pack  *pack
+		off   int64 // the delta's own offset, the key of its result
+		delta []byte
+	}
+	chain := []step{{p, off, topDelta}}
+	e := top
+	var baseType int
+	var base []byte
+	for cur := p; ; {
+		var next int64
+		if e.typ == typeRefDelta {
+			bp, boff := db.locate(e.ref)
+			if bp == nil {
+				// The base is loose or in an alternate: read it whole.
+				obj, err := db.read(e.ref, 0)
+				if err != nil {
+					return Object{}, fmt.Errorf("delta base: %w", err)
+				}
+				baseType, base = int(obj.Type), obj.Data
+				break
+			}
+			cur, next = bp, boff
+		} else {
+			next = e.base
+		}
+		if t, data, ok := db.cache.get(baseKey{cur, next}); ok {
+			baseType, base = t, data
+			break
+		}
+		if len(chain) >= maxChain {
+			return Object{}, errors.New("delta chain too long")
+		}
+		e, b, err = cur.readEntry(next, *buf)
+		*buf = b
+		if err != nil {
+			return Object{}, err
+		}
+		data, err := inflate(e.data, e.size)
+		if err != nil {
+			return Object{}, err
+		}
+		if e.typ != typeOfsDelta && e.typ != typeRefDelta {
+			baseType, base = e.typ, data
+			db.cache.put(baseKey{cur, next}, baseType, base)
+			break
+		}
+		chain = append(chain, step{cur, next, data})
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		base, err = applyDelta(base, chain[i].delta)
+		if err != nil {
+			return Object{}, err
+		}
+		if i > 0 { // the top is the caller's, not a base
+			db.cache.put(baseKey{chain[i].pack, chain[i].off}, baseType, base)
+		}
+	}
+	return Object{Type: plumbing.ObjectType(baseType), Size: int64(len(base)), Data: base}, nil
+}
+
+// chainType finds a delta's object type: its chain's bottom's.
+func (db *DB) chainType(p *pack, e entry) (plumbing.ObjectType, error) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	for range maxChain {
+		var next int64
+		switch e.typ {
+		case typeOfsDelta:
+			next = e.base
+		case typeRefDelta:
+			bp, boff := db.locate(e.ref)
+			if bp == nil {
+				obj, err := db.read(e.ref, 1)
+				return obj.Type, err
+			}
+			p, next = bp, boff
+		default:
+			return plumbing.ObjectType(e.typ), nil
+		}
+		if t, _, ok := db.cache.get(baseKey{p, next}); ok {
+			return plumbing.ObjectType(t), nil
+		}
+		var err error
+		var b []byte
+		e, b, err = p.readEntry(next, *buf)
+		*buf = b
+		if err != nil {
+			return plumbing.InvalidObject, err
+		}
+	}
+	return plumbing.InvalidObject, errors.New("delta chain too long")
+}
+
+// inflater is a zlib reader kept for reuse: making one allocates tables
+// worth more than most objects.
+type inflater struct {
+	src bytes.Reader
+	zr  io.ReadCloser
+}
+
+var inflaters sync.Pool
+
+func getInflater(data []byte) *inflater {
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{}
+	}
+	in.src.Reset(data)
+	if in.zr == nil {
+		zr, err := zlib.NewReader(&in.src)
+		if err != nil {
+			// A bad stream header: hand back a reader that reports it.
+			return &inflater{zr: io.NopCloser(errReader{err})}
+		}
+		in.zr = zr
+		return in
+	}
+	if err := in.zr.(zlib.Resetter).Reset(&in.src, nil); err != nil {
+		return &inflater{zr: io.NopCloser(errReader{err})}
+	}
+	return in
+}
+
+func putInflater(in *inflater) {
+	if _, ok := in.zr.(zlib.Resetter); ok {
+		in.src.Reset(nil)
+		inflaters.Put(in)
+	}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// inflate decompresses exactly size bytes. The stream's checksum is not
+// checked: that would need reading past the content, and git's own reads
+// rely on the pack's checksum instead.
+func inflate(data []byte, size int64) ([]byte, error) {
+	// Deflate cannot expand data more than about 1032 times: a larger
+	// claimed size is damage.
+	if size < 0 || size > maxObjectBytes || size > int64(len(data))*1100+64 {
+		return nil, errBadEntry
+	}
+	in := getInflater(data)
+	defer putInflater(in)
+	out := make([]byte, size)
+	if _, err := io.ReadFull(in.zr, out); err != nil {
+		return nil, fmt.Errorf("inflate: %w", err)
+	}
+	return out, nil
+}
+
+// buffers hold entries' compressed bytes while they are inflated.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= 1<<20 { // one huge blob must not stay pinned in the pool
+		buffers.Put(b)
+	}
+}

@@ -1,0 +1,269 @@
+package gitobjects
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Pack entry types beyond the four object types, which share their numbers.
+const (
+	typeOfsDelta = 6 // delta against an object earlier in the same pack, by distance
+	typeRefDelta = 7 // delta against an object named by hash, anywhere
+)
+
+// pack is one pack file with its index, read with ReadAt only, so any
+// number of goroutines can read it at once without a lock.
+type pack struct {
+	name string
+	file *os.File
+	size int64
+
+	// The index, kept as the file's bytes: fanout[b] counts the names whose
+	// first byte is at most b; names holds them sorted, 20 bytes each;
+	// offsets holds their pack offsets (4 bytes each, the top bit sending
+	// large ones to large, 8 bytes each).
+	fanout  [256]uint32
+	names   []byte
+	offsets []byte
+	large   []byte
+	// ends[i] is where the entry starting at starts[i] ends: the next
+	// entry's start, or the trailer. An entry's compressed bytes are then
+	// read with one ReadAt of exactly their length.
+	starts []int64
+}
+
+// openPack reads the index next to the pack file path (".pack") and checks
+// both belong together.
+func openPack(path string) (*pack, error) {
+	idx, err := os.ReadFile(strings.TrimSuffix(path, ".pack") + ".idx")
+	if err != nil {
+		return nil, err
+	}
+	p := &pack{name: path}
+	if err := p.parseIndex(idx); err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(path, ".pack")+".idx", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	p.file, p.size = f, st.Size()
+	var head [12]byte
+	if _, err := f.ReadAt(head[:], 0); err != nil || string(head[:4]) != "PACK" {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a pack file", path)
+	}
+	if v := binary.BigEndian.Uint32(head[4:]); v != 2 && v != 3 {
+		f.Close()
+		return nil, fmt.Errorf("%s: pack version %d is not supported", path, v)
+	}
+	if n := binary.BigEndian.Uint32(head[8:]); n != p.count() {
+		f.Close()
+		return nil, fmt.Errorf("%s: the pack holds %d objects, its index %d", path, n, p.count())
+	}
+	p.starts = make([]int64, 0, p.count()+1)
+	for i := range int(p.count()) {
+		off, err := p.offset(i)
+		if err != nil || off < 12 || off >= p.size-20 {
+			f.Close()
+			return nil, fmt.Errorf("%s: index names an offset outside the pack", path)
+		}
+		p.starts = append(p.starts, off)
+	}
+	slices.Sort(p.starts)
+	p.starts = append(p.starts, p.size-20) // the trailer: the pack's checksum
+	return p, nil
+}
+
+var errBadIndex = errors.New("malformed pack index")
+
+// parseIndex accepts index versions 1 and 2 for SHA-1 repositories.
+func (p *pack) parseIndex(idx []byte) error {
+	const trailer = 2 * 20 // the pack's checksum and the index's own
+	body := idx
+	version := 1
+	if len(idx) >= 8 && string(idx[:4]) == "\xfftOc" {
+		version = int(binary.BigEndian.Uint32(idx[4:]))
+		if version != 2 {
+			return fmt.Errorf("index version %d is not supported", version)
+		}
+		body = idx[8:]
+	}
+	if len(body) < 256*4+trailer {
+		return errBadIndex
+	}
+	for i := range 256 {
+		p.fanout[i] = binary.BigEndian.Uint32(body[i*4:])
+		if i > 0 && p.fanout[i] < p.fanout[i-1] {
+			return errBadIndex
+		}
+	}
+	n := int(p.fanout[255])
+	body = body[256*4:]
+	if version == 1 {
+		// Entries interleave a 4-byte offset and a 20-byte name; split them
+		// into the version 2 layout once, so lookups need not care.
+		if n > (len(body)-trailer)/24 {
+			return errBadIndex
+		}
+		p.names = make([]byte, 0, n*20)
+		p.offsets = make([]byte, 0, n*4)
+		for i := range n {
+			e := body[i*24:]
+			p.offsets = append(p.offsets, e[:4]...)
+			p.names = append(p.names, e[4:24]...)
+		}
+		return nil
+	}
+	if n > (len(body)-trailer)/28 {
+		return errBadIndex
+	}
+	p.names = body[:n*20]
+	p.offsets = body[n*24 : n*28] // after the names and their CRCs
+	p.large = body[n*28 : len(body)-trailer]
+	return nil
+}
+
+func (p *pack) count() uint32 { return p.fanout[255] }
+
+// find returns the index of h among the pack's names, or -1.
+func (p *pack) find(h plumbing.Hash) int {
+	lo := 0
+	if h[0] > 0 {
+		lo = int(p.fanout[h[0]-1])
+	}
+	hi := int(p.fanout[h[0]])
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		switch c := bytes.Compare(p.names[mid*20:mid*20+20], h[:]); {
+		case c == 0:
+			return mid
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return -1
+}
+
+func (p *pack) offset(i int) (int64, error) {
+	off := binary.BigEndian.Uint32(p.offsets[i*4:])
+	if off&(1<<31) == 0 {
+		return int64(off), nil
+	}
+	j := int(off &^ (1 << 31))
+	if (j+1)*8 > len(p.large) {
+		return 0, errBadIndex
+	}
+	return int64(binary.BigEndian.Uint64(p.large[j*8:])), nil
+}
+
+// end is where the entry starting at off stops.
+func (p *pack) end(off int64) (int64, error) {
+	i, ok := slices.BinarySearch(p.starts, off)
+	if !ok || i+1 >= len(p.starts) {
+		return 0, fmt.Errorf("%s: no object starts at offset %d", p.name, off)
+	}
+	return p.starts[i+1], nil
+}
+
+// entry is a pack entry's header, with its compressed bytes.
+type entry struct {
+	typ  int
+	size int64 // inflated size: the object's, or the delta's for deltas
+	base int64 // for typeOfsDelta, the base's offset
+	ref  plumbing.Hash
+	data []byte // the zlib stream
+}
+
+// readEntry reads the entry at off: its header and compressed bytes, in one
+// read since the next entry's start bounds it.
+func (p *pack) readEntry(off int64, buf []byte) (entry, []byte, error) {
+	end, err := p.end(off)
+	if err != nil {
+		return entry{}, buf, err
+	}
+	n := int(end - off)
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	raw := buf[:n]
+	if _, err := p.file.ReadAt(raw, off); err != nil && !(errors.Is(err, io.EOF) && end == p.size) {
+		return entry{}, buf, fmt.Errorf("%s: read at %d: %w", p.name, off, err)
+	}
+	e, err := parseEntryHeader(raw, off)
+	if err != nil {
+		return entry{}, buf, fmt.Errorf("%s: entry at %d: %w", p.name, off, err)
+	}
+	return e, buf, nil
+}
+
+var errBadEntry = errors.New("malformed pack entry")
+
+// parseEntryHeader reads a pack entry's type and size, its delta base, and
+// leaves the compressed rest in data.
+func parseEntryHeader(raw []byte, off int64) (entry, error) {
+	if len(raw) == 0 {
+		return entry{}, errBadEntry
+	}
+	c := raw[0]
+	e := entry{typ: int(c>>4) & 7, size: int64(c & 15)}
+	i, shift := 1, 4
+	for c&0x80 != 0 {
+		if i >= len(raw) || shift > 56 {
+			return entry{}, errBadEntry
+		}
+		c = raw[i]
+		e.size |= int64(c&0x7f) << shift
+		shift += 7
+		i++
+	}
+	switch e.typ {
+	case int(plumbing.CommitObject), int(plumbing.TreeObject), int(plumbing.BlobObject), int(plumbing.TagObject):
+	case typeOfsDelta:
+		// The distance back is big-endian base-128 with an offset of one
+		// added per continuation, so every distance has one encoding.
+		if i >= len(raw) {
+			return entry{}, errBadEntry
+		}
+		c = raw[i]
+		i++
+		dist := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			if i >= len(raw) || dist > 1<<55 {
+				return entry{}, errBadEntry
+			}
+			c = raw[i]
+			i++
+			dist = (dist+1)<<7 | int64(c&0x7f)
+		}
+		if dist <= 0 || dist > off {
+			return entry{}, errBadEntry
+		}
+		e.base = off - dist
+	case typeRefDelta:
+		if len(raw) < i+20 {
+			return entry{}, errBadEntry
+		}
+		copy(e.ref[:], raw[i:i+20])
+		i += 20
+	default:
+		return entry{}, fmt.Errorf("%w: type %d", errBadEntry, e.typ)
+	}
+	e.data = raw[i:]
+	return e, nil
+}

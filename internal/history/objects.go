@@ -1,0 +1,109 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/digest-cli/digest/internal/gitobjects"
+)
+
+// readObject reads an object of type want, unless it is larger than limit
+// bytes (0: no limit): then only its size is returned, with Data nil.
+// Missing objects are plumbing.ErrObjectNotFound, as from go-git.
+func (r *Repo) readObject(h plumbing.Hash, want plumbing.ObjectType, limit int64) (gitobjects.Object, error) {
+	if r.objects == nil {
+		return r.readWithGoGit(h, want, limit)
+	}
+	obj, err := r.objects.ReadLimited(h, limit)
+	if errors.Is(err, gitobjects.ErrNotFound) {
+		return obj, fmt.Errorf("%s %s: %w", want, h, plumbing.ErrObjectNotFound)
+	}
+	if err != nil {
+		return obj, err
+	}
+	if obj.Type != want {
+		return gitobjects.Object{}, fmt.Errorf("%s is a %s, not a %s", h, obj.Type, want)
+	}
+	return obj, nil
+}
+
+// readWithGoGit is readObject for repositories gitobjects cannot read:
+// go-git's storage is not safe for concurrent use, so reads take turns.
+func (r *Repo) readWithGoGit(h plumbing.Hash, want plumbing.ObjectType, limit int64) (gitobjects.Object, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	enc, err := r.git.Storer.EncodedObject(want, h)
+	if err != nil {
+		return gitobjects.Object{}, fmt.Errorf("%s %s: %w", want, h, err)
+	}
+	obj := gitobjects.Object{Type: enc.Type(), Size: enc.Size()}
+	if limit > 0 && obj.Size > limit {
+		return obj, nil
+	}
+	rd, err := enc.Reader()
+	if err != nil {
+		return gitobjects.Object{}, fmt.Errorf("%s %s: %w", want, h, err)
+	}
+	defer rd.Close()
+	obj.Data = make([]byte, 0, obj.Size)
+	buf := bytes.NewBuffer(obj.Data)
+	if _, err := io.Copy(buf, rd); err != nil {
+		return gitobjects.Object{}, fmt.Errorf("%s %s: %w", want, h, err)
+	}
+	obj.Data = buf.Bytes()
+	return obj, nil
+}
+
+// commitObject reads and parses a commit.
+func (r *Repo) commitObject(h plumbing.Hash) (*object.Commit, error) {
+	obj, err := r.readObject(h, plumbing.CommitObject, 0)
+	if err != nil {
+		return nil, err
+	}
+	c := &object.Commit{}
+	if err := c.Decode(&knownObject{hash: h, Object: obj}); err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return c, nil
+}
+
+// hasCommit reports whether the commit h is here (not beyond a shallow
+// clone's boundary).
+func (r *Repo) hasCommit(h plumbing.Hash) (bool, error) {
+	if r.objects != nil {
+		return r.objects.Has(h), nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, err := r.git.Storer.EncodedObject(plumbing.CommitObject, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// knownObject hands an object already read to go-git's decoders, with its
+// hash known: go-git would otherwise hash the content again to learn it.
+type knownObject struct {
+	hash plumbing.Hash
+	gitobjects.Object
+}
+
+var _ plumbing.EncodedObject = (*knownObject)(nil)
+
+func (o *knownObject) Hash() plumbing.Hash             { return o.hash }
+func (o *knownObject) Type() plumbing.ObjectType       { return o.Object.Type }
+func (o *knownObject) SetType(t plumbing.ObjectType)   { o.Object.Type = t }
+func (o *knownObject) Size() int64                     { return o.Object.Size }
+func (o *knownObject) SetSize(s int64)                 { o.Object.Size = s }
+func (o *knownObject) Writer() (io.WriteCloser, error) { return nil, errReadOnly }
+func (o *knownObject) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(o.Data)), nil
+}
+
+var errReadOnly = errors.New("objects read from the repository are read-only")
