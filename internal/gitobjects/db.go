@@ -8,7 +8,6 @@ package gitobjects
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"compress/zlib"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -131,7 +132,7 @@ func (db *DB) Close() error {
 	defer db.mu.Unlock()
 	var errs []error
 	for _, p := range db.packs {
-		errs = append(errs, p.file.Close())
+		errs = append(errs, p.close())
 	}
 	db.packs = nil
 	return errors.Join(errs...)

@@ -50,11 +50,41 @@ func needGit(t *testing.T) {
 	}
 }
 
-func gitRun(t *testing.T, dir string, args ...string) {
+// gitCmd runs git apart from this machine's configuration.
+func gitCmd(t *testing.T, stdin string, args ...string) *exec.Cmd {
 	t.Helper()
-	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
 	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + filepath.Dir(bin), "GIT_CONFIG_NOSYSTEM=1", "LANG=C"}
+	cmd.Stdin = strings.NewReader(stdin)
+	return cmd
+}
+
+func gitRun(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	out, err := gitCmd(t, stdin, append([]string{"-C", dir}, args...)...).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return string(out)
+}
+
+// packObjects packs the objects reachable from revs (rev-list arguments) into a
+// new pack with pack-objects' options, and drops the loose copies. Not
+// `git repack`: its pack-objects reads revisions from an inherited standard
+// input, which under `go test ./...` here once held another program's output.
+func packObjects(t *testing.T, dir string, revs []string, options ...string) {
+	t.Helper()
+	objects := gitRun(t, dir, "", append([]string{"rev-list", "--objects"}, revs...)...)
+	gitRun(t, dir, objects, append(append([]string{"pack-objects", "-q"}, options...), ".git/objects/pack/pack")...)
+	gitRun(t, dir, "", "prune-packed")
 }
 
 type want struct {
@@ -140,16 +170,16 @@ func TestReadsPacksLikeGoGit(t *testing.T) {
 		args  []string
 		cache int
 	}{
-		{"offset deltas", []string{"repack", "-adf", "--depth=50", "--window=50"}, 4 << 20},
-		{"reference deltas", []string{"-c", "repack.usedeltabaseoffset=false", "repack", "-adf", "--depth=50"}, 4 << 20},
-		{"no cache", []string{"repack", "-adf", "--depth=250"}, 0},
-		{"index version 1", []string{"-c", "pack.indexversion=1", "repack", "-adf"}, 1 << 20},
+		{"offset deltas", []string{"--delta-base-offset", "--depth=50", "--window=50"}, 4 << 20},
+		{"reference deltas", []string{"--depth=50"}, 4 << 20},
+		{"no cache", []string{"--delta-base-offset", "--depth=250"}, 0},
+		{"index version 1", []string{"--delta-base-offset", "--index-version=1"}, 1 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := history(t, 40)
 			// Read while loose, since go-git cannot read version 1 indexes.
 			all := goGitObjects(t, r.Dir)
-			gitRun(t, r.Dir, tc.args...)
+			packObjects(t, r.Dir, []string{"--all"}, tc.args...)
 			packs, _ := filepath.Glob(filepath.Join(r.Dir, ".git", "objects", "pack", "*.pack"))
 			if len(packs) != 1 {
 				t.Fatalf("want one pack, found %v", packs)
@@ -166,7 +196,7 @@ func TestReadsPacksLikeGoGit(t *testing.T) {
 func TestReadsPacksAndLooseTogether(t *testing.T) {
 	needGit(t)
 	r := history(t, 10)
-	gitRun(t, r.Dir, "repack", "-ad")
+	packObjects(t, r.Dir, []string{"--all"}, "--delta-base-offset")
 	db, err := Open(filepath.Join(r.Dir, ".git", "objects"), 1<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -175,13 +205,9 @@ func TestReadsPacksAndLooseTogether(t *testing.T) {
 	// gittest's go-git would not see the repack, so git commits from here.
 	commit := func(name string) plumbing.Hash {
 		os.WriteFile(filepath.Join(r.Dir, name), []byte(name+" is new\n"), 0o644)
-		gitRun(t, r.Dir, "add", name)
-		gitRun(t, r.Dir, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", name)
-		out, err := exec.Command("git", "-C", r.Dir, "rev-parse", "HEAD").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return plumbing.NewHash(strings.TrimSpace(string(out)))
+		gitRun(t, r.Dir, "", "add", name)
+		gitRun(t, r.Dir, "", "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", name)
+		return plumbing.NewHash(strings.TrimSpace(gitRun(t, r.Dir, "", "rev-parse", "HEAD")))
 	}
 	later := commit("later.txt")
 	obj, err := db.Read(later)
@@ -189,7 +215,7 @@ func TestReadsPacksAndLooseTogether(t *testing.T) {
 		t.Fatalf("loose commit beside a pack: %v %v", obj.Type, err)
 	}
 	newer := commit("newer.txt")
-	gitRun(t, r.Dir, "repack", "-d") // packs the loose objects into a second pack
+	packObjects(t, r.Dir, []string{later.String() + ".." + newer.String()}) // a second pack
 	if obj, err := db.Read(newer); err != nil || obj.Type != plumbing.CommitObject {
 		t.Fatalf("object in a pack made after Open: %v %v", obj.Type, err)
 	}
@@ -200,9 +226,9 @@ func TestReadsPacksAndLooseTogether(t *testing.T) {
 func TestReadsAlternates(t *testing.T) {
 	needGit(t)
 	r := history(t, 5)
-	gitRun(t, r.Dir, "repack", "-ad")
+	packObjects(t, r.Dir, []string{"--all"})
 	clone := filepath.Join(t.TempDir(), "clone")
-	if out, err := exec.Command("git", "clone", "-q", "--shared", r.Dir, clone).CombinedOutput(); err != nil {
+	if out, err := gitCmd(t, "", "clone", "-q", "--shared", r.Dir, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	sameObjects(t, clone, goGitObjects(t, clone), 1<<20)
@@ -211,7 +237,7 @@ func TestReadsAlternates(t *testing.T) {
 func TestReadLimitedGivesSizeWithoutContent(t *testing.T) {
 	needGit(t)
 	r := history(t, 20)
-	gitRun(t, r.Dir, "repack", "-adf", "--depth=50")
+	packObjects(t, r.Dir, []string{"--all"}, "--delta-base-offset", "--depth=50")
 	repo, err := git.PlainOpen(r.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +289,7 @@ func TestMissingObject(t *testing.T) {
 func TestDamagedPackFailsCleanly(t *testing.T) {
 	needGit(t)
 	r := history(t, 15)
-	gitRun(t, r.Dir, "repack", "-adf", "--depth=50")
+	packObjects(t, r.Dir, []string{"--all"}, "--delta-base-offset", "--depth=50")
 	packs, _ := filepath.Glob(filepath.Join(r.Dir, ".git", "objects", "pack", "*.pack"))
 	clean, err := os.ReadFile(packs[0])
 	if err != nil {

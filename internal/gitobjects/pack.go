@@ -26,7 +26,7 @@ type pack struct {
 	file *os.File
 	size int64
 
-	// The index, kept as the file's bytes: fanout[b] counts the names whose
+	// The index, mapped (see mapFile) and unmapped on close: fanout[b] counts the names whose
 	// first byte is at most b; names holds them sorted, 20 bytes each;
 	// offsets holds their pack offsets (4 bytes each, the top bit sending
 	// large ones to large, 8 bytes each).
@@ -34,51 +34,63 @@ type pack struct {
 	names   []byte
 	offsets []byte
 	large   []byte
-	// ends[i] is where the entry starting at starts[i] ends: the next
-	// entry's start, or the trailer. An entry's compressed bytes are then
-	// read with one ReadAt of exactly their length.
+	unmap   func() error
+	// starts holds every entry's offset, sorted, then the trailer's: an
+	// entry ends where the next starts, so its compressed bytes are read
+	// with one ReadAt of exactly their length.
 	starts []int64
+}
+
+func (p *pack) close() error {
+	err := p.file.Close()
+	if uerr := p.unmap(); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // openPack reads the index next to the pack file path (".pack") and checks
 // both belong together.
 func openPack(path string) (*pack, error) {
-	idx, err := os.ReadFile(strings.TrimSuffix(path, ".pack") + ".idx")
+	idx, unmap, err := mapFile(strings.TrimSuffix(path, ".pack") + ".idx")
 	if err != nil {
 		return nil, err
 	}
-	p := &pack{name: path}
+	p := &pack{name: path, unmap: unmap}
 	if err := p.parseIndex(idx); err != nil {
+		unmap()
 		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(path, ".pack")+".idx", err)
 	}
 	f, err := os.Open(path)
 	if err != nil {
+		unmap()
 		return nil, err
 	}
+	p.file = f
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		p.close()
 		return nil, err
 	}
-	p.file, p.size = f, st.Size()
+	p.size = st.Size()
 	var head [12]byte
 	if _, err := f.ReadAt(head[:], 0); err != nil || string(head[:4]) != "PACK" {
-		f.Close()
+		p.close()
 		return nil, fmt.Errorf("%s: not a pack file", path)
 	}
 	if v := binary.BigEndian.Uint32(head[4:]); v != 2 && v != 3 {
-		f.Close()
+		p.close()
 		return nil, fmt.Errorf("%s: pack version %d is not supported", path, v)
 	}
 	if n := binary.BigEndian.Uint32(head[8:]); n != p.count() {
-		f.Close()
+		p.close()
 		return nil, fmt.Errorf("%s: the pack holds %d objects, its index %d", path, n, p.count())
 	}
 	p.starts = make([]int64, 0, p.count()+1)
 	for i := range int(p.count()) {
 		off, err := p.offset(i)
 		if err != nil || off < 12 || off >= p.size-20 {
-			f.Close()
+			p.close()
 			return nil, fmt.Errorf("%s: index names an offset outside the pack", path)
 		}
 		p.starts = append(p.starts, off)

@@ -120,6 +120,9 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 	}
 	p.cut = opts.Tokenizer.Fit(sections, opts.MaxDiffTokens)
 	c := p.commit
+	if c.Message, err = p.repo.repo.Message(c.Hash); err != nil {
+		return prepared{err: err}
+	}
 	p.sent = prompt.Commit{
 		Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
 		Message: prompt.CutMessage(c.Message), Files: files, Diff: p.cut.Text,
