@@ -102,6 +102,7 @@ type prepared struct {
 // prepareOne diffs one commit, cuts its diff to the budget and builds what
 // the model is told of it.
 func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions, p *pending) prepared {
+	p.commitText = &commitText{}
 	d, err := p.repo.repo.Diff(ctx, p.commit, diffOpts)
 	if err != nil {
 		return prepared{err: err}

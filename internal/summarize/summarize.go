@@ -106,16 +106,23 @@ type Result struct {
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
+// One is held for every miss of a run, so what only matters while the
+// commit is in flight sits behind a pointer, let go once it is settled.
 type pending struct {
 	repo     *repoRun
 	index    int // into Result.Changelog.Entries
 	commit   history.Commit
-	cut      budget.Cut
-	skipped  []report.SkippedFile
 	shared   []int         // other entries for the same commit, met in another clone
-	sent     prompt.Commit // what the model is told of it
 	tokens   int           // its estimated share of a request
 	redacted redact.Counts // secrets replaced in sent
+	*commitText
+}
+
+// commitText is what prepare made of a pending commit.
+type commitText struct {
+	cut     budget.Cut
+	skipped []report.SkippedFile
+	sent    prompt.Commit // what the model is told of it
 	// blockTokens, in a dry run, is the exact count of the commit's part of
 	// a request, counted by the worker that prepared it.
 	blockTokens int
@@ -125,7 +132,7 @@ type pending struct {
 // counted): a first run over a long history would otherwise hold every diff
 // it prepared until the end.
 func (p *pending) forget() {
-	p.sent, p.cut.Text = prompt.Commit{}, ""
+	p.commitText = nil
 }
 
 type repoRun struct {
