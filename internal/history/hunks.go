@@ -1,20 +1,17 @@
 package history
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
-
-	"github.com/sergi/go-diff/diffmatchpatch"
+	"unicode/utf8"
 )
 
 // contextLines matches git's default -U3.
 const contextLines = 3
 
-type lineOp struct {
-	op   diffmatchpatch.Operation
-	text string // without its newline
-	eol  bool   // false only for a last line lacking its newline
-}
+// funcNameBytes is the size of xdiff's buffer for a hunk header's function
+// line, which cuts longer lines.
+const funcNameBytes = 80
 
 // writeHunks appends the file's hunks in unified format and counts the
 // added and removed lines.
@@ -29,116 +26,122 @@ func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string) (added
 	if fd.Status == 'D' {
 		newName = "/dev/null"
 	}
-	fmt.Fprintf(b, "--- %s\n+++ %s\n", oldName, newName)
-	ops := diffLines(oldText, newText)
-	var oldLines []string // the pre-image, for git's function-name hunk headers
-	for _, o := range ops {
-		if o.op != diffmatchpatch.DiffInsert {
-			oldLines = append(oldLines, o.text)
-		}
-	}
-	return encodeHunks(b, ops, oldLines)
+	b.WriteString("--- " + oldName + "\n+++ " + newName + "\n")
+	d := diffLines(oldText, newText)
+	return encodeHunks(b, d, d.changes())
 }
 
-func encodeHunks(b *strings.Builder, ops []lineOp, oldLines []string) (added, removed int) {
-	// Line numbers (1-based) of ops[i] in the old and new file.
-	oldAt := make([]int, len(ops)+1)
-	newAt := make([]int, len(ops)+1)
-	o, n := 1, 1
-	for i, op := range ops {
-		oldAt[i], newAt[i] = o, n
-		if op.op != diffmatchpatch.DiffInsert {
-			o++
-		}
-		if op.op != diffmatchpatch.DiffDelete {
+// encodeHunks writes the changes as git's xdl_emit_diff does: changes at
+// most 2*contextLines unchanged lines apart share a hunk, and each hunk's
+// removed lines come before its added ones.
+func encodeHunks(b *strings.Builder, d *lineDiff, changes []lineChange) (added, removed int) {
+	fn := funcFinder{text: d.old.text}
+	for len(changes) > 0 {
+		n := 1
+		for n < len(changes) && changes[n].i1-(changes[n-1].i1+changes[n-1].n1) <= 2*contextLines {
 			n++
 		}
-	}
-	oldAt[len(ops)], newAt[len(ops)] = o, n
+		hunk, last := changes[:n], changes[n-1]
+		changes = changes[n:]
 
-	i := 0
-	for i < len(ops) {
-		for i < len(ops) && ops[i].op == diffmatchpatch.DiffEqual {
-			i++
-		}
-		if i == len(ops) {
-			break
-		}
-		start := max(0, i-contextLines)
-		end := i // one past the last changed op of the hunk
-		for j := i; j < len(ops); j++ {
-			if ops[j].op != diffmatchpatch.DiffEqual {
-				end = j + 1
-				continue
-			}
-			if j-end >= 2*contextLines {
-				break
-			}
-		}
-		stop := min(len(ops), end+contextLines)
-		oldCount, newCount := 0, 0
-		for _, op := range ops[start:stop] {
-			if op.op != diffmatchpatch.DiffInsert {
-				oldCount++
-			}
-			if op.op != diffmatchpatch.DiffDelete {
-				newCount++
-			}
-		}
-		fmt.Fprintf(b, "@@ -%s +%s @@", hunkRange(oldAt[start], oldCount), hunkRange(newAt[start], newCount))
-		if fn := funcName(oldLines, oldAt[start]-1); fn != "" {
-			b.WriteString(" " + fn)
+		s1, s2 := max(hunk[0].i1-contextLines, 0), max(hunk[0].i2-contextLines, 0)
+		e1 := min(last.i1+last.n1+contextLines, d.old.nrec)
+		e2 := min(last.i2+last.n2+contextLines, d.new.nrec)
+		b.WriteString("@@ -")
+		b.WriteString(hunkRange(s1+1, e1-s1))
+		b.WriteString(" +")
+		b.WriteString(hunkRange(s2+1, e2-s2))
+		b.WriteString(" @@")
+		if name := fn.find(d.old.start(s1)); name != "" {
+			b.WriteString(" " + name)
 		}
 		b.WriteByte('\n')
-		for _, op := range ops[start:stop] {
-			switch op.op {
-			case diffmatchpatch.DiffInsert:
-				b.WriteByte('+')
-				added++
-			case diffmatchpatch.DiffDelete:
-				b.WriteByte('-')
-				removed++
-			default:
-				b.WriteByte(' ')
+
+		for _, c := range hunk {
+			for ; s2 < c.i2; s2++ {
+				writeHunkLine(b, ' ', d.new.line(s2))
 			}
-			b.WriteString(op.text)
-			b.WriteByte('\n')
-			if !op.eol {
-				b.WriteString("\\ No newline at end of file\n")
+			for i := c.i1; i < c.i1+c.n1; i++ {
+				writeHunkLine(b, '-', d.old.line(i))
 			}
+			for i := c.i2; i < c.i2+c.n2; i++ {
+				writeHunkLine(b, '+', d.new.line(i))
+			}
+			s2 = c.i2 + c.n2
+			added += c.n2
+			removed += c.n1
 		}
-		i = stop
+		for ; s2 < e2; s2++ {
+			writeHunkLine(b, ' ', d.new.line(s2))
+		}
 	}
 	return added, removed
 }
 
-// hunkRange prints git's "start,count" (an empty range starts one line early).
-func hunkRange(start, count int) string {
-	if count == 0 {
-		return fmt.Sprintf("%d,0", start-1)
+// writeHunkLine writes one line of a hunk; the text must be valid UTF-8, and
+// git marks a last line that lacks its newline.
+func writeHunkLine(b *strings.Builder, prefix byte, line string) {
+	text, eol := strings.CutSuffix(line, "\n")
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
 	}
-	if count == 1 {
-		return fmt.Sprintf("%d", start)
+	b.WriteByte(prefix)
+	b.WriteString(text)
+	b.WriteByte('\n')
+	if !eol {
+		b.WriteString("\\ No newline at end of file\n")
 	}
-	return fmt.Sprintf("%d,%d", start, count)
 }
 
-// funcName applies git's default funcname rule: the nearest line before the
-// hunk that starts with a letter, '_' or '$', cut to 80 bytes.
-func funcName(oldLines []string, before int) string {
-	for i := min(before, len(oldLines)) - 1; i >= 0; i-- {
-		l := oldLines[i]
-		if l == "" {
-			continue
-		}
-		c := l[0]
-		if c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') {
-			l = strings.TrimRight(l, " \t")
-			if len(l) > 80 {
-				l = strings.ToValidUTF8(l[:80], "")
-			}
-			return l
-		}
+// hunkRange prints git's "start,count" (an empty range starts one line early).
+func hunkRange(start, count int) string {
+	switch count {
+	case 0:
+		return strconv.Itoa(start-1) + ",0"
+	case 1:
+		return strconv.Itoa(start)
 	}
-	return ""
+	return strconv.Itoa(start) + "," + strconv.Itoa(count)
+}
+
+// funcFinder finds the function names of a file's hunk headers, in order.
+// Like xdiff it searches each time only back to where the previous hunk
+// began, keeping the name found before, so that a file without such lines
+// is scanned once rather than once per hunk.
+type funcFinder struct {
+	text  string // the old file
+	limit int    // lines starting before this offset were searched
+	name  string
+}
+
+// find returns the name for a hunk starting at byte offset pos of the old
+// file: the nearest line above it that starts with a letter, '_' or '$'.
+func (f *funcFinder) find(pos int) string {
+	for end := pos; end > f.limit; {
+		start := strings.LastIndexByte(f.text[:end-1], '\n') + 1
+		if c := f.text[start]; c == '_' || c == '$' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') {
+			f.name = funcName(f.text[start:end])
+			break
+		}
+		end = start
+	}
+	f.limit = pos
+	return f.name
+}
+
+// funcName is git's default function line: the line (with its newline) cut
+// to funcNameBytes, without trailing white space. git's hunk header ends at
+// the first byte that is not UTF-8; so does ours, to stay valid text.
+func funcName(line string) string {
+	line = line[:min(len(line), funcNameBytes)]
+	line = strings.TrimRight(line, " \t\r\n")
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRuneInString(line[i:])
+		// git's UTF-8 check also refuses the noncharacters U+FFFE and U+FFFF.
+		if (r == utf8.RuneError && size == 1) || r == 0xFFFE || r == 0xFFFF {
+			return line[:i]
+		}
+		i += size
+	}
+	return line
 }
