@@ -121,8 +121,10 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 	}
 	p.cut = opts.Tokenizer.Fit(sections, opts.MaxDiffTokens)
 	c := p.commit
-	if c.Message, err = p.repo.repo.Message(c.Hash); err != nil {
-		return prepared{err: err}
+	if c.Message == "" { // dropped by collect, or empty: read it (again)
+		if c.Message, err = p.repo.repo.Message(c.Hash); err != nil {
+			return prepared{err: err}
+		}
 	}
 	p.sent = prompt.Commit{
 		Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),

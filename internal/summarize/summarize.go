@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/digest-cli/digest/internal/budget"
@@ -229,7 +230,17 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 		res.Empty = append(res.Empty, r.Path())
 		return nil, nil
 	}
+	rr := &repoRun{repo: r, id: opts.RepoID}
+	// The root is found by a walk of its own, down first parents: run beside
+	// the main walk, on another core, it costs no time.
+	var rootWalk sync.WaitGroup
+	var rootErr error
+	if rr.id == "" && headErr == nil {
+		rootWalk.Go(func() { rootErr = rr.findRoot(ctx, opts, head) })
+	}
+	defer rootWalk.Wait()
 	var commits []history.Commit
+	messageBytes, dropMessages := 0, false
 	walkErr := r.Walk(ctx, opts.Walk, func(c history.Commit) error {
 		if c.Boundary {
 			// Summarized as adding its whole tree, it would be cached as such
@@ -238,9 +249,18 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 				"repo", r.Path(), "commit", c.Hash)
 			return nil
 		}
-		// Read again when prepared: held from the walk to the end of a run,
-		// git.git's 60,000 messages took 45 MB.
-		c.Message = ""
+		// Past keptMessageBytes, messages are dropped here and read again
+		// when prepared: held from the walk to the end of a run, git.git's
+		// 60,000 messages took 45 MB. Reading them again costs a few
+		// percent of a dry run, worth paying only for long histories.
+		if dropMessages {
+			c.Message = ""
+		} else if messageBytes += len(c.Message); messageBytes > keptMessageBytes {
+			for i := range commits {
+				commits[i].Message = ""
+			}
+			c.Message, dropMessages = "", true
+		}
 		commits = append(commits, c)
 		return nil
 	})
@@ -254,20 +274,13 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	if len(commits) == 0 {
 		return nil, nil
 	}
-	if headErr != nil {
-		head = commits[0].Hash // HEAD is unborn, but --all or --rev found commits
+	if rr.id == "" && headErr != nil {
+		// HEAD is unborn, but --all or --rev found commits.
+		rootWalk.Go(func() { rootErr = rr.findRoot(ctx, opts, commits[0].Hash) })
 	}
-	rr := &repoRun{repo: r, id: opts.RepoID}
-	if rr.id == "" {
-		var known func(string) (string, bool, error)
-		if opts.Store != nil {
-			known = func(h string) (string, bool, error) { return knownRoot(ctx, opts.Store, h) }
-		}
-		root, err := r.RootCommit(ctx, head, known)
-		if err != nil {
-			return nil, err
-		}
-		rr.root, rr.id = root, key.RepoID(root)
+	rootWalk.Wait()
+	if rootErr != nil {
+		return nil, rootErr
 	}
 	if !opts.DryRun {
 		if err := opts.Store.SaveRepository(ctx, store.Repository{ID: rr.id, RootCommit: rr.root, Path: r.Path()}); err != nil {
@@ -306,6 +319,23 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	}
 	opts.Log.Debug("walked repository", "repo", r.Path(), "repo_id", rr.id, "commits", len(commits), "cached", len(cached))
 	return misses, nil
+}
+
+// keptMessageBytes bounds the commit messages a walk keeps for prepare.
+const keptMessageBytes = 8 << 20
+
+// findRoot names the repository by the root of the history from head.
+func (rr *repoRun) findRoot(ctx context.Context, opts Options, head string) error {
+	var known func(string) (string, bool, error)
+	if opts.Store != nil {
+		known = func(h string) (string, bool, error) { return knownRoot(ctx, opts.Store, h) }
+	}
+	root, err := rr.repo.RootCommit(ctx, head, known)
+	if err != nil {
+		return err
+	}
+	rr.root, rr.id = root, key.RepoID(root)
+	return nil
 }
 
 // knownRoot finds the root of a stored commit's repository, trusting only
