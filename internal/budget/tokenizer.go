@@ -35,8 +35,54 @@ type Tokenizer struct {
 // a few bytes: those keys are packed into integers, which hash and compare
 // faster than strings and give the garbage collector no pointers to chase.
 type vocabulary struct {
-	short map[uint64]uint32 // tokens of up to 7 bytes, by packKey
+	short shortTable // tokens of up to 7 bytes, by packKey
 	long  map[string]uint32
+}
+
+// shortTable maps packed keys to ranks by open addressing: a key and its
+// rank share a slot, so a lookup costs one cache miss where a Go map costs
+// several, and most of a count's time is lookups in a table larger than
+// the caches. Key 0 marks a free slot; a packed key is never 0 (it holds
+// its length).
+type shortTable struct {
+	slots []shortSlot
+	shift uint
+}
+
+type shortSlot struct {
+	key  uint64
+	rank uint32
+}
+
+func newShortTable(n int) shortTable {
+	bits := uint(4)
+	for 1<<bits < 3*n { // at most a third full: short probe runs
+		bits++
+	}
+	return shortTable{slots: make([]shortSlot, 1<<bits), shift: 64 - bits}
+}
+
+func (t *shortTable) put(key uint64, rank uint32) {
+	mask := uint64(len(t.slots) - 1)
+	for i := (key * 0x9E3779B97F4A7C15) >> t.shift; ; i = (i + 1) & mask {
+		if s := &t.slots[i]; s.key == 0 || s.key == key {
+			s.key, s.rank = key, rank
+			return
+		}
+	}
+}
+
+func (t *shortTable) get(key uint64) (uint32, bool) {
+	mask := uint64(len(t.slots) - 1)
+	for i := (key * 0x9E3779B97F4A7C15) >> t.shift; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s.key == key {
+			return s.rank, true
+		}
+		if s.key == 0 {
+			return 0, false
+		}
+	}
 }
 
 // packKey packs up to 7 bytes and their count into an integer.
@@ -50,7 +96,7 @@ func packKey(s string) uint64 {
 
 func (v *vocabulary) rank(s string) (uint32, bool) {
 	if len(s) < 8 {
-		r, ok := v.short[packKey(s)]
+		r, ok := v.short.get(packKey(s))
 		return r, ok
 	}
 	r, ok := v.long[s]
@@ -112,12 +158,12 @@ func ranks(codec tokenizer.Codec) vocabulary {
 		tokens = append(tokens, token{uint32(all.Len()), uint32(id)})
 	}
 	joined := all.String()
-	v := vocabulary{short: make(map[uint64]uint32, len(tokens)), long: make(map[string]uint32)}
+	v := vocabulary{short: newShortTable(len(tokens)), long: make(map[string]uint32)}
 	start := uint32(0)
 	for _, t := range tokens {
 		tok := joined[start:t.end]
 		if len(tok) < 8 {
-			v.short[packKey(tok)] = t.id
+			v.short.put(packKey(tok), t.id)
 		} else {
 			v.long[tok] = t.id
 		}
