@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"compress/zlib"
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -395,7 +395,8 @@ func (db *DB) chainType(p *pack, e entry) (plumbing.ObjectType, error) {
 }
 
 // inflater is a zlib reader kept for reuse: making one allocates tables
-// worth more than most objects.
+// worth more than most objects. klauspost/compress's inflates a few percent
+// faster than the standard library's, measured over go-git's history.
 type inflater struct {
 	src bytes.Reader
 	zr  io.ReadCloser
