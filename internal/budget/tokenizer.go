@@ -56,7 +56,7 @@ type shortSlot struct {
 
 func newShortTable(n int) shortTable {
 	bits := uint(4)
-	for 1<<bits < 3*n { // at most a third full: short probe runs
+	for 1<<bits < 2*n { // at most half full: short probe runs
 		bits++
 	}
 	return shortTable{slots: make([]shortSlot, 1<<bits), shift: 64 - bits}
@@ -158,8 +158,15 @@ func ranks(codec tokenizer.Codec) vocabulary {
 		tokens = append(tokens, token{uint32(all.Len()), uint32(id)})
 	}
 	joined := all.String()
-	v := vocabulary{short: newShortTable(len(tokens)), long: make(map[string]uint32)}
-	start := uint32(0)
+	short, start := 0, uint32(0)
+	for _, t := range tokens {
+		if t.end-start < 8 {
+			short++
+		}
+		start = t.end
+	}
+	v := vocabulary{short: newShortTable(short), long: make(map[string]uint32)}
+	start = 0
 	for _, t := range tokens {
 		tok := joined[start:t.end]
 		if len(tok) < 8 {
