@@ -128,7 +128,7 @@ func (p *pack) parseIndex(idx []byte) error {
 	if version == 1 {
 		// Entries interleave a 4-byte offset and a 20-byte name; split them
 		// into the version 2 layout once, so lookups need not care.
-		if n > (len(body)-trailer)/24 {
+		if len(body) != n*24+trailer {
 			return errBadIndex
 		}
 		p.names = make([]byte, 0, n*20)
@@ -140,7 +140,9 @@ func (p *pack) parseIndex(idx []byte) error {
 		}
 		return nil
 	}
-	if n > (len(body)-trailer)/28 {
+	// After the names, CRCs and offsets, only 8-byte large offsets, at most
+	// one per object: any other length is damage or another hash's index.
+	if rest := len(body) - n*28 - trailer; n > (len(body)-trailer)/28 || rest%8 != 0 || rest/8 > n {
 		return errBadIndex
 	}
 	p.names = body[:n*20]

@@ -17,6 +17,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	format "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -92,9 +93,13 @@ func Open(path string) (*Repo, error) {
 	cacheBytes := objectCacheBytes(st.Filesystem())
 	// gitobjects reads what a history needs; go-git still resolves refs and
 	// revisions and detects renames, which needs little of its cache then.
-	objects, err := gitobjects.Open(objectsDir(st.Filesystem().Root()), int(cacheBytes))
-	if err == nil {
-		cacheBytes = 1 << 20
+	// What gitobjects cannot read (SHA-256 objects, a pack it does not
+	// understand) go-git reads instead, taking turns.
+	var objects *gitobjects.DB
+	if cfg, err := r.Config(); err == nil && cfg.Extensions.ObjectFormat != format.SHA256 {
+		if objects, err = gitobjects.Open(objectsDir(st.Filesystem().Root()), int(cacheBytes)); err == nil {
+			cacheBytes = 1 << 20
+		}
 	}
 	// go-git opens and closes a pack file for every object it reads unless
 	// told to keep descriptors: over a history that is most of the time.
