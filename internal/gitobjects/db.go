@@ -171,12 +171,17 @@ func (db *DB) ReadLimited(h plumbing.Hash, limit int64) (Object, error) {
 
 // Has reports whether the object is here, without reading it.
 func (db *DB) Has(h plumbing.Hash) bool {
-	if p, _ := db.locate(h); p != nil {
-		return true
-	}
-	for _, dir := range db.dirs {
-		if _, err := os.Stat(loosePath(dir, h)); err == nil {
+	for attempt := 0; attempt < 2; attempt++ {
+		if p, _ := db.locate(h); p != nil {
 			return true
+		}
+		for _, dir := range db.dirs {
+			if _, err := os.Stat(loosePath(dir, h)); err == nil {
+				return true
+			}
+		}
+		if attempt == 0 && db.scanPacks() != nil {
+			return false
 		}
 	}
 	return false

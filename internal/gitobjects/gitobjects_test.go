@@ -216,6 +216,9 @@ func TestReadsPacksAndLooseTogether(t *testing.T) {
 	}
 	newer := commit("newer.txt")
 	packObjects(t, r.Dir, []string{later.String() + ".." + newer.String()}) // a second pack
+	if !db.Has(newer) {
+		t.Fatal("Has is false for an object in a pack made after Open")
+	}
 	if obj, err := db.Read(newer); err != nil || obj.Type != plumbing.CommitObject {
 		t.Fatalf("object in a pack made after Open: %v %v", obj.Type, err)
 	}
