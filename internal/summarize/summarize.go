@@ -235,7 +235,8 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	// the main walk, on another core, it costs no time.
 	var rootWalk sync.WaitGroup
 	var rootErr error
-	if rr.id == "" && headErr == nil {
+	needRoot := rr.id == "" // read here only: the root walk writes rr
+	if needRoot && headErr == nil {
 		rootWalk.Go(func() { rootErr = rr.findRoot(ctx, opts, head) })
 	}
 	defer rootWalk.Wait()
@@ -274,7 +275,7 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	if len(commits) == 0 {
 		return nil, nil
 	}
-	if rr.id == "" && headErr != nil {
+	if needRoot && headErr != nil {
 		// HEAD is unborn, but --all or --rev found commits.
 		rootWalk.Go(func() { rootErr = rr.findRoot(ctx, opts, commits[0].Hash) })
 	}
