@@ -90,6 +90,29 @@ func TestPrepareInWalkOrderAsAlone(t *testing.T) {
 	}
 }
 
+// TestDroppedMessagesAreReadAgain: past keptMessageBytes the walk's
+// messages are let go, and each commit's is read again when it is prepared.
+func TestDroppedMessagesAreReadAgain(t *testing.T) {
+	defer func(kept int) { keptMessageBytes = kept }(keptMessageBytes)
+	keptMessageBytes = 100
+	opts, _, misses := preparedHistory(t)
+	if misses[0].commit.Message != "" || misses[len(misses)-1].commit.Message != "" {
+		t.Fatal("messages past the bound were kept")
+	}
+	prepared := 0
+	prepare(context.Background(), opts, misses, func(p *pending) bool {
+		// Each message here is its subject line alone, which the walk kept.
+		if want := p.commit.Subject; p.sent.Message != want || want == "" {
+			t.Errorf("commit %s: message %q sent, want %q", p.commit.Hash, p.sent.Message, want)
+		}
+		prepared++
+		return true
+	}, func(p *pending, err error) { t.Errorf("commit %s failed: %v", p.commit.Subject, err) })
+	if prepared != len(misses) || prepared < 100 {
+		t.Fatalf("%d of %d prepared", prepared, len(misses))
+	}
+}
+
 // TestPrepareStopsWhenSendRefuses: once send reports the run is over,
 // prepare returns without handing on anything more.
 func TestPrepareStopsWhenSendRefuses(t *testing.T) {

@@ -322,8 +322,9 @@ func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([
 	return misses, nil
 }
 
-// keptMessageBytes bounds the commit messages a walk keeps for prepare.
-const keptMessageBytes = 8 << 20
+// keptMessageBytes bounds the commit messages a walk keeps for prepare (a
+// variable for tests).
+var keptMessageBytes = 8 << 20
 
 // findRoot names the repository by the root of the history from head.
 func (rr *repoRun) findRoot(ctx context.Context, opts Options, head string) error {
