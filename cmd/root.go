@@ -95,7 +95,7 @@ the variable, and the variable over the default.`,
 	root.SetOut(f.IOStreams.Out)
 	root.SetErr(f.IOStreams.ErrOut)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return cmdutil.UsageError("%v. Try: digest %s --help", err, cmd.Name())
+		return cmdutil.UsageError("%v. Try: %s --help", err, cmd.CommandPath())
 	})
 
 	pf := root.PersistentFlags()
