@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 
 	"github.com/digest-cli/digest/internal/gitobjects"
 )
@@ -26,11 +27,49 @@ func (r *Repo) readObject(h plumbing.Hash, want plumbing.ObjectType, limit int64
 	if err != nil {
 		return obj, err
 	}
-	if obj.Type != want {
+	if obj.Type != want && want != plumbing.AnyObject {
 		return gitobjects.Object{}, fmt.Errorf("%s is a %s, not a %s", h, obj.Type, want)
 	}
 	return obj, nil
 }
+
+// objectStorer lends gitobjects to go-git's rename detection, read-only,
+// so that --renames reads blobs on every core instead of taking turns.
+type objectStorer struct{ r *Repo }
+
+var _ storer.EncodedObjectStorer = objectStorer{}
+
+func (s objectStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	obj, err := s.r.readObject(h, t, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &knownObject{hash: h, Object: obj}, nil
+}
+
+func (s objectStorer) HasEncodedObject(h plumbing.Hash) error {
+	if !s.r.objects.Has(h) {
+		return plumbing.ErrObjectNotFound
+	}
+	return nil
+}
+
+func (s objectStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	obj, err := s.r.readObject(h, plumbing.AnyObject, 1)
+	return obj.Size, err
+}
+
+func (objectStorer) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+
+func (objectStorer) SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error) {
+	return plumbing.ZeroHash, errReadOnly
+}
+
+func (objectStorer) IterEncodedObjects(plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	return nil, errReadOnly
+}
+
+func (objectStorer) AddAlternate(string) error { return errReadOnly }
 
 // readWithGoGit is readObject for repositories gitobjects cannot read:
 // go-git's storage is not safe for concurrent use, so reads take turns.

@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // side is one side of a changed path: absent when path is "".
@@ -166,16 +167,20 @@ func parseTree(raw []byte) ([]treeEntry, error) {
 // renamedChanges diffs with go-git's rename detection, for --renames: rare
 // enough that its cost is acceptable, and detection is not ours to redo.
 func (r *Repo) renamedChanges(ctx context.Context, oldTree, newTree plumbing.Hash) ([]change, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	var objects storer.EncodedObjectStorer = objectStorer{r}
+	if r.objects == nil {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		objects = r.git.Storer
+	}
 	var a, b *object.Tree
 	var err error
 	if !oldTree.IsZero() {
-		if a, err = object.GetTree(r.git.Storer, oldTree); err != nil {
+		if a, err = object.GetTree(objects, oldTree); err != nil {
 			return nil, err
 		}
 	}
-	if b, err = object.GetTree(r.git.Storer, newTree); err != nil {
+	if b, err = object.GetTree(objects, newTree); err != nil {
 		return nil, err
 	}
 	changes, err := object.DiffTreeWithOptions(ctx, a, b, object.DefaultDiffTreeOptions)
