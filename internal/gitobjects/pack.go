@@ -26,10 +26,10 @@ type pack struct {
 	file *os.File
 	size int64
 
-	// The index, mapped (see mapFile) and unmapped on close: fanout[b] counts the names whose
-	// first byte is at most b; names holds them sorted, 20 bytes each;
-	// offsets holds their pack offsets (4 bytes each, the top bit sending
-	// large ones to large, 8 bytes each).
+	// The index, mapped (see mapFile) until close: fanout[b] counts the
+	// names whose first byte is at most b; names holds them sorted, 20
+	// bytes each; offsets holds their pack offsets (4 bytes each, the top
+	// bit sending large ones to large, 8 bytes each).
 	fanout  [256]uint32
 	names   []byte
 	offsets []byte
