@@ -250,7 +250,7 @@ func parseLoose(raw []byte, limit int64) (Object, error) {
 		return Object{}, fmt.Errorf("loose object: unknown type %q", name)
 	}
 	size, err := strconv.ParseInt(sizeText, 10, 64)
-	if err != nil || size < 0 || size > maxObjectBytes {
+	if err != nil || size < 0 || size > maxObjectBytes || size > int64(len(raw))*1100+64 {
 		return Object{}, fmt.Errorf("loose object: malformed size %q", sizeText)
 	}
 	obj := Object{Type: typ, Size: size}

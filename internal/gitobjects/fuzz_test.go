@@ -2,8 +2,38 @@ package gitobjects
 
 import (
 	"bytes"
+	"compress/zlib"
 	"testing"
 )
+
+func deflate(b []byte) []byte {
+	var out bytes.Buffer
+	w := zlib.NewWriter(&out)
+	w.Write(b)
+	w.Close()
+	return out.Bytes()
+}
+
+// FuzzParseLoose reads made-up loose objects, compressed and not: an error
+// or an object of the size its header states, never a panic or a huge
+// allocation for a header that lies.
+func FuzzParseLoose(f *testing.F) {
+	f.Add(deflate([]byte("blob 5\x00hello")), int64(0))
+	f.Add(deflate([]byte("blob 5\x00hello")), int64(3))
+	f.Add(deflate([]byte("commit 999999999\x00tree")), int64(0))
+	f.Add(deflate([]byte("tree 3\x00ab")), int64(0))
+	f.Add(deflate([]byte("bogus 1\x00a")), int64(0))
+	f.Add([]byte("not zlib at all"), int64(0))
+	f.Fuzz(func(t *testing.T, raw []byte, limit int64) {
+		obj, err := parseLoose(raw, limit)
+		if err != nil {
+			return
+		}
+		if obj.Data != nil && int64(len(obj.Data)) != obj.Size {
+			t.Fatalf("%d bytes read of an object of %d", len(obj.Data), obj.Size)
+		}
+	})
+}
 
 // FuzzApplyDelta feeds damaged and made-up deltas: an error or a result of
 // the size the delta states, never a panic or an out-of-range read.
