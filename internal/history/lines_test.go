@@ -359,7 +359,7 @@ func TestDiffLinesMatchesGit(t *testing.T) {
 }
 
 // TestDiffLinesMatchesGitOnHistory compares consecutive versions of real
-// files from the go-git and git mirrors, when they are present. (The
+// files from clones of go-git and git, when named (see historyMirror). (The
 // diffmatchpatch diff had git's hunks for 78% of the go-git pairs and 62%
 // of the git ones, and git's counts for 99.7% and 93%.)
 func TestDiffLinesMatchesGitOnHistory(t *testing.T) {
@@ -367,7 +367,7 @@ func TestDiffLinesMatchesGitOnHistory(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	for _, m := range mirrors {
-		t.Run(filepath.Base(filepath.Dir(m.dir)), func(t *testing.T) {
+		t.Run(m.name, func(t *testing.T) {
 			pairs := historyPairs(t, m)
 			exact := checkAgainstGit(t, pairs)
 			t.Logf("hunks equal to git's for %d of %d pairs", exact, len(pairs))
@@ -375,8 +375,12 @@ func TestDiffLinesMatchesGitOnHistory(t *testing.T) {
 	}
 }
 
-// historyMirror is a bare repository and files whose history makes test pairs.
+// historyMirror is a repository, named by an environment variable, and
+// files whose history makes test pairs: clones of go-git
+// (DIGEST_GOGIT_REPO) and git (DIGEST_GIT_REPO), made outside the project.
 type historyMirror struct {
+	name  string
+	env   string
 	dir   string
 	files []string
 
@@ -385,12 +389,12 @@ type historyMirror struct {
 }
 
 var (
-	goGitMirror = &historyMirror{dir: "/work/.mirror/go-git+go-git/repo", files: []string{
+	goGitMirror = &historyMirror{name: "go-git", env: "DIGEST_GOGIT_REPO", files: []string{
 		"repository.go", "worktree.go", "remote.go", "options.go", "config/config.go",
 		"plumbing/format/packfile/parser.go", "plumbing/object/commit.go",
 		"storage/filesystem/dotgit/dotgit.go", "README.md", "go.mod",
 	}}
-	gitMirror = &historyMirror{dir: "/work/.mirror/git+git/repo", files: []string{
+	gitMirror = &historyMirror{name: "git", env: "DIGEST_GIT_REPO", files: []string{
 		"diff.c", "xdiff/xdiffi.c", "sequencer.c", "t/t4015-diff-whitespace.sh", "po/de.po",
 	}}
 	mirrors = []*historyMirror{goGitMirror, gitMirror}
@@ -399,13 +403,13 @@ var (
 // historyPairs reads up to 40 consecutive versions of each of m's files:
 // the edits a history digest actually sees.
 func historyPairs(tb testing.TB, m *historyMirror) []textPair {
-	if _, err := os.Stat(m.dir); err != nil {
-		tb.Skipf("no mirror at %s", m.dir)
+	if m.dir = os.Getenv(m.env); m.dir == "" {
+		tb.Skipf("%s names no clone of %s", m.env, m.name)
 	}
 	m.once.Do(func() {
 		env := isolatedGitEnv(tb)
 		gitOut := func(args ...string) (string, error) {
-			cmd := exec.Command("git", append([]string{"--git-dir=" + m.dir}, args...)...)
+			cmd := exec.Command("git", append([]string{"-C", m.dir}, args...)...)
 			cmd.Env = env
 			out, err := cmd.Output()
 			return string(out), err
