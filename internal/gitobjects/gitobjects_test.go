@@ -325,3 +325,45 @@ func TestDamagedPackFailsCleanly(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestLargeOffsets reads an index whose object lies past 2 GiB: its offset
+// is an index into the table of 8-byte offsets, as in packs that large.
+func TestLargeOffsets(t *testing.T) {
+	var idx bytes.Buffer
+	idx.WriteString("\xfftOc\x00\x00\x00\x02")
+	name := bytes.Repeat([]byte{0xab}, 20)
+	for b := range 256 {
+		n := uint32(0)
+		if b >= 0xab {
+			n = 1
+		}
+		idx.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+	}
+	idx.Write(name)
+	idx.Write([]byte{0, 0, 0, 0})                         // CRC
+	idx.Write([]byte{0x80, 0, 0, 0})                      // the first large offset
+	idx.Write([]byte{0, 0, 0, 1, 0x2a, 0x05, 0xf2, 0x00}) // 5,000,000,000
+	idx.Write(make([]byte, 40))                           // checksums
+	p := &pack{}
+	if err := p.parseIndex(idx.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	var h plumbing.Hash
+	copy(h[:], name)
+	i := p.find(h)
+	if i != 0 {
+		t.Fatalf("find = %d, want 0", i)
+	}
+	if off, err := p.offset(i); err != nil || off != 5_000_000_000 {
+		t.Fatalf("offset = %d, %v; want 5000000000", off, err)
+	}
+	// The same index with its large offset cut off gives an error, which
+	// openPack meets when it reads every offset.
+	cut := &pack{}
+	if err := cut.parseIndex(append(bytes.Clone(idx.Bytes()[:idx.Len()-48]), make([]byte, 40)...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cut.offset(0); err == nil {
+		t.Fatal("an offset into a missing large-offset table was read")
+	}
+}
