@@ -88,7 +88,8 @@ func (r *Repo) changes(ctx context.Context, c Commit, renames bool) ([]change, e
 
 // Diff builds the commit's diff against its first parent (the empty tree for
 // a root commit). Files are in path order, as git prints them. It is safe
-// for concurrent use: object reads take turns, the rest runs in parallel.
+// for concurrent use, and runs in parallel (but for go-git's reads of a
+// repository gitobjects cannot read, which take turns).
 func (r *Repo) Diff(ctx context.Context, c Commit, opts DiffOptions) (Diff, error) {
 	changes, err := r.changes(ctx, c, opts.Renames)
 	if err != nil {

@@ -1,5 +1,6 @@
 // Package history reads commits and their diffs out of local git
-// repositories with go-git, without running git.
+// repositories without running git: objects through gitobjects, refs,
+// revisions and rename detection through go-git.
 package history
 
 import (
