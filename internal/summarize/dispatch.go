@@ -126,7 +126,15 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 			timer.Stop()
 		}
 	}()
+	// Requests waiting for the engine are bounded: past the bound, prepare
+	// waits too. Unbounded, a provider slower than preparation (any hosted
+	// one) left every commit of a long history prepared and held here.
+	maxReady := 2 * max(1, d.opts.Concurrency)
 	for prepared != nil || len(buf) > 0 || len(ready) > 0 || outstanding > 0 {
+		in := prepared
+		if len(ready) >= maxReady {
+			in = nil
+		}
 		var out chan<- engine.Task
 		var next engine.Task
 		if len(ready) > 0 {
@@ -145,7 +153,7 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 		select {
 		case <-ctx.Done():
 			return
-		case p, ok := <-prepared:
+		case p, ok := <-in:
 			if !ok {
 				prepared = nil
 				flush()
