@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/store"
 )
@@ -42,6 +43,42 @@ func TestTwoProcessesPayEachCommitOnce(t *testing.T) {
 	}
 	if cached := strings.Count(outs[0]+outs[1], `"cached":true`); cached != 8 {
 		t.Errorf("%d entries read from the other process's work, want 8 (each commit paid by one, read by the other)", cached)
+	}
+}
+
+// TestSecondProcessSharesTheWork starts a second process on a long history
+// once the first is under way: misses are claimed as they are reached, not
+// all at the start, so the second summarizes commits the first has not
+// reached instead of waiting for all of them. Each commit is still paid once.
+func TestSecondProcessSharesTheWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 30 * time.Millisecond})
+	r := gittest.New(t)
+	const commits = 160 // well past the 64 commits a process prepares ahead
+	for i := range commits {
+		r.Write(fmt.Sprintf("f%d.txt", i%7), fmt.Sprintf("version %d\n", i)).Commit(fmt.Sprint("change ", i))
+	}
+	db := filepath.Join(t.TempDir(), "shared.db")
+	firstUnderWay := func() {
+		for deadline := time.Now().Add(10 * time.Second); srv.Stats().Requests < 5 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	outs := runBoth(t, bin, firstUnderWay, "--db", db, "summarize", r.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "1", "-f", "jsonl")
+	for i := range 2 {
+		if n := strings.Count(outs[i], "\n"); n != commits {
+			t.Errorf("process %d printed %d commits, want %d", i, n, commits)
+		}
+		if paid := strings.Count(outs[i], `"cached":false`); paid == 0 {
+			t.Errorf("process %d summarized no commit itself: it waited for the other instead of sharing the work", i)
+		}
+	}
+	if n := srv.Stats().Requests; n != commits {
+		t.Errorf("%d requests between the two processes, want %d: one per commit", n, commits)
 	}
 }
 
@@ -205,10 +242,20 @@ func queryDB(t *testing.T, path, query string, row func(*sql.Rows) error) {
 // the test.
 func runTogether(t *testing.T, bin string, args ...string) [2]string {
 	t.Helper()
+	return runBoth(t, bin, nil, args...)
+}
+
+// runBoth is runTogether starting the second process once beforeSecond,
+// unless nil, returns.
+func runBoth(t *testing.T, bin string, beforeSecond func(), args ...string) [2]string {
+	t.Helper()
 	var wg sync.WaitGroup
 	var outs, stderrs [2]bytes.Buffer
 	var errs [2]error
 	for i := range 2 {
+		if i == 1 && beforeSecond != nil {
+			beforeSecond()
+		}
 		wg.Go(func() {
 			cmd := exec.Command(bin, args...)
 			cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")

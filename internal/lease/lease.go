@@ -72,6 +72,23 @@ func Claim(ctx context.Context, st *store.Store, key, owner string, ttl time.Dur
 	return st.TakeOver(ctx, key, holder, owner, ttl)
 }
 
+// ClaimAll is Claim for each of keys, the free and expired ones in one
+// transaction; won[i] reports whether owner holds keys[i] now.
+func ClaimAll(ctx context.Context, st *store.Store, keys []string, owner string, ttl time.Duration) ([]bool, error) {
+	won, err := st.ClaimAll(ctx, keys, owner, ttl)
+	if err != nil {
+		return nil, err
+	}
+	for i, ok := range won {
+		if !ok { // held by another: taken over if its holder died, as Claim does
+			if won[i], err = Claim(ctx, st, keys[i], owner, ttl); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return won, nil
+}
+
 // Sweep deletes the leases of processes of this machine that died holding
 // them, with any expired lease. Claim takes such leases over anyway; but a
 // process killed between storing a result and letting its lease go leaves

@@ -140,3 +140,24 @@ func TestSweep(t *testing.T) {
 		}
 	}
 }
+
+// ClaimAll wins free keys together and decides the held ones as Claim does.
+func TestClaimAll(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	host := Machine()
+	dead := host + "/" + strconv.Itoa(deadPID(t)) + "/dead"
+	alive := host + "/" + strconv.Itoa(os.Getppid()) + "/live"
+	for k, owner := range map[string]string{"left-by-dead": dead, "held-by-live": alive} {
+		if ok, err := st.Claim(ctx, k, owner, time.Hour); !ok || err != nil {
+			t.Fatalf("setting up %s: %v, %v", k, ok, err)
+		}
+	}
+	won, err := ClaimAll(ctx, st, []string{"fresh", "left-by-dead", "held-by-live", "fresh2"}, NewOwner(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, true, false, true}; !slices.Equal(won, want) {
+		t.Errorf("won %v, want %v", won, want)
+	}
+}

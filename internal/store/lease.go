@@ -25,6 +25,45 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 	return n == 1, nil
 }
 
+// ClaimAll is Claim for each of keys, in one transaction: claiming work
+// as it is reached, one statement a key, contended with the writes of
+// the results. won[i] reports whether owner holds keys[i] now.
+func (s *Store) ClaimAll(ctx context.Context, keys []string, owner string, ttl time.Duration) (won []bool, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO leases(key, owner, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+		WHERE leases.expires_at <= ? OR leases.owner = excluded.owner`)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer stmt.Close()
+	now := time.Now()
+	won = make([]bool, len(keys))
+	for i, key := range keys {
+		res, err := stmt.ExecContext(ctx, key, owner, now.Add(ttl).UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return nil, s.explain(err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, s.explain(err)
+		}
+		won[i] = n == 1
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, s.explain(err)
+	}
+	return won, nil
+}
+
 // Release gives up owner's lease on key, if owner still holds it.
 func (s *Store) Release(ctx context.Context, key, owner string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE key = ? AND owner = ?`, key, owner); err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,5 +86,34 @@ func TestLeasesAcrossConnectionsAreExclusive(t *testing.T) {
 		if n := won[k].Load(); n != 1 {
 			t.Errorf("key %d was claimed %d times", k, n)
 		}
+	}
+}
+
+func TestClaimAll(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	claimAll := func(owner string, ttl time.Duration, keys ...string) []bool {
+		t.Helper()
+		won, err := s.ClaimAll(ctx, keys, owner, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return won
+	}
+	if won := claimAll("a", time.Minute, "k1", "k2"); !slices.Equal(won, []bool{true, true}) {
+		t.Fatalf("fresh keys: %v", won)
+	}
+	if won := claimAll("b", time.Minute, "k1", "k3"); !slices.Equal(won, []bool{false, true}) {
+		t.Errorf("b won %v of a live lease of a's and a fresh key", won)
+	}
+	if won := claimAll("a", 30*time.Millisecond, "k2"); !won[0] {
+		t.Error("a could not renew its own lease")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if won := claimAll("b", time.Minute, "k2", "k1"); !slices.Equal(won, []bool{true, false}) {
+		t.Errorf("b won %v of an expired lease and a live one", won)
+	}
+	if owner, _, _ := s.LeaseOwner(ctx, "k2"); owner != "b" {
+		t.Errorf("k2 is owned by %q", owner)
 	}
 }

@@ -69,7 +69,10 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*p
 	defer cancel()
 	feeders.Go(func() {
 		defer close(prepared)
-		prepare(ctx, opts, d.claimed(ctx, misses), func(p *pending) bool {
+		// Misses are claimed as the workers reach them, not all up front: a
+		// second process on the same history then takes the commits this
+		// one has not reached yet, instead of waiting for all of them.
+		prepare(ctx, opts, misses, func(ps []*pending) []bool { return d.claim(ctx, ps) }, func(p *pending) bool {
 			select {
 			case prepared <- p:
 				return true
@@ -186,43 +189,68 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 	}
 }
 
-// claimed returns the misses this process wins the lease of, deferring
-// those another process is summarizing right now.
-func (d *dispatcher) claimed(ctx context.Context, misses []*pending) []*pending {
-	var mine []*pending
-	for _, p := range misses {
-		ok, err := lease.Claim(ctx, d.opts.Store, p.leaseKey(d.opts), d.opts.Owner, d.opts.Lease)
-		if ok && err == nil {
-			d.mu.Lock()
-			d.held[p] = true
-			d.mu.Unlock()
-			// Another process may have stored the summary and let its lease
-			// go since the cache lookup: deferred, it is read from the store
-			// instead of paid for again.
-			var found map[string]store.Summary
-			found, err = d.opts.Store.Summaries(ctx, p.repo.id, d.opts.Model.String(), prompt.Version, d.opts.Walk.Paths.String(), []string{p.commit.Hash})
-			if err == nil && len(found) > 0 {
-				ok = false
+// claim reports which misses this process wins the lease of. It defers
+// those another process is summarizing right now and fails them all when
+// the leases cannot be asked for; while the run is ending, it leaves them.
+func (d *dispatcher) claim(ctx context.Context, misses []*pending) []bool {
+	keys := make([]string, len(misses))
+	for i, p := range misses {
+		keys[i] = p.leaseKey(d.opts)
+	}
+	won, err := lease.ClaimAll(ctx, d.opts.Store, keys, d.opts.Owner, d.opts.Lease)
+	if err == nil {
+		d.mu.Lock()
+		for i, p := range misses {
+			if won[i] {
+				d.held[p] = true
+			}
+		}
+		d.mu.Unlock()
+		err = d.dropStored(ctx, misses, won)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			for _, p := range misses {
+				d.fail(p, err)
+			}
+		}
+		return make([]bool, len(misses))
+	}
+	for i, p := range misses {
+		if !won[i] {
+			d.deferred = append(d.deferred, p)
+		}
+	}
+	return won
+}
+
+// dropStored gives back the leases just won of commits whose summaries
+// another process stored, and let go of, since the cache lookup: deferred,
+// they are read from the store instead of paid for again.
+func (d *dispatcher) dropStored(ctx context.Context, misses []*pending, won []bool) error {
+	byRepo := map[*repoRun][]string{}
+	for i, p := range misses {
+		if won[i] {
+			byRepo[p.repo] = append(byRepo[p.repo], p.commit.Hash)
+		}
+	}
+	for rr, hashes := range byRepo {
+		found, err := d.opts.Store.Summaries(ctx, rr.id, d.opts.Model.String(), prompt.Version, d.opts.Walk.Paths.String(), hashes)
+		if err != nil {
+			return err
+		}
+		for i, p := range misses {
+			if _, ok := found[p.commit.Hash]; ok && won[i] && p.repo == rr {
+				won[i] = false
 				d.mu.Lock()
 				d.release(p)
 				d.mu.Unlock()
 			}
 		}
-		if err != nil {
-			d.mu.Lock()
-			d.fail(p, err)
-			d.mu.Unlock()
-			continue
-		}
-		if !ok {
-			d.mu.Lock()
-			d.deferred = append(d.deferred, p)
-			d.mu.Unlock()
-			continue
-		}
-		mine = append(mine, p)
 	}
-	return mine
+	return nil
 }
 
 // release gives up a commit's lease once it is stored or failed: waiting

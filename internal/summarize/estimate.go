@@ -46,7 +46,7 @@ func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
 		batch, batchTokens = nil, 0
 	}
 	d := &dispatcher{opts: opts}
-	prepare(ctx, opts, misses, func(p *pending) bool {
+	prepare(ctx, opts, misses, nil, func(p *pending) bool {
 		if len(batch) > 0 && d.requestTokens(batchTokens+p.tokens, len(batch)+1) > opts.BatchTokens {
 			flush()
 		}

@@ -17,8 +17,10 @@ import (
 // over. Workers run at most prepareWindow commits ahead of send, which
 // bounds the memory of commits prepared but not yet sent. A commit whose
 // diff cannot be read fails alone: one damaged object must not cost the
-// summaries of every other commit.
-func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pending) bool, fail func(*pending, error)) {
+// summaries of every other commit. take, unless nil, is asked about the
+// misses in runs of claimChunk as they are reached, and reports which to
+// prepare; those it refuses it has settled itself.
+func prepare(ctx context.Context, opts Options, misses []*pending, take func([]*pending) []bool, send func(*pending) bool, fail func(*pending, error)) {
 	if len(misses) == 0 {
 		return
 	}
@@ -45,11 +47,23 @@ func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pe
 	next := make(chan int)
 	go func() {
 		defer close(next)
+		var taken []bool
 		for i := range misses {
 			select {
 			case <-free:
 			case <-ctx.Done():
 				return
+			}
+			if take != nil {
+				if i%claimChunk == 0 {
+					taken = take(misses[i:min(i+claimChunk, len(misses))])
+				}
+				if !taken[i%claimChunk] {
+					// The slot is free: the consumer took its last outcome
+					// before handing back the token just received.
+					slots[i%prepareWindow] <- prepared{refused: true}
+					continue
+				}
 			}
 			select {
 			case next <- i:
@@ -73,6 +87,9 @@ func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pe
 			return
 		}
 		free <- struct{}{}
+		if out.refused {
+			continue
+		}
 		for _, w := range out.warnings {
 			opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
 		}
@@ -93,10 +110,17 @@ func prepare(ctx context.Context, opts Options, misses []*pending, send func(*pe
 // enough that one large commit does not idle the other workers.
 const prepareWindow = 64
 
+// claimChunk is how many misses take is asked about at once: one
+// transaction of claims each, rather than one a commit contending with the
+// writes of summaries (which cost a first run over go-git's history a
+// third more time).
+const claimChunk = 16
+
 // prepared is a worker's outcome for one miss, whose fields it filled.
 type prepared struct {
 	warnings []string
 	err      error
+	refused  bool // by take: not prepared here
 }
 
 // prepareOne diffs one commit, cuts its diff to the budget and builds what

@@ -48,7 +48,7 @@ func preparedHistory(t *testing.T) (Options, *history.Repo, []*pending) {
 func TestPrepareInWalkOrderAsAlone(t *testing.T) {
 	opts, repo, misses := preparedHistory(t)
 	var order []string
-	prepare(context.Background(), opts, misses, func(p *pending) bool {
+	prepare(context.Background(), opts, misses, nil, func(p *pending) bool {
 		order = append(order, p.commit.Hash)
 		d, err := repo.Diff(context.Background(), p.commit, history.DiffOptions{SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes})
 		if err != nil {
@@ -100,7 +100,7 @@ func TestDroppedMessagesAreReadAgain(t *testing.T) {
 		t.Fatal("messages past the bound were kept")
 	}
 	prepared := 0
-	prepare(context.Background(), opts, misses, func(p *pending) bool {
+	prepare(context.Background(), opts, misses, nil, func(p *pending) bool {
 		// Each message here is its subject line alone, which the walk kept.
 		if want := p.commit.Subject; p.sent.Message != want || want == "" {
 			t.Errorf("commit %s: message %q sent, want %q", p.commit.Hash, p.sent.Message, want)
@@ -118,7 +118,7 @@ func TestDroppedMessagesAreReadAgain(t *testing.T) {
 func TestPrepareStopsWhenSendRefuses(t *testing.T) {
 	opts, _, misses := preparedHistory(t)
 	sent := 0
-	prepare(context.Background(), opts, misses, func(*pending) bool {
+	prepare(context.Background(), opts, misses, nil, func(*pending) bool {
 		sent++
 		return sent < 3
 	}, func(*pending, error) {})
