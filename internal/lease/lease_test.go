@@ -56,19 +56,27 @@ func openStore(t *testing.T) *store.Store {
 	return st
 }
 
-// A lease left by a process of this machine that died is taken over at
-// once; a live owner's lease is not, nor one of another machine's.
-func TestClaimTakesOverADeadProcessLease(t *testing.T) {
-	ctx := context.Background()
+// heldLeases is a store with three leases held for an hour: by a process
+// of this machine that died, by a live one, and by another machine's.
+func heldLeases(t *testing.T) *store.Store {
+	t.Helper()
 	st := openStore(t)
 	host := Machine()
 	dead := host + "/" + strconv.Itoa(deadPID(t)) + "/dead"
 	alive := host + "/" + strconv.Itoa(os.Getppid()) + "/live"
 	for k, owner := range map[string]string{"left-by-dead": dead, "held-by-live": alive, "held-elsewhere": "elsewhere/1/ab12"} {
-		if ok, err := st.Claim(ctx, k, owner, time.Hour); !ok || err != nil {
+		if ok, err := st.Claim(context.Background(), k, owner, time.Hour); !ok || err != nil {
 			t.Fatalf("setting up %s: %v, %v", k, ok, err)
 		}
 	}
+	return st
+}
+
+// A lease left by a process of this machine that died is taken over at
+// once; a live owner's lease is not, nor one of another machine's.
+func TestClaimTakesOverADeadProcessLease(t *testing.T) {
+	ctx := context.Background()
+	st := heldLeases(t)
 	me := NewOwner()
 	if ok, err := Claim(ctx, st, "left-by-dead", me, time.Minute); !ok || err != nil {
 		t.Errorf("claim of a dead process's lease = %v, %v; want it taken over", ok, err)
@@ -144,20 +152,12 @@ func TestSweep(t *testing.T) {
 // ClaimAll wins free keys together and decides the held ones as Claim does.
 func TestClaimAll(t *testing.T) {
 	ctx := context.Background()
-	st := openStore(t)
-	host := Machine()
-	dead := host + "/" + strconv.Itoa(deadPID(t)) + "/dead"
-	alive := host + "/" + strconv.Itoa(os.Getppid()) + "/live"
-	for k, owner := range map[string]string{"left-by-dead": dead, "held-by-live": alive} {
-		if ok, err := st.Claim(ctx, k, owner, time.Hour); !ok || err != nil {
-			t.Fatalf("setting up %s: %v, %v", k, ok, err)
-		}
-	}
-	won, err := ClaimAll(ctx, st, []string{"fresh", "left-by-dead", "held-by-live", "fresh2"}, NewOwner(), time.Minute)
+	st := heldLeases(t)
+	won, err := ClaimAll(ctx, st, []string{"fresh", "left-by-dead", "held-by-live", "fresh2", "held-elsewhere"}, NewOwner(), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []bool{true, true, false, true}; !slices.Equal(won, want) {
+	if want := []bool{true, true, false, true, false}; !slices.Equal(won, want) {
 		t.Errorf("won %v, want %v", won, want)
 	}
 }

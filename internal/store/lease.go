@@ -10,19 +10,11 @@ import (
 // inserts the lease, or takes it over if it has expired or is owner's
 // already. It reports whether owner holds the lease now.
 func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
-	now := time.Now()
-	res, err := s.db.ExecContext(ctx, `INSERT INTO leases(key, owner, expires_at) VALUES (?, ?, ?)
-		ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE leases.expires_at <= ? OR leases.owner = excluded.owner`,
-		key, owner, now.Add(ttl).UnixMilli(), now.UnixMilli())
+	won, err := s.ClaimAll(ctx, []string{key}, owner, ttl)
 	if err != nil {
-		return false, s.explain(err)
+		return false, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, s.explain(err)
-	}
-	return n == 1, nil
+	return won[0], nil
 }
 
 // ClaimAll is Claim for each of keys, in one transaction: claiming work
