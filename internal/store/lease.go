@@ -17,9 +17,10 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 	return won[0], nil
 }
 
-// ClaimAll is Claim for each of keys, in one transaction: claiming work
-// as it is reached, one statement a key, contended with the writes of
-// the results. won[i] reports whether owner holds keys[i] now.
+// ClaimAll is Claim for each of keys, in one transaction: work claimed as
+// it is reached then costs a transaction per run of keys, not per key, each
+// contending with the writes of results. won[i] reports whether owner holds
+// keys[i] now.
 func (s *Store) ClaimAll(ctx context.Context, keys []string, owner string, ttl time.Duration) (won []bool, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
