@@ -53,12 +53,9 @@ func needGit(t *testing.T) {
 // gitCmd runs git apart from this machine's configuration.
 func gitCmd(t *testing.T, stdin string, args ...string) *exec.Cmd {
 	t.Helper()
-	bin, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + filepath.Dir(bin), "GIT_CONFIG_NOSYSTEM=1", "LANG=C"}
+	needGit(t)
+	cmd := exec.Command("git", args...)
+	cmd.Env = gittest.GitEnv(t)
 	cmd.Stdin = strings.NewReader(stdin)
 	return cmd
 }

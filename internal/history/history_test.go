@@ -366,7 +366,9 @@ func TestWalkOrderMatchesGitLog(t *testing.T) {
 		{nil, history.WalkOptions{IncludeMerges: true}},
 		{[]string{"--no-merges", "--all"}, history.WalkOptions{All: true}},
 	} {
-		out, err := exec.Command("git", append([]string{"-C", r.Dir, "log", "--format=%H"}, tt.args...)...).Output()
+		cmd := exec.Command("git", append([]string{"-C", r.Dir, "log", "--format=%H"}, tt.args...)...)
+		cmd.Env = gittest.GitEnv(t)
+		out, err := cmd.Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -428,7 +430,9 @@ func gitShow(t *testing.T, dir, hash string) string {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	out, err := exec.Command("git", "-C", dir, "show", "--no-renames", "--no-color", "--format=", hash).Output()
+	cmd := exec.Command("git", "-C", dir, "show", "--no-renames", "--no-color", "--format=", hash)
+	cmd.Env = gittest.GitEnv(t) // the patch must be git's default, whatever the user set
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +495,9 @@ func TestDiffCountsMatchGitNumstat(t *testing.T) {
 	r.Write("moves.txt", base).Write("grow.txt", "a\nb\nc\n").Commit("base")
 	h := r.Write("moves.txt", "x\n"+strings.Repeat("same line\n", 28)+"new\n"+strings.Repeat("}\n", 12)+"end\n").
 		Write("grow.txt", "a\nb\nb\nc\nc\n").Commit("reorder and repeat")
-	out, err := exec.Command("git", "-C", r.Dir, "diff", "--numstat", "--no-renames", h+"~1", h).Output()
+	cmd := exec.Command("git", "-C", r.Dir, "diff", "--numstat", "--no-renames", h+"~1", h)
+	cmd.Env = gittest.GitEnv(t)
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}

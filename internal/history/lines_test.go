@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/digest-cli/digest/internal/gittest"
 )
 
 // testSeed is the random tests' seed: fixed, so that a run is repeatable,
@@ -47,19 +49,6 @@ type gitResult struct {
 	added, removed int
 }
 
-// isolatedGitEnv keeps the user's configuration (diff.algorithm, a global
-// indentHeuristic=false, autocrlf) out of the comparison. The empty global
-// configuration is a file of ours: os.DevNull need not be a device here.
-func isolatedGitEnv(tb testing.TB) []string {
-	home := tb.TempDir()
-	config := filepath.Join(home, "gitconfig")
-	if err := os.WriteFile(config, nil, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+config,
-		"HOME="+home, "XDG_CONFIG_HOME="+home, "LC_ALL=C", "LANG=C")
-}
-
 // gitDiffs diffs every pair with one `git diff --no-index` of two
 // directories, which is far quicker than one process per pair.
 func gitDiffs(t testing.TB, pairs []textPair) map[string]*gitResult {
@@ -77,7 +66,7 @@ func gitDiffs(t testing.TB, pairs []textPair) map[string]*gitResult {
 			t.Fatal(err)
 		}
 	}
-	env := isolatedGitEnv(t)
+	env := gittest.GitEnv(t)
 	run := func(args ...string) []byte {
 		args = append([]string{"-c", "core.autocrlf=false", "diff", "--no-index", "--no-color",
 			"--no-renames", "--no-ext-diff", "--no-textconv", "--diff-algorithm=myers", "--indent-heuristic"}, args...)
@@ -407,7 +396,7 @@ func historyPairs(tb testing.TB, m *historyMirror) []textPair {
 		tb.Skipf("%s names no clone of %s", m.env, m.name)
 	}
 	m.once.Do(func() {
-		env := isolatedGitEnv(tb)
+		env := gittest.GitEnv(tb)
 		gitOut := func(args ...string) (string, error) {
 			cmd := exec.Command("git", append([]string{"-C", m.dir}, args...)...)
 			cmd.Env = env
