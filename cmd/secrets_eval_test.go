@@ -141,17 +141,7 @@ func TestEvalNeverWritesTheAPIKey(t *testing.T) {
 		t.Errorf("the refusing server should have seen the key once: %d requests", len(got))
 	}
 
-	entries, err := os.ReadDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(out, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		written[e.Name()] = b
-	}
+	readFilesInto(t, written, "", out)
 	for _, name := range []string{"report.json", "report.table", "report.jsonl", "report.csv", "report.markdown", "junit.xml", "report.html", "step-summary.md"} {
 		if len(written[name]) == 0 {
 			t.Errorf("%s was not written", name)
@@ -162,18 +152,7 @@ func TestEvalNeverWritesTheAPIKey(t *testing.T) {
 	}
 
 	// The database, read while closed, with whatever sits beside it.
-	dbDir := filepath.Dir(h.db)
-	files, err := os.ReadDir(dbDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range files {
-		b, err := os.ReadFile(filepath.Join(dbDir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		written["database file "+e.Name()] = b
-	}
+	readFilesInto(t, written, "database file ", filepath.Dir(h.db))
 	payloads := decompressedPayloads(t, h.db)
 	if len(payloads) < 20 {
 		t.Fatalf("%d payloads, want the 10 requests and 10 answers at least", len(payloads))
@@ -227,4 +206,21 @@ func decompressedPayloads(t *testing.T, path string) [][]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// readFilesInto reads every file of dir into written, named by prefix and
+// the file's name.
+func readFilesInto(t *testing.T, written map[string][]byte, prefix, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		written[prefix+e.Name()] = b
+	}
 }
