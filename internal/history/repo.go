@@ -221,26 +221,11 @@ type Commit struct {
 	// cannot be known, only what its tree holds.
 	Boundary bool
 	Subject  string
-	// Message is the whole message, trimmed; a long walk's callers may drop
-	// it and read it again with Repo.Message when they need it.
-	Message string
+	Message  string // the whole message, trimmed
 
 	tree       plumbing.Hash
 	parent     plumbing.Hash // the first; zero for a root commit
 	parentTree plumbing.Hash // the first parent's tree, when the walk read it
-}
-
-// Message reads a commit's message again, as Walk gave it.
-func (r *Repo) Message(hash string) (string, error) {
-	c, err := r.commitObject(plumbing.NewHash(hash))
-	if err != nil {
-		return "", fmt.Errorf("%s: read commit %s: %w", r.path, hash, err)
-	}
-	return cleanMessage(c.Message), nil
-}
-
-func cleanMessage(msg string) string {
-	return strings.ToValidUTF8(strings.TrimSpace(msg), "\uFFFD")
 }
 
 func newCommit(c *object.Commit) Commit {
@@ -258,7 +243,7 @@ func newCommit(c *object.Commit) Commit {
 		CommitDate:  c.Committer.When,
 		// A copy: a slice of the message would keep all of it alive.
 		Subject: strings.Clone(strings.ToValidUTF8(strings.TrimSpace(subject), "\uFFFD")),
-		Message: cleanMessage(msg),
+		Message: strings.ToValidUTF8(msg, "\uFFFD"),
 		tree:    c.TreeHash,
 		parent:  parent,
 	}

@@ -11,6 +11,7 @@ type Progress struct {
 	bar         *progressbar.ProgressBar
 	description string
 	s           *IOStreams
+	total       int // of the steps Found
 }
 
 // NewProgress returns a bar that draws only when standard error is a
@@ -28,6 +29,7 @@ func (p *Progress) Start(total int) {
 	if p.s == nil {
 		return
 	}
+	p.total = total
 	p.bar = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(p.s.ErrOut),
 		progressbar.OptionSetDescription(p.description),
@@ -39,6 +41,20 @@ func (p *Progress) Start(total int) {
 		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionThrottle(100_000_000),
 	)
+}
+
+// Found adds n steps to the bar, drawing it on the first call: for a total
+// that grows while the first steps are already done.
+func (p *Progress) Found(n int) {
+	if p.s == nil {
+		return
+	}
+	if p.bar == nil {
+		p.Start(n)
+		return
+	}
+	p.total += n
+	p.bar.ChangeMax(p.total)
 }
 
 // Done advances the bar by n steps.

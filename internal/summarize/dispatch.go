@@ -41,14 +41,15 @@ type dispatcher struct {
 	reservedFor     map[string]float64
 }
 
-// dispatch sends the misses through the engine in batches, storing every
-// summary the moment its answer arrives.
-func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*pending, res *Result) error {
+// dispatch sends the misses through the engine in batches as they come,
+// storing every summary the moment its answer arrives, until misses is
+// closed and every commit it carried is settled.
+func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-chan *pending, res *Result) error {
 	// Whatever ends the engine's run also stops the goroutines feeding it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{},
-		settled: make(chan []*pending, 2*len(misses)), reservedFor: map[string]float64{}, held: map[*pending]bool{}}
+		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), reservedFor: map[string]float64{}, held: map[*pending]bool{}}
 	// However the run ends (done, failed, interrupted), leases still held
 	// are given back, so that a rerun need not wait for them to expire.
 	defer func() {
@@ -67,12 +68,14 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*p
 	// The feeders must be gone before dispatch returns: they report into res.
 	defer feeders.Wait()
 	defer cancel()
+	var taken int
+	var drained bool
 	feeders.Go(func() {
 		defer close(prepared)
 		// Misses are claimed as the workers reach them, not all up front: a
 		// second process on the same history then takes the commits this
 		// one has not reached yet, instead of waiting for all of them.
-		prepare(ctx, opts, misses, func(ps []*pending) []bool { return d.claim(ctx, ps) }, func(p *pending) bool {
+		taken, drained = prepare(ctx, opts, misses, func(ps []*pending) []bool { return d.claim(ctx, ps) }, func(p *pending) bool {
 			select {
 			case prepared <- p:
 				return true
@@ -87,11 +90,11 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses []*p
 	})
 	feeders.Go(func() { d.batch(ctx, prepared, tasks) })
 
-	err := eng.Run(ctx, tasks, d.commit(context.WithoutCancel(ctx)))
+	err := eng.Run(ctx, tasks, d.commit(ctx))
 	cancel() // the engine is done: stop the feeders, then read what they deferred
 	feeders.Wait()
 	d.mu.Lock()
-	complete := d.resolved+len(d.deferred) == len(misses)
+	complete := drained && d.resolved+len(d.deferred) == taken
 	res.deferred = append(res.deferred, d.deferred...)
 	d.mu.Unlock()
 	if errors.Is(err, context.Canceled) && complete {
@@ -343,64 +346,79 @@ func (d *dispatcher) notSent(items []*pending) {
 	for _, p := range items {
 		d.resolved++
 		d.release(p)
-		d.res.NotSent += 1 + len(p.shared)
+		d.res.NotSent++
 	}
 }
 
 // commit handles one answered request: every commit the answer names by its
 // full hash is stored; the others are failed, or asked about again alone if
-// they shared the request with other commits.
-func (d *dispatcher) commit(storeCtx context.Context) func(engine.Outcome) error {
+// they shared the request with other commits. Summaries are stored even
+// once ctx is cancelled: they are paid for.
+func (d *dispatcher) commit(ctx context.Context) func(engine.Outcome) error {
+	storeCtx := context.WithoutCancel(ctx)
 	return func(o engine.Outcome) error {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		items := d.byKey[o.Task.Key]
-		delete(d.byKey, o.Task.Key)
-		d.reserved -= d.reservedFor[o.Task.Key]
-		delete(d.reservedFor, o.Task.Key)
-		if o.Err == nil {
-			d.spent += d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+		again, err := d.settle(storeCtx, o)
+		if err != nil {
+			return err
 		}
-		var tooLarge *engine.TooLargeError
-		if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
-			d.settled <- items // each alone may fit where together they do not
-			return nil
-		}
-		if o.Err != nil {
-			for _, p := range items {
-				d.fail(p, o.Err)
-			}
-			d.settled <- nil
-			return nil
-		}
-		hashes := make([]string, len(items))
-		for i, p := range items {
-			hashes[i] = p.commit.Hash
-		}
-		summaries, _ := prompt.ParseAnswer(o.Response.Text, hashes)
-		var answered, again []*pending
-		for _, p := range items {
-			switch {
-			case summaries[p.commit.Hash] != "":
-				answered = append(answered, p)
-			case len(items) > 1:
-				again = append(again, p)
-			default:
-				d.fail(p, errors.New("the model's answer has no summary for this commit"))
-			}
-		}
-		inputs, outputs := shareUsage(answered, summaries, o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
-		for i, p := range answered {
-			if err := d.store(storeCtx, p, summaries[p.commit.Hash], inputs[i], outputs[i]); err != nil {
-				return err
-			}
-		}
-		d.settled <- again
-		if len(again) > 0 {
-			d.opts.Log.Debug("batch answer left commits out; asking again one by one", "missing", len(again), "of", len(items))
+		// Outside mu: batch takes it to build requests, and may be building
+		// one now rather than reading settled.
+		select {
+		case d.settled <- again:
+		case <-ctx.Done(): // batch is gone
 		}
 		return nil
 	}
+}
+
+// settle stores or fails the commits of an answered request and returns
+// those to ask about again.
+func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pending, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	items := d.byKey[o.Task.Key]
+	delete(d.byKey, o.Task.Key)
+	d.reserved -= d.reservedFor[o.Task.Key]
+	delete(d.reservedFor, o.Task.Key)
+	if o.Err == nil {
+		d.spent += d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+	}
+	var tooLarge *engine.TooLargeError
+	if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
+		return items, nil // each alone may fit where together they do not
+	}
+	if o.Err != nil {
+		for _, p := range items {
+			d.fail(p, o.Err)
+		}
+		return nil, nil
+	}
+	hashes := make([]string, len(items))
+	for i, p := range items {
+		hashes[i] = p.commit.Hash
+	}
+	summaries, _ := prompt.ParseAnswer(o.Response.Text, hashes)
+	var answered, again []*pending
+	for _, p := range items {
+		switch {
+		case summaries[p.commit.Hash] != "":
+			answered = append(answered, p)
+		case len(items) > 1:
+			again = append(again, p)
+		default:
+			d.fail(p, errors.New("the model's answer has no summary for this commit"))
+		}
+	}
+	inputs, outputs := shareUsage(answered, summaries, o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+	for i, p := range answered {
+		if err := d.store(storeCtx, p, summaries[p.commit.Hash], inputs[i], outputs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if len(again) > 0 {
+		d.opts.Log.Debug("batch answer left commits out; asking again one by one", "missing", len(again), "of", len(items))
+	}
+	return again, nil
 }
 
 // shareUsage splits a batch's tokens among the commits it answered: input
@@ -466,13 +484,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 		AuthorEmail: c.AuthorEmail, AuthorDate: c.AuthorDate, CommitDate: c.CommitDate, Subject: c.Subject}, sum); err != nil {
 		return err
 	}
-	fillFromSummary(&d.res.Changelog.Entries[p.index], sum)
-	for _, i := range p.shared {
-		fillFromSummary(&d.res.Changelog.Entries[i], sum)
-		d.res.Changelog.Entries[i].Cached = true
-		st.Cached++
-		st.SkippedFiles += len(p.skipped)
-	}
+	fillFromSummary(p.entry, sum)
 	d.resolved++
 	d.release(p)
 	st.Summarized++
@@ -482,7 +494,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 	st.OutputTokens += sum.OutputTokens
 	st.CostUSD += sum.CostUSD
 	d.opts.Progress.Spent(st.InputTokens+st.OutputTokens, st.CostUSD, d.eng.Stats().Retries)
-	d.opts.Progress.Done(1 + len(p.shared))
+	d.opts.Progress.Done(1)
 	d.opts.Log.Debug("summarized", "commit", c.Hash, "diff_tokens", p.cut.Tokens)
 	p.forget()
 	return nil
@@ -501,8 +513,8 @@ func (d *dispatcher) fail(p *pending, err error) {
 	d.resolved++
 	d.release(p)
 	d.res.Failures = append(d.res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})
-	d.res.Changelog.Stats.Failed += 1 + len(p.shared)
+	d.res.Changelog.Stats.Failed++
 	p.forget()
 	d.countRedacted(p)
-	d.opts.Progress.Done(1 + len(p.shared))
+	d.opts.Progress.Done(1)
 }

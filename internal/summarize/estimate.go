@@ -17,10 +17,9 @@ type Estimate struct {
 	CostUSD         float64 `json:"cost_usd"` // input at list price plus every output token allowed
 }
 
-// estimate prepares every miss and counts the requests a run would send,
-// batched by size and token budget as the run would batch them.
-func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
-	est := &Estimate{}
+// estimate prepares every miss and adds to est the requests a run would
+// send, batched by size and token budget as the run would batch them.
+func estimate(ctx context.Context, opts Options, misses <-chan *pending, est *Estimate) {
 	system := opts.Tokenizer.Count(prompt.Request(opts.Model.Model, nil).System)
 	var batch []*pending
 	batchTokens := 0
@@ -58,6 +57,4 @@ func estimate(ctx context.Context, opts Options, misses []*pending) *Estimate {
 		return true
 	}, func(*pending, error) { est.Failed++ })
 	flush()
-	est.CostUSD = opts.Price.Cost(est.InputTokens, est.MaxOutputTokens)
-	return est
 }

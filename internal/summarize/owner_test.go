@@ -15,11 +15,11 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// startHook runs fn when the run has looked the cache up and is about to
+// startHook runs fn when the run has looked commits up and is about to
 // claim and send its misses.
 type startHook func()
 
-func (h startHook) Start(int)               { h() }
+func (h startHook) Found(int)               { h() }
 func (startHook) Done(int)                  {}
 func (startHook) Spent(int, float64, int64) {}
 

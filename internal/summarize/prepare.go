@@ -12,30 +12,33 @@ import (
 	"github.com/digest-cli/digest/internal/report"
 )
 
-// prepare diffs, cuts and redacts the misses on one worker per core and
-// hands them to send in walk order, stopping when send reports the run is
-// over. Workers run at most prepareWindow commits ahead of send, which
-// bounds the memory of commits prepared but not yet sent. A commit whose
-// diff cannot be read fails alone: one damaged object must not cost the
-// summaries of every other commit. take, unless nil, is asked about the
-// misses in runs of claimChunk as they are reached, and reports which to
-// prepare; those it refuses it has settled itself.
-func prepare(ctx context.Context, opts Options, misses []*pending, take func([]*pending) []bool, send func(*pending) bool, fail func(*pending, error)) {
-	if len(misses) == 0 {
-		return
-	}
+// prepare diffs, cuts and redacts the misses on one worker per core as they
+// arrive and hands them to send in arrival order, stopping when send reports
+// the run is over. Workers run at most prepareWindow commits ahead of send,
+// which bounds the memory of commits prepared but not yet sent. A commit
+// whose diff cannot be read fails alone: one damaged object must not cost
+// the summaries of every other commit. take, unless nil, is asked about the
+// misses in runs of up to claimChunk as they are reached, and reports which
+// to prepare; those it refuses it has settled itself.
+//
+// prepare returns how many misses it took, and whether it took them all
+// and handed each on (to send, fail or take) before misses was closed.
+func prepare(ctx context.Context, opts Options, misses <-chan *pending, take func([]*pending) []bool, send func(*pending) bool, fail func(*pending, error)) (taken int, drained bool) {
 	ctx, cancel := context.WithCancel(ctx)
-	var workers sync.WaitGroup
+	var workers, feeding sync.WaitGroup
 	// Workers must be gone before prepare returns: they write into misses.
+	// The feeder too: it counts what it took into taken.
 	defer workers.Wait()
+	defer feeding.Wait()
 	defer cancel()
 	diffOpts := history.DiffOptions{
 		Renames: opts.Renames, Paths: opts.Walk.Paths,
 		SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes,
 		MaxTextBytes: budget.MaxBytes(opts.MaxDiffTokens),
 	}
-	// Slot i%prepareWindow carries miss i's outcome; a miss is handed to a
-	// worker only once the one prepareWindow before it was taken out.
+	// Slot i%prepareWindow carries the outcome of the ith miss taken, and
+	// then the end; a miss is handed to a worker only once the one
+	// prepareWindow before it was taken out.
 	slots := make([]chan prepared, prepareWindow)
 	for i := range slots {
 		slots[i] = make(chan prepared, 1)
@@ -44,42 +47,79 @@ func prepare(ctx context.Context, opts Options, misses []*pending, take func([]*
 	for range prepareWindow {
 		free <- struct{}{}
 	}
-	next := make(chan int)
-	go func() {
+	type job struct {
+		i int
+		p *pending
+	}
+	next := make(chan job)
+	feeding.Go(func() {
 		defer close(next)
-		var taken []bool
-		for i := range misses {
+		var chunk []*pending
+		for i := 0; ; {
+			chunk = chunk[:0]
 			select {
-			case <-free:
+			case p, ok := <-misses:
+				if !ok {
+					select {
+					case <-free:
+						slots[i%prepareWindow] <- prepared{end: true}
+					case <-ctx.Done():
+					}
+					return
+				}
+				chunk = append(chunk, p)
 			case <-ctx.Done():
 				return
 			}
-			if take != nil {
-				if i%claimChunk == 0 {
-					taken = take(misses[i:min(i+claimChunk, len(misses))])
+			// Whatever else has arrived joins the chunk, without waiting.
+		more:
+			for len(chunk) < claimChunk {
+				select {
+				case p, ok := <-misses:
+					if !ok {
+						break more // seen again, and ended, on the next round
+					}
+					chunk = append(chunk, p)
+				default:
+					break more
 				}
-				if !taken[i%claimChunk] {
+			}
+			taken += len(chunk)
+			var won []bool
+			if take != nil {
+				won = take(chunk)
+			}
+			for j, p := range chunk {
+				select {
+				case <-free:
+				case <-ctx.Done():
+					return
+				}
+				if won != nil && !won[j] {
 					// The slot is free: the consumer took its last outcome
 					// before handing back the token just received.
-					slots[i%prepareWindow] <- prepared{refused: true}
-					continue
+					slots[i%prepareWindow] <- prepared{p: p, refused: true}
+				} else {
+					select {
+					case next <- job{i, p}:
+					case <-ctx.Done():
+						return
+					}
 				}
-			}
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return
+				i++
 			}
 		}
-	}()
-	for range min(runtime.GOMAXPROCS(0), len(misses)) {
+	})
+	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
-			for i := range next {
-				slots[i%prepareWindow] <- prepareOne(ctx, opts, diffOpts, misses[i])
+			for j := range next {
+				out := prepareOne(ctx, opts, diffOpts, j.p)
+				out.p = j.p
+				slots[j.i%prepareWindow] <- out
 			}
 		})
 	}
-	for i, p := range misses {
+	for i := 0; ; i++ {
 		var out prepared
 		select {
 		case out = <-slots[i%prepareWindow]:
@@ -87,9 +127,14 @@ func prepare(ctx context.Context, opts Options, misses []*pending, take func([]*
 			return
 		}
 		free <- struct{}{}
+		if out.end {
+			drained = true
+			return
+		}
 		if out.refused {
 			continue
 		}
+		p := out.p
 		for _, w := range out.warnings {
 			opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
 		}
@@ -118,9 +163,11 @@ const claimChunk = 16
 
 // prepared is a worker's outcome for one miss, whose fields it filled.
 type prepared struct {
+	p        *pending
 	warnings []string
 	err      error
 	refused  bool // by take: not prepared here
+	end      bool // no more misses
 }
 
 // prepareOne diffs one commit, cuts its diff to the budget and builds what
@@ -145,11 +192,6 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 	}
 	p.cut = opts.Tokenizer.Fit(sections, opts.MaxDiffTokens)
 	c := p.commit
-	if c.Message == "" { // dropped by collect, or empty: read it (again)
-		if c.Message, err = p.repo.repo.Message(c.Hash); err != nil {
-			return prepared{err: err}
-		}
-	}
 	p.sent = prompt.Commit{
 		Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
 		Message: prompt.CutMessage(c.Message), Files: files, Diff: p.cut.Text,

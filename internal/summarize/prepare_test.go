@@ -34,12 +34,31 @@ func preparedHistory(t *testing.T) (Options, *history.Repo, []*pending) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{MaxDiffTokens: 300, DryRun: true, Tokenizer: tok, Log: slog.New(slog.DiscardHandler)}
-	misses, err := collect(context.Background(), opts, repo, &Result{})
+	opts := Options{MaxDiffTokens: 300, DryRun: true, Tokenizer: tok, Log: slog.New(slog.DiscardHandler), Progress: noProgress{}}
+	return opts, repo, walkMisses(t, opts, repo)
+}
+
+// walkMisses scans the whole of repo and returns the misses it hands on.
+func walkMisses(t *testing.T, opts Options, repo *history.Repo) []*pending {
+	t.Helper()
+	s := &scan{opts: opts, rr: &repoRun{repo: repo}, res: &Result{}}
+	out := make(chan *pending)
+	var misses []*pending
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := range out {
+			misses = append(misses, p)
+		}
+	}()
+	head, headErr := repo.Head()
+	err := s.run(context.Background(), head, headErr, out)
+	close(out)
+	<-done
 	if err != nil {
 		t.Fatal(err)
 	}
-	return opts, repo, misses
+	return misses
 }
 
 // TestPrepareInWalkOrderAsAlone: parallel preparation hands commits on in
@@ -48,7 +67,7 @@ func preparedHistory(t *testing.T) (Options, *history.Repo, []*pending) {
 func TestPrepareInWalkOrderAsAlone(t *testing.T) {
 	opts, repo, misses := preparedHistory(t)
 	var order []string
-	prepare(context.Background(), opts, misses, nil, func(p *pending) bool {
+	prepare(context.Background(), opts, feed(misses), nil, func(p *pending) bool {
 		order = append(order, p.commit.Hash)
 		d, err := repo.Diff(context.Background(), p.commit, history.DiffOptions{SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes})
 		if err != nil {
@@ -90,35 +109,12 @@ func TestPrepareInWalkOrderAsAlone(t *testing.T) {
 	}
 }
 
-// TestDroppedMessagesAreReadAgain: past keptMessageBytes the walk's
-// messages are let go, and each commit's is read again when it is prepared.
-func TestDroppedMessagesAreReadAgain(t *testing.T) {
-	defer func(kept int) { keptMessageBytes = kept }(keptMessageBytes)
-	keptMessageBytes = 100
-	opts, _, misses := preparedHistory(t)
-	if misses[0].commit.Message != "" || misses[len(misses)-1].commit.Message != "" {
-		t.Fatal("messages past the bound were kept")
-	}
-	prepared := 0
-	prepare(context.Background(), opts, misses, nil, func(p *pending) bool {
-		// Each message here is its subject line alone, which the walk kept.
-		if want := p.commit.Subject; p.sent.Message != want || want == "" {
-			t.Errorf("commit %s: message %q sent, want %q", p.commit.Hash, p.sent.Message, want)
-		}
-		prepared++
-		return true
-	}, func(p *pending, err error) { t.Errorf("commit %s failed: %v", p.commit.Subject, err) })
-	if prepared != len(misses) || prepared < 100 {
-		t.Fatalf("%d of %d prepared", prepared, len(misses))
-	}
-}
-
 // TestPrepareStopsWhenSendRefuses: once send reports the run is over,
 // prepare returns without handing on anything more.
 func TestPrepareStopsWhenSendRefuses(t *testing.T) {
 	opts, _, misses := preparedHistory(t)
 	sent := 0
-	prepare(context.Background(), opts, misses, nil, func(*pending) bool {
+	prepare(context.Background(), opts, feed(misses), nil, func(*pending) bool {
 		sent++
 		return sent < 3
 	}, func(*pending, error) {})

@@ -72,9 +72,10 @@ type Options struct {
 // summarizing process died before they summarize it themselves.
 const DefaultLease = lease.Default
 
-// Progress hears how far a run has got.
+// Progress hears how far a run has got. Commits are found as the walk goes,
+// so the total grows while the first are already done.
 type Progress interface {
-	Start(total int)
+	Found(n int)
 	Done(n int)
 	// Spent reports the run's tokens, cost and retries so far.
 	Spent(tokens int, costUSD float64, retries int64)
@@ -82,7 +83,7 @@ type Progress interface {
 
 type noProgress struct{}
 
-func (noProgress) Start(int)                 {}
+func (noProgress) Found(int)                 {}
 func (noProgress) Done(int)                  {}
 func (noProgress) Spent(int, float64, int64) {}
 
@@ -101,19 +102,20 @@ type Result struct {
 	Engine    engine.Stats
 	NotSent   int           // commits left unsummarized by --max-cost
 	Redacted  redact.Counts // secrets replaced in what was sent, by rule
-	Estimate  *Estimate     // the counts of a --dry-run
+	// Estimate holds the counts of a --dry-run, which reports no entries.
+	Estimate *Estimate
 
+	entries  entryList
 	deferred []*pending // misses another process was summarizing
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
-// One is held for every miss of a run, so what only matters while the
-// commit is in flight sits behind a pointer, let go once it is settled.
+// What only matters while it is in flight sits behind a pointer, let go
+// once the commit is settled.
 type pending struct {
 	repo     *repoRun
-	index    int // into Result.Changelog.Entries
+	entry    *report.Entry // nil in a dry run
 	commit   history.Commit
-	shared   []int         // other entries for the same commit, met in another clone
 	tokens   int           // its estimated share of a request
 	redacted redact.Counts // secrets replaced in sent
 	*commitText
@@ -130,8 +132,7 @@ type commitText struct {
 }
 
 // forget drops the commit's text once it is settled (summarized, failed or
-// counted): a first run over a long history would otherwise hold every diff
-// it prepared until the end.
+// counted).
 func (p *pending) forget() {
 	p.commitText = nil
 }
@@ -144,6 +145,12 @@ type repoRun struct {
 
 // Run summarizes the commits the options select. On cancellation it returns
 // the context's error after every summary that arrived has been stored.
+//
+// Each repository's history streams through the run: commits are looked up
+// in the cache, prepared and sent as the walk reaches them, so memory does
+// not grow with the length of the history, beyond the report's entries.
+// Repositories are run one after another: a clone named after its original
+// finds the original's summaries stored, and pays for none of them again.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Progress == nil {
 		opts.Progress = noProgress{}
@@ -177,27 +184,41 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 
 	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}}
-	var misses []*pending
-	for _, r := range repos {
-		m, err := collect(ctx, opts, r, res)
-		if err != nil {
-			return nil, err
-		}
-		misses = append(misses, m...)
-	}
-	st := &res.Changelog.Stats
-	st.Repositories = len(repos) - len(res.Empty)
-	opts.Progress.Start(len(res.Changelog.Entries))
-	opts.Progress.Done(st.Cached)
-	misses = sharePending(misses)
+	var eng *engine.Engine
+	var counted map[string]bool
 	if opts.DryRun {
-		res.Estimate = estimate(ctx, opts, misses)
-		return res, ctx.Err()
+		res.Estimate = &Estimate{}
+		if len(repos) > 1 {
+			// Nothing is stored to find in a second clone of a repository:
+			// the commits counted already are remembered instead.
+			counted = map[string]bool{}
+		}
+	} else {
+		lease.Sweep(ctx, opts.Store, opts.Owner, opts.Log)
+		eng = newEngine(opts)
 	}
-	lease.Sweep(ctx, opts.Store, opts.Owner, opts.Log)
-	if len(misses) == 0 {
-		return res, nil
+	err := func() error {
+		for _, r := range repos {
+			if err := runRepo(ctx, opts, eng, r, res, counted); err != nil {
+				return err
+			}
+		}
+		if opts.DryRun {
+			return ctx.Err()
+		}
+		return awaitDeferred(ctx, opts, eng, res)
+	}()
+	res.Changelog.Stats.Repositories = len(repos) - len(res.Empty)
+	if opts.DryRun {
+		res.Estimate.CostUSD = opts.Price.Cost(res.Estimate.InputTokens, res.Estimate.MaxOutputTokens)
+	} else {
+		res.Engine = eng.Stats()
 	}
+	res.Changelog.Entries = res.entries.summarized()
+	return res, err
+}
+
+func newEngine(opts Options) *engine.Engine {
 	eng := &engine.Engine{
 		Provider: opts.Provider, Concurrency: opts.Concurrency, Limits: opts.Limits,
 		Timeout: opts.Timeout, Log: opts.Log,
@@ -214,117 +235,49 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return n
 		}
 	}
-	err := dispatch(ctx, opts, eng, misses, res)
-	if err == nil {
-		err = awaitDeferred(ctx, opts, eng, res)
-	}
-	res.Engine = eng.Stats()
-	res.Changelog.Entries = summarized(res.Changelog.Entries)
-	return res, err
+	return eng
 }
 
-// collect walks one repository, fills in cached entries and returns the misses.
-func collect(ctx context.Context, opts Options, r *history.Repo, res *Result) ([]*pending, error) {
+// runRepo walks one repository and sends the commits the cache lacks
+// through the engine (or counts them, in a dry run) while the walk goes on.
+// A walk that fails part way still sees what it handed on settled.
+func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.Repo, res *Result, counted map[string]bool) error {
 	head, headErr := r.Head()
 	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && opts.Walk.Rev == "" {
 		res.Empty = append(res.Empty, r.Path())
-		return nil, nil
-	}
-	rr := &repoRun{repo: r, id: opts.RepoID}
-	// The root is found by a walk of its own, down first parents: run beside
-	// the main walk, on another core, it costs no time.
-	var rootWalk sync.WaitGroup
-	var rootErr error
-	needRoot := rr.id == "" // read here only: the root walk writes rr
-	if needRoot && headErr == nil {
-		rootWalk.Go(func() { rootErr = rr.findRoot(ctx, opts, head) })
-	}
-	defer rootWalk.Wait()
-	var commits []history.Commit
-	messageBytes, dropMessages := 0, false
-	walkErr := r.Walk(ctx, opts.Walk, func(c history.Commit) error {
-		if c.Boundary {
-			// Summarized as adding its whole tree, it would be cached as such
-			// and served to every full clone that shares the cache.
-			opts.Log.Warn("left out: the commit is the edge of a shallow clone, and without its parent what it changed cannot be known. Try: git fetch --deepen=1, or fetch-depth: 0 in actions/checkout",
-				"repo", r.Path(), "commit", c.Hash)
-			return nil
-		}
-		// Past keptMessageBytes, messages are dropped here and read again
-		// when prepared: held from the walk to the end of a run, git.git's
-		// 60,000 messages took 45 MB. Reading them again costs a few
-		// percent of a dry run, worth paying only for long histories.
-		if dropMessages {
-			c.Message = ""
-		} else if messageBytes += len(c.Message); messageBytes > keptMessageBytes {
-			for i := range commits {
-				commits[i].Message = ""
-			}
-			c.Message, dropMessages = "", true
-		}
-		commits = append(commits, c)
 		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &scan{opts: opts, rr: &repoRun{repo: r, id: opts.RepoID}, res: res, counted: counted}
+	misses := make(chan *pending, scanAhead)
+	var walking sync.WaitGroup
+	var walkErr error
+	walking.Go(func() {
+		defer close(misses)
+		walkErr = s.run(ctx, head, headErr, misses)
 	})
+	var err error
+	if opts.DryRun {
+		estimate(ctx, opts, misses, res.Estimate)
+	} else {
+		err = dispatch(ctx, opts, eng, misses, res)
+	}
+	cancel() // a failed dispatch leaves the walk blocked on misses
+	walking.Wait()
+	st := &res.Changelog.Stats
+	st.Commits += s.commits
+	st.Cached += s.cached
+	st.SkippedFiles += s.skippedFiles
 	if errors.Is(walkErr, history.ErrEmpty) {
 		res.Empty = append(res.Empty, r.Path())
-		return nil, nil
+		walkErr = nil
 	}
-	if walkErr != nil {
-		return nil, walkErr
+	if err != nil {
+		return err
 	}
-	if len(commits) == 0 {
-		return nil, nil
-	}
-	if needRoot && headErr != nil {
-		// HEAD is unborn, but --all or --rev found commits.
-		rootWalk.Go(func() { rootErr = rr.findRoot(ctx, opts, commits[0].Hash) })
-	}
-	rootWalk.Wait()
-	if rootErr != nil {
-		return nil, rootErr
-	}
-	if !opts.DryRun {
-		if err := opts.Store.SaveRepository(ctx, store.Repository{ID: rr.id, RootCommit: rr.root, Path: r.Path()}); err != nil {
-			return nil, err
-		}
-	}
-
-	hashes := make([]string, len(commits))
-	for i, c := range commits {
-		hashes[i] = c.Hash
-	}
-	var cached map[string]store.Summary
-	if opts.Store != nil { // nil only in a dry run with no database yet
-		var err error
-		if cached, err = opts.Store.Summaries(ctx, rr.id, opts.Model.String(), prompt.Version, opts.Walk.Paths.String(), hashes); err != nil {
-			return nil, err
-		}
-	}
-	st := &res.Changelog.Stats
-	var misses []*pending
-	for _, c := range commits {
-		e := report.Entry{
-			Repo: r.Name(), RepoID: rr.id, Commit: c.Hash, Author: c.AuthorName,
-			Date: c.AuthorDate, Subject: c.Subject, Model: opts.Model.String(),
-		}
-		st.Commits++
-		if s, ok := cached[c.Hash]; ok {
-			fillFromSummary(&e, s)
-			e.Cached = true
-			st.Cached++
-			st.SkippedFiles += len(e.SkippedFiles)
-		} else {
-			misses = append(misses, &pending{repo: rr, index: len(res.Changelog.Entries), commit: c})
-		}
-		res.Changelog.Entries = append(res.Changelog.Entries, e)
-	}
-	opts.Log.Debug("walked repository", "repo", r.Path(), "repo_id", rr.id, "commits", len(commits), "cached", len(cached))
-	return misses, nil
+	return walkErr
 }
-
-// keptMessageBytes bounds the commit messages a walk keeps for prepare (a
-// variable for tests).
-var keptMessageBytes = 8 << 20
 
 // findRoot names the repository by the root of the history from head.
 func (rr *repoRun) findRoot(ctx context.Context, opts Options, head string) error {
@@ -353,23 +306,6 @@ func knownRoot(ctx context.Context, st *store.Store, commit string) (string, boo
 		}
 	}
 	return "", false, nil
-}
-
-// sharePending sends each commit once however many times the run met it
-// (two clones of one repository): later entries ride on the first's request.
-func sharePending(misses []*pending) []*pending {
-	first := make(map[string]*pending, len(misses))
-	out := misses[:0]
-	for _, p := range misses {
-		k := key.Commit(p.repo.id, p.commit.Hash)
-		if f, ok := first[k]; ok {
-			f.shared = append(f.shared, p.index)
-			continue
-		}
-		first[k] = p
-		out = append(out, p)
-	}
-	return out
 }
 
 func fillFromSummary(e *report.Entry, s store.Summary) {
@@ -405,17 +341,15 @@ func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *R
 				continue
 			}
 			// Paid for by the other process: here it is as good as cached.
-			for _, i := range append([]int{p.index}, p.shared...) {
-				fillFromSummary(&res.Changelog.Entries[i], s)
-				res.Changelog.Entries[i].Cached = true
-				res.Changelog.Stats.Cached++
-				res.Changelog.Stats.SkippedFiles += len(s.SkippedFiles)
-			}
-			opts.Progress.Done(1 + len(p.shared))
+			fillFromSummary(p.entry, s)
+			p.entry.Cached = true
+			res.Changelog.Stats.Cached++
+			res.Changelog.Stats.SkippedFiles += len(s.SkippedFiles)
+			opts.Progress.Done(1)
 		}
 		if len(left) > 0 {
 			// dispatch claims again: expired leases are won, live ones deferred anew.
-			if err := dispatch(ctx, opts, eng, left, res); err != nil {
+			if err := dispatch(ctx, opts, eng, feed(left), res); err != nil {
 				return err
 			}
 		}
@@ -428,14 +362,12 @@ func (p *pending) leaseKey(opts Options) string {
 	return "summary:" + key.Of(p.repo.id, p.commit.Hash, opts.Model.String(), prompt.Version, opts.Walk.Paths.String())
 }
 
-// summarized drops the entries of commits that got no summary (failed or
-// never sent because the run stopped): a report only shows what is known.
-func summarized(entries []report.Entry) []report.Entry {
-	out := entries[:0]
-	for _, e := range entries {
-		if e.Summary != "" {
-			out = append(out, e)
-		}
+// feed hands on ps through a closed channel, as a walk would.
+func feed(ps []*pending) <-chan *pending {
+	c := make(chan *pending, len(ps))
+	for _, p := range ps {
+		c <- p
 	}
-	return out
+	close(c)
+	return c
 }
