@@ -107,6 +107,18 @@ func TestGarbledBatchAnswerIsAskedAgainOneByOne(t *testing.T) {
 	}
 }
 
+// TestDryRunCountsAClonesCommitsOnce: a run over a repository and its clone
+// pays for each commit once, the clone finding the summaries stored; a dry
+// run, which stores nothing, must count them once too.
+func TestDryRunCountsAClonesCommitsOnce(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir, f.Clone().Dir, "--dry-run", "--model", "test:gpt", "--batch-size", "1")
+	if res.code != 0 || !strings.HasPrefix(res.out, "dry run: 8 commits to summarize (0 cached) in 8 requests") {
+		t.Errorf("exit %d, stdout %q, want the 8 commits counted once: %s", res.code, res.out, res.errOut)
+	}
+}
+
 func TestDryRunSendsAndStoresNothing(t *testing.T) {
 	f := fixture(t)
 	h := newHarness(t)

@@ -686,3 +686,29 @@ func TestMissingObjectWarnsAndSummarizesTheRest(t *testing.T) {
 		t.Errorf("no warning naming the missing object: %q", res.errOut)
 	}
 }
+
+// TestDamagedCommitKeepsWhatWasWalked: a commit object that cannot be read
+// stops the walk, with an error naming it, but the commits walked before it
+// are summarized and stored, and the exit status says the run failed. (The
+// repository is named by --repo-id: its root, which names it otherwise,
+// lies beyond the damage.)
+func TestDamagedCommitKeepsWhatWasWalked(t *testing.T) {
+	f := fixture(t)
+	out, err := exec.Command("git", "-C", f.Dir, "rev-list", "HEAD").Output()
+	if err != nil {
+		t.Skipf("git is needed to list the commits: %v", err)
+	}
+	hashes := strings.Fields(string(out))
+	damaged := hashes[3] // read as the parent of the third, before the third is handed on
+	if err := os.WriteFile(filepath.Join(f.Dir, ".git", "objects", damaged[:2], damaged[2:]), []byte("not zlib"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--batch-size", "1", "--repo-id", "damaged")
+	if res.code == 0 || !strings.Contains(res.errOut, damaged) || !strings.Contains(res.errOut, "2 new summaries were stored before it") {
+		t.Fatalf("exit %d, stderr %q: want a failure naming %s after 2 summaries", res.code, res.errOut, damaged[:8])
+	}
+	if h.calls.Load() != 2 {
+		t.Errorf("%d requests, want 2: one for each commit walked before the damaged one", h.calls.Load())
+	}
+}

@@ -34,3 +34,20 @@ func TestProgressDrawsOnlyOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressTotalGrowsAsStepsAreFound: the bar's total is what was found
+// so far, for runs that start work before they know how much there is.
+func TestProgressTotalGrowsAsStepsAreFound(t *testing.T) {
+	ios, _, errOut := Test()
+	ios.SetStderrTTY(true)
+	p := ios.NewProgress("summarizing", true)
+	p.Found(4)
+	p.Done(2)
+	p.Found(6)
+	time.Sleep(150 * time.Millisecond) // past the bar's redraw throttle
+	p.Done(1)
+	if !strings.Contains(errOut.String(), "3/10") {
+		t.Errorf("after 4 and 6 found and 3 done, the bar does not show 3/10: %q", errOut.String())
+	}
+	p.Finish()
+}

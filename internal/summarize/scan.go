@@ -92,8 +92,12 @@ func (s *scan) run(ctx context.Context, head string, headErr error, out chan<- *
 		}
 		return flush()
 	})
-	if err == nil && len(walked) > 0 {
-		err = flush()
+	// What was walked before the walk failed is still summarized: a damaged
+	// commit deep in history costs its own summary, not those of the rest.
+	if len(walked) > 0 && ctx.Err() == nil {
+		if flushErr := flush(); err == nil {
+			err = flushErr
+		}
 	}
 	s.opts.Log.Debug("walked repository", "repo", r.Path(), "repo_id", s.rr.id, "commits", s.commits, "cached", s.cached)
 	return err
