@@ -99,6 +99,7 @@ func (s *scan) run(ctx context.Context, head string, headErr error, out chan<- *
 			err = flushErr
 		}
 	}
+	rootWalk.Wait() // it writes the id logged here
 	s.opts.Log.Debug("walked repository", "repo", r.Path(), "repo_id", s.rr.id, "commits", s.commits, "cached", s.cached)
 	return err
 }
