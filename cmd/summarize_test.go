@@ -705,7 +705,7 @@ func TestDamagedCommitKeepsWhatWasWalked(t *testing.T) {
 	}
 	h := newHarness(t)
 	res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--batch-size", "1", "--repo-id", "damaged")
-	if res.code == 0 || !strings.Contains(res.errOut, damaged) || !strings.Contains(res.errOut, "2 new summaries were stored before it") {
+	if res.code != 1 || !strings.Contains(res.errOut, damaged) || !strings.Contains(res.errOut, "Try: git fsck") || !strings.Contains(res.errOut, "2 new summaries were stored before it") {
 		t.Fatalf("exit %d, stderr %q: want a failure naming %s after 2 summaries", res.code, res.errOut, damaged[:8])
 	}
 	if h.calls.Load() != 2 {

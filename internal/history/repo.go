@@ -194,7 +194,7 @@ func (r *Repo) RootCommit(ctx context.Context, start string, known func(hash str
 		}
 		c, err := r.commitObject(h)
 		if err != nil {
-			return "", fmt.Errorf("%s: read commit %s: %w", r.path, h, err)
+			return "", fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
 		}
 		if c.NumParents() == 0 {
 			return h.String(), nil

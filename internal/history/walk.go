@@ -47,7 +47,7 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 			return nil // beyond a shallow clone's boundary
 		}
 		if err != nil {
-			return fmt.Errorf("%s: read commit %s: %w", r.path, h, err)
+			return fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
 		}
 		seen[h] = c.TreeHash
 		heap.Push(q, queued{c, len(seen)})
@@ -228,7 +228,7 @@ func (r *Repo) ancestors(ctx context.Context, hidden []plumbing.Hash) (map[plumb
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: read commit %s: %w", r.path, h, err)
+			return nil, fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
 		}
 		stack = append(stack, c.ParentHashes...)
 	}
