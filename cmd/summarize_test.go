@@ -712,3 +712,17 @@ func TestDamagedCommitKeepsWhatWasWalked(t *testing.T) {
 		t.Errorf("%d requests, want 2: one for each commit walked before the damaged one", h.calls.Load())
 	}
 }
+
+// TestUnknownRevisionInALaterRepositoryPaysForNothing: repositories are
+// summarized one after another, but a --rev that one of them lacks fails the
+// run before the first is paid for.
+func TestUnknownRevisionInALaterRepositoryPaysForNothing(t *testing.T) {
+	f := fixture(t)
+	other := gittest.New(t)
+	other.Write("a.txt", "a\n").Commit("Unrelated history")
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir, other.Dir, "--rev", f.Root)
+	if res.code != 1 || !strings.Contains(res.errOut, "unknown revision") || h.calls.Load() != 0 {
+		t.Errorf("exit %d after %d calls, stderr %q: want exit 1, unknown revision, no calls", res.code, h.calls.Load(), res.errOut)
+	}
+}

@@ -110,6 +110,14 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 	return nil
 }
 
+// Resolve checks that the revisions the options name exist here, so that a
+// run over several repositories can fail on a mistyped --rev before it
+// pays for any of them. A repository without commits is ErrEmpty.
+func (r *Repo) Resolve(opts WalkOptions) error {
+	_, _, err := r.resolve(opts)
+	return err
+}
+
 // resolve turns the options into commits to start from and commits whose
 // ancestry is excluded (the A of A..B).
 func (r *Repo) resolve(opts WalkOptions) (starts, hidden []plumbing.Hash, err error) {

@@ -182,6 +182,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		defer r.Close()
 		repos = append(repos, r)
 	}
+	for _, r := range repos {
+		// A mistyped --rev fails the run before anything is paid for, not
+		// once the repositories named before it are summarized.
+		if err := r.Resolve(opts.Walk); err != nil && !errors.Is(err, history.ErrEmpty) {
+			return nil, err
+		}
+	}
 
 	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}}
 	var eng *engine.Engine
