@@ -135,6 +135,7 @@ func (db *DB) Close() error {
 		errs = append(errs, p.close())
 	}
 	db.packs = nil
+	db.cache.close()
 	return errors.Join(errs...)
 }
 
@@ -269,11 +270,12 @@ func parseLoose(raw []byte, limit int64) (Object, error) {
 // cached base or a whole object, then up, applying each delta and caching
 // each base on the way.
 func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
-	if t, data, ok := db.cache.get(baseKey{p, off}); ok {
-		obj := Object{Type: plumbing.ObjectType(t), Size: int64(len(data))}
+	if s, data, ok := db.cache.view(baseKey{p, off}); ok {
+		obj := Object{Type: plumbing.ObjectType(s.typ), Size: int64(len(data))}
 		if limit <= 0 || obj.Size <= limit {
-			obj.Data = data
+			obj.Data = bytes.Clone(data) // the caller's to keep
 		}
+		db.cache.unpin(s)
 		return obj, nil
 	}
 	buf := getBuffer()
@@ -314,6 +316,8 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 	e := top
 	var baseType int
 	var base []byte
+	var pinned *slot // holds base in the cache while it is read
+	defer func() { db.cache.unpin(pinned) }()
 	for cur := p; ; {
 		var next int64
 		if e.typ == typeRefDelta {
@@ -331,8 +335,8 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 		} else {
 			next = e.base
 		}
-		if t, data, ok := db.cache.get(baseKey{cur, next}); ok {
-			baseType, base = t, data
+		if s, data, ok := db.cache.view(baseKey{cur, next}); ok {
+			baseType, base, pinned = s.typ, data, s
 			break
 		}
 		if len(chain) >= maxChain {
@@ -343,25 +347,46 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 		if err != nil {
 			return Object{}, err
 		}
+		if e.typ != typeOfsDelta && e.typ != typeRefDelta {
+			// The chain's bottom: inflated straight into the cache.
+			s, into := db.cache.reserve(int(e.size))
+			base, err = inflateInto(into, e.data, e.size)
+			if err != nil {
+				db.cache.unpin(s)
+				return Object{}, err
+			}
+			if s != nil {
+				db.cache.publish(s, baseKey{cur, next}, e.typ)
+			}
+			baseType, pinned = e.typ, s
+			break
+		}
 		data, err := inflate(e.data, e.size)
 		if err != nil {
 			return Object{}, err
 		}
-		if e.typ != typeOfsDelta && e.typ != typeRefDelta {
-			baseType, base = e.typ, data
-			db.cache.put(baseKey{cur, next}, baseType, base)
-			break
-		}
 		chain = append(chain, step{cur, next, data})
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		base, err = applyDelta(base, chain[i].delta)
+		// Each base on the way up is made in the cache; the top, the
+		// caller's, in the heap.
+		var s *slot
+		var into []byte
+		if i > 0 {
+			if _, size, _, err := deltaSizes(chain[i].delta); err == nil && size <= maxObjectBytes {
+				s, into = db.cache.reserve(int(size))
+			}
+		}
+		result, err := applyDeltaInto(into, base, chain[i].delta)
+		db.cache.unpin(pinned)
+		pinned = s
 		if err != nil {
 			return Object{}, err
 		}
-		if i > 0 { // the top is the caller's, not a base
-			db.cache.put(baseKey{chain[i].pack, chain[i].off}, baseType, base)
+		if s != nil {
+			db.cache.publish(s, baseKey{chain[i].pack, chain[i].off}, baseType)
 		}
+		base = result
 	}
 	return Object{Type: plumbing.ObjectType(baseType), Size: int64(len(base)), Data: base}, nil
 }
@@ -385,7 +410,7 @@ func (db *DB) chainType(p *pack, e entry) (plumbing.ObjectType, error) {
 		default:
 			return plumbing.ObjectType(e.typ), nil
 		}
-		if t, _, ok := db.cache.get(baseKey{p, next}); ok {
+		if t, ok := db.cache.typeOf(baseKey{p, next}); ok {
 			return plumbing.ObjectType(t), nil
 		}
 		var err error
@@ -445,6 +470,12 @@ func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 // checked: that would need reading past the content, and git's own reads
 // rely on the pack's checksum instead.
 func inflate(data []byte, size int64) ([]byte, error) {
+	return inflateInto(nil, data, size)
+}
+
+// inflateInto inflates data into out when it is given, of exactly size
+// bytes, or else into a new slice.
+func inflateInto(out, data []byte, size int64) ([]byte, error) {
 	// Deflate cannot expand data more than about 1032 times: a larger
 	// claimed size is damage.
 	if size < 0 || size > maxObjectBytes || size > int64(len(data))*1100+64 {
@@ -452,7 +483,9 @@ func inflate(data []byte, size int64) ([]byte, error) {
 	}
 	in := getInflater(data)
 	defer putInflater(in)
-	out := make([]byte, size)
+	if out == nil {
+		out = make([]byte, size)
+	}
 	if _, err := io.ReadFull(in.zr, out); err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)
 	}

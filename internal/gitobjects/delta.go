@@ -32,14 +32,23 @@ func deltaVarint(b []byte) (int64, []byte, error) {
 // of copies from the base and inserts of literal bytes. Every bound is
 // checked, since a damaged pack must give an error, not a panic.
 func applyDelta(base, delta []byte) ([]byte, error) {
+	return applyDeltaInto(nil, base, delta)
+}
+
+// applyDeltaInto writes the result into into when it is given, of exactly
+// the result's size, or else into a new slice.
+func applyDeltaInto(into, base, delta []byte) ([]byte, error) {
 	baseSize, resultSize, ops, err := deltaSizes(delta)
 	if err != nil {
 		return nil, err
 	}
-	if baseSize != int64(len(base)) || resultSize > maxObjectBytes {
+	if baseSize != int64(len(base)) || resultSize > maxObjectBytes || (into != nil && int64(len(into)) != resultSize) {
 		return nil, errBadDelta
 	}
-	out := make([]byte, 0, resultSize)
+	out := into[:0:len(into)]
+	if into == nil {
+		out = make([]byte, 0, resultSize)
+	}
 	for len(ops) > 0 {
 		op := ops[0]
 		ops = ops[1:]

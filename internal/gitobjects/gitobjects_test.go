@@ -119,7 +119,8 @@ func goGitObjects(t *testing.T, dir string) []want {
 }
 
 // sameObjects reads every object of all from dir and checks ours is the
-// same type and content, from several goroutines at once.
+// same type and content, from several goroutines at once, twice: the second
+// time many are served from the cache of bases.
 func sameObjects(t *testing.T, dir string, all []want, cacheBytes int) int {
 	t.Helper()
 	db, err := Open(filepath.Join(dir, ".git", "objects"), cacheBytes)
@@ -130,8 +131,8 @@ func sameObjects(t *testing.T, dir string, all []want, cacheBytes int) int {
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
-			for i := w; i < len(all); i += 4 {
-				o := all[i]
+			for i := w; i < 2*len(all); i += 4 {
+				o := all[i%len(all)]
 				got, err := db.Read(o.h)
 				if err != nil {
 					t.Errorf("%s: %v", o.h, err)
@@ -170,6 +171,8 @@ func TestReadsPacksLikeGoGit(t *testing.T) {
 		{"offset deltas", []string{"--delta-base-offset", "--depth=50", "--window=50"}, 4 << 20},
 		{"reference deltas", []string{"--depth=50"}, 4 << 20},
 		{"no cache", []string{"--delta-base-offset", "--depth=250"}, 0},
+		// Bases overwrite each other all the time, while others read them.
+		{"small cache", []string{"--delta-base-offset", "--depth=250"}, 64 << 10},
 		{"index version 1", []string{"--delta-base-offset", "--index-version=1"}, 1 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
