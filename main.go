@@ -6,8 +6,13 @@ import (
 	"os"
 
 	"github.com/digest-cli/digest/cmd"
+	"github.com/digest-cli/digest/internal/memlimit"
 )
 
 func main() {
-	os.Exit(cmd.Main())
+	// Before anything is opened: caches are sized by the limit.
+	stop := memlimit.Apply(os.Getenv)
+	code := cmd.Main()
+	stop()
+	os.Exit(code)
 }

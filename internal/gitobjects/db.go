@@ -159,13 +159,33 @@ func (db *DB) Read(h plumbing.Hash) (Object, error) {
 // object's size is known before it is inflated, a delta's after inflating
 // the delta alone.
 func (db *DB) ReadLimited(h plumbing.Hash, limit int64) (Object, error) {
+	obj, _, err := db.readOrRescan(h, limit, false)
+	return obj, err
+}
+
+// Borrow is ReadLimited without copying an object that the cache of delta
+// bases holds: its Data is then the cache's, valid until release is called
+// and not to be kept past it. Reading history newest first, each version
+// of a file is often read just after it was cached as the base of the
+// version before it.
+func (db *DB) Borrow(h plumbing.Hash, limit int64) (obj Object, release func(), err error) {
+	obj, s, err := db.readOrRescan(h, limit, true)
+	if s == nil {
+		return obj, func() {}, err
+	}
+	return obj, func() { db.cache.unpin(s) }, err
+}
+
+// readOrRescan reads an object, looking again for packs added since they
+// were last listed if it is not found.
+func (db *DB) readOrRescan(h plumbing.Hash, limit int64, borrow bool) (Object, *slot, error) {
 	for attempt := 0; ; attempt++ {
-		obj, err := db.read(h, limit)
+		obj, s, err := db.read(h, limit, borrow)
 		if !errors.Is(err, ErrNotFound) || attempt > 0 {
-			return obj, err
+			return obj, s, err
 		}
 		if err := db.scanPacks(); err != nil {
-			return Object{}, err
+			return Object{}, nil, err
 		}
 	}
 }
@@ -202,13 +222,15 @@ func (db *DB) locate(h plumbing.Hash) (*pack, int64) {
 	return nil, 0
 }
 
-func (db *DB) read(h plumbing.Hash, limit int64) (Object, error) {
+// read reads an object; borrowed from the cache, it comes with the slot to
+// unpin once it is no longer read.
+func (db *DB) read(h plumbing.Hash, limit int64, borrow bool) (Object, *slot, error) {
 	if p, off := db.locate(h); p != nil {
-		obj, err := db.readPacked(p, off, limit)
+		obj, s, err := db.readPacked(p, off, limit, borrow)
 		if err != nil {
-			return Object{}, fmt.Errorf("object %s: %w", h, err)
+			return Object{}, nil, fmt.Errorf("object %s: %w", h, err)
 		}
-		return obj, nil
+		return obj, s, nil
 	}
 	for _, dir := range db.dirs {
 		raw, err := os.ReadFile(loosePath(dir, h))
@@ -216,15 +238,15 @@ func (db *DB) read(h plumbing.Hash, limit int64) (Object, error) {
 			continue
 		}
 		if err != nil {
-			return Object{}, err
+			return Object{}, nil, err
 		}
 		obj, err := parseLoose(raw, limit)
 		if err != nil {
-			return Object{}, fmt.Errorf("object %s: %w", h, err)
+			return Object{}, nil, fmt.Errorf("object %s: %w", h, err)
 		}
-		return obj, nil
+		return obj, nil, nil
 	}
-	return Object{}, fmt.Errorf("object %s: %w", h, ErrNotFound)
+	return Object{}, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
 }
 
 func loosePath(dir string, h plumbing.Hash) string {
@@ -266,45 +288,71 @@ func parseLoose(raw []byte, limit int64) (Object, error) {
 	return obj, nil
 }
 
-// readPacked reads the object at off, resolving its delta chain: down to a
-// cached base or a whole object, then up, applying each delta and caching
-// each base on the way.
-func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
+// readPacked reads the object at off: from the cache of delta bases if it
+// holds it (in place if borrow, with the slot to unpin), or else through
+// its delta chain.
+func (db *DB) readPacked(p *pack, off int64, limit int64, borrow bool) (Object, *slot, error) {
 	if s, data, ok := db.cache.view(baseKey{p, off}); ok {
 		obj := Object{Type: plumbing.ObjectType(s.typ), Size: int64(len(data))}
-		if limit <= 0 || obj.Size <= limit {
-			obj.Data = bytes.Clone(data) // the caller's to keep
+		if limit > 0 && obj.Size > limit {
+			db.cache.unpin(s)
+			return obj, nil, nil
 		}
+		if borrow {
+			obj.Data = data
+			return obj, s, nil
+		}
+		obj.Data = bytes.Clone(data) // the caller's to keep
 		db.cache.unpin(s)
-		return obj, nil
+		return obj, nil, nil
 	}
+	return db.readChain(p, off, limit, borrow)
+}
+
+// readChain reads the object at off through its delta chain: down to a
+// cached base or a whole object, then up, applying each delta and caching
+// each base on the way. Borrowed, the object itself is made in the cache
+// too, likely the base of the next one read, and returned with its slot.
+func (db *DB) readChain(p *pack, off int64, limit int64, borrow bool) (Object, *slot, error) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	top, b, err := p.readEntry(off, *buf)
 	*buf = b
 	if err != nil {
-		return Object{}, err
+		return Object{}, nil, err
 	}
 	if top.typ != typeOfsDelta && top.typ != typeRefDelta {
 		obj := Object{Type: plumbing.ObjectType(top.typ), Size: top.size}
 		if limit > 0 && top.size > limit {
-			return obj, nil
+			return obj, nil, nil
 		}
-		obj.Data, err = inflate(top.data, top.size)
-		return obj, err
+		var s *slot
+		var into []byte
+		if borrow {
+			s, into = db.cache.reserve(int(top.size))
+		}
+		obj.Data, err = inflateInto(into, top.data, top.size)
+		if err != nil {
+			db.cache.unpin(s)
+			return Object{}, nil, err
+		}
+		if s != nil {
+			db.cache.publish(s, baseKey{p, off}, top.typ)
+		}
+		return obj, s, nil
 	}
 	topDelta, err := inflate(top.data, top.size)
 	if err != nil {
-		return Object{}, err
+		return Object{}, nil, err
 	}
 	_, resultSize, _, err := deltaSizes(topDelta)
 	if err != nil {
-		return Object{}, err
+		return Object{}, nil, err
 	}
 	if limit > 0 && resultSize > limit {
 		// The type is the chain's bottom's; walk down for it without inflating.
 		typ, err := db.chainType(p, top)
-		return Object{Type: typ, Size: resultSize}, err
+		return Object{Type: typ, Size: resultSize}, nil, err
 	}
 
 	type step struct {
@@ -324,9 +372,9 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 			bp, boff := db.locate(e.ref)
 			if bp == nil {
 				// The base is loose or in an alternate: read it whole.
-				obj, err := db.read(e.ref, 0)
+				obj, _, err := db.read(e.ref, 0, false)
 				if err != nil {
-					return Object{}, fmt.Errorf("delta base: %w", err)
+					return Object{}, nil, fmt.Errorf("delta base: %w", err)
 				}
 				baseType, base = int(obj.Type), obj.Data
 				break
@@ -340,12 +388,12 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 			break
 		}
 		if len(chain) >= maxChain {
-			return Object{}, errors.New("delta chain too long")
+			return Object{}, nil, errors.New("delta chain too long")
 		}
 		e, b, err = cur.readEntry(next, *buf)
 		*buf = b
 		if err != nil {
-			return Object{}, err
+			return Object{}, nil, err
 		}
 		if e.typ != typeOfsDelta && e.typ != typeRefDelta {
 			// The chain's bottom: inflated straight into the cache.
@@ -353,7 +401,7 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 			base, err = inflateInto(into, e.data, e.size)
 			if err != nil {
 				db.cache.unpin(s)
-				return Object{}, err
+				return Object{}, nil, err
 			}
 			if s != nil {
 				db.cache.publish(s, baseKey{cur, next}, e.typ)
@@ -363,16 +411,16 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 		}
 		data, err := inflate(e.data, e.size)
 		if err != nil {
-			return Object{}, err
+			return Object{}, nil, err
 		}
 		chain = append(chain, step{cur, next, data})
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		// Each base on the way up is made in the cache; the top, the
-		// caller's, in the heap.
+		// caller's, in the heap unless borrowed.
 		var s *slot
 		var into []byte
-		if i > 0 {
+		if i > 0 || borrow {
 			if _, size, _, err := deltaSizes(chain[i].delta); err == nil && size <= maxObjectBytes {
 				s, into = db.cache.reserve(int(size))
 			}
@@ -381,14 +429,16 @@ func (db *DB) readPacked(p *pack, off int64, limit int64) (Object, error) {
 		db.cache.unpin(pinned)
 		pinned = s
 		if err != nil {
-			return Object{}, err
+			return Object{}, nil, err
 		}
 		if s != nil {
 			db.cache.publish(s, baseKey{chain[i].pack, chain[i].off}, baseType)
 		}
 		base = result
 	}
-	return Object{Type: plumbing.ObjectType(baseType), Size: int64(len(base)), Data: base}, nil
+	lent := pinned // the top's slot, when borrowed: the caller unpins it
+	pinned = nil
+	return Object{Type: plumbing.ObjectType(baseType), Size: int64(len(base)), Data: base}, lent, nil
 }
 
 // chainType finds a delta's object type: its chain's bottom's.
@@ -403,7 +453,7 @@ func (db *DB) chainType(p *pack, e entry) (plumbing.ObjectType, error) {
 		case typeRefDelta:
 			bp, boff := db.locate(e.ref)
 			if bp == nil {
-				obj, err := db.read(e.ref, 1)
+				obj, _, err := db.read(e.ref, 1, false)
 				return obj.Type, err
 			}
 			p, next = bp, boff

@@ -11,8 +11,8 @@ import (
 )
 
 // TestObjectCacheFollowsPacksAndMemoryLimit: the cache of delta bases grows
-// with the packed history up to 32 MiB, and takes at most a sixth of a
-// memory limit set with GOMEMLIMIT.
+// with the packed history up to 32 MiB, and takes at most a quarter of a
+// memory limit.
 func TestObjectCacheFollowsPacksAndMemoryLimit(t *testing.T) {
 	dir := t.TempDir()
 	packDir := filepath.Join(dir, "objects", "pack")
@@ -30,8 +30,8 @@ func TestObjectCacheFollowsPacksAndMemoryLimit(t *testing.T) {
 		{14 << 20, math.MaxInt64, 8 << 20},
 		{256 << 20, math.MaxInt64, 16 << 20},
 		{1 << 30, math.MaxInt64, 32 << 20},
-		{1 << 30, 96 << 20, 16 << 20},
-		{14 << 20, 24 << 20, 4 << 20},
+		{1 << 30, 96 << 20, 24 << 20},
+		{14 << 20, 24 << 20, 6 << 20},
 	} {
 		if err := os.Truncate(pack, tt.packed); err != nil { // sparse: only the size is read
 			t.Fatal(err)

@@ -141,7 +141,9 @@ func (r *Repo) fileDiff(ch change, opts DiffOptions, withText bool, warnings *[]
 		return fd
 	}
 
-	oldText, newText, skip, err := r.contents(ch, opts.MaxFileBytes)
+	oldText, newText, skip, release, err := r.contents(ch, opts.MaxFileBytes)
+	// The texts may be the cache's: they are not kept past this file's diff.
+	defer release()
 	if err != nil {
 		fd.Skip = SkipMissing
 		*warnings = append(*warnings, fmt.Sprintf("%s: %v", fd.Path, err))
@@ -164,44 +166,54 @@ func (r *Repo) fileDiff(ch change, opts DiffOptions, withText bool, warnings *[]
 }
 
 // contents reads both sides of a change, refusing oversized blobs before
-// reading them and binary or generated ones before diffing them. Only the
-// reads hold the repository's lock; the checks run in parallel.
-func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip string, err error) {
+// reading them and binary or generated ones before diffing them. The texts
+// are valid until release is called.
+func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip string, release func(), err error) {
 	var texts [2]string
+	var releases [2]func()
+	release = func() {
+		for _, f := range releases {
+			if f != nil {
+				f()
+			}
+		}
+	}
 	for i, s := range []side{ch.from, ch.to} {
 		if s.path == "" {
 			continue
 		}
-		text, large, err := r.blob(s.hash, maxBytes)
+		text, large, free, err := r.blob(s.hash, maxBytes)
+		releases[i] = free
 		if err != nil {
-			return "", "", "", err
+			return "", "", "", release, err
 		}
 		if large {
-			return "", "", SkipLarge, nil
+			return "", "", SkipLarge, release, nil
 		}
 		if isBinary(text) {
-			return "", "", SkipBinary, nil
+			return "", "", SkipBinary, release, nil
 		}
 		if isGenerated(text) {
-			return "", "", SkipGenerated, nil
+			return "", "", SkipGenerated, release, nil
 		}
 		texts[i] = text
 	}
-	return texts[0], texts[1], "", nil
+	return texts[0], texts[1], "", release, nil
 }
 
-// blob reads a blob whole, unless it is larger than maxBytes (0: no limit):
-// its size is known before it is inflated.
-func (r *Repo) blob(h plumbing.Hash, maxBytes int64) (text string, large bool, err error) {
-	obj, err := r.readObject(h, plumbing.BlobObject, maxBytes)
+// blob borrows a blob whole, unless it is larger than maxBytes (0: no
+// limit): its size is known before it is inflated. The text is valid until
+// release is called.
+func (r *Repo) blob(h plumbing.Hash, maxBytes int64) (text string, large bool, release func(), err error) {
+	obj, release, err := r.borrowObject(h, plumbing.BlobObject, maxBytes)
 	if err != nil {
-		return "", false, err
+		return "", false, release, err
 	}
 	if obj.Data == nil && obj.Size > 0 {
-		return "", true, nil
+		return "", true, release, nil
 	}
-	// Nothing writes an object's bytes once read.
-	return unsafe.String(unsafe.SliceData(obj.Data), len(obj.Data)), false, nil
+	// Nothing writes an object's bytes while they are borrowed.
+	return unsafe.String(unsafe.SliceData(obj.Data), len(obj.Data)), false, release, nil
 }
 
 // isGenerated looks for the generated-code marker in the first 1 KiB; the

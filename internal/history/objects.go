@@ -21,6 +21,26 @@ func (r *Repo) readObject(h plumbing.Hash, want plumbing.ObjectType, limit int64
 		return r.readWithGoGit(h, want, limit)
 	}
 	obj, err := r.objects.ReadLimited(h, limit)
+	return checkObject(h, want, obj, err)
+}
+
+// borrowObject is readObject for a caller that reads the object's bytes
+// only until it calls release: an object the cache of delta bases holds is
+// then read in place instead of copied.
+func (r *Repo) borrowObject(h plumbing.Hash, want plumbing.ObjectType, limit int64) (obj gitobjects.Object, release func(), err error) {
+	if r.objects == nil {
+		obj, err := r.readWithGoGit(h, want, limit)
+		return obj, func() {}, err
+	}
+	obj, release, err = r.objects.Borrow(h, limit)
+	if obj, err = checkObject(h, want, obj, err); err != nil {
+		release()
+		return obj, func() {}, err
+	}
+	return obj, release, nil
+}
+
+func checkObject(h plumbing.Hash, want plumbing.ObjectType, obj gitobjects.Object, err error) (gitobjects.Object, error) {
 	if errors.Is(err, gitobjects.ErrNotFound) {
 		return obj, fmt.Errorf("%s %s: %w", want, h, plumbing.ErrObjectNotFound)
 	}

@@ -65,7 +65,7 @@ func objectCacheBytes(gitDir billy.Filesystem) cache.FileSize {
 	}
 	size := min(max(packed/16, 8<<20), 32<<20)
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
-		size = min(size, limit/6)
+		size = min(size, limit/4)
 	}
 	return cache.FileSize(size)
 }
