@@ -56,6 +56,19 @@ func FuzzApplyDelta(f *testing.F) {
 		if err != nil || int64(len(out)) != size {
 			t.Fatalf("result of %d bytes, the delta states %d (%v)", len(out), size, err)
 		}
+		// Applied in place, as into the cache's ring, it gives the same bytes
+		// and never writes past the room given.
+		room := make([]byte, size+8)
+		for i := range room {
+			room[i] = 0xa5
+		}
+		in, err := applyDeltaInto(room[:size:size], base, delta)
+		if err != nil || !bytes.Equal(in, out) {
+			t.Fatalf("in place: %q (%v), want %q", in, err, out)
+		}
+		if !bytes.Equal(room[size:], bytes.Repeat([]byte{0xa5}, 8)) {
+			t.Fatal("applying in place wrote past the room given")
+		}
 	})
 }
 
