@@ -14,6 +14,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/iostreams"
+	"github.com/digest-cli/digest/internal/memlimit"
 )
 
 // Main runs digest and returns the process exit code. SIGINT and SIGTERM
@@ -70,7 +71,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "digest",
 		Short: "Summarize git history with LLMs, paying for each commit once",
-		Long: `digest summarizes git history with an LLM, paying for each commit once:
+		Long: fmt.Sprintf(`digest summarizes git history with an LLM, paying for each commit once:
 every summary is kept in a local SQLite cache and reused on every later run.
 
 It works with no API key and no network: the default model, offline, writes
@@ -78,7 +79,11 @@ extractive summaries from each commit's message and diff.
 
 Every flag can also be set with a DIGEST_* environment variable named after
 it (--max-commits: DIGEST_MAX_COMMITS). A flag on the command line wins over
-the variable, and the variable over the default.`,
+the variable, and the variable over the default.
+
+digest keeps the Go heap under a soft limit of %d MiB, raised while the work
+needs more, and sizes its caches by it; GOMEMLIMIT sets another limit
+(GOMEMLIMIT=off: none, for speed over memory on very long histories).`, memlimit.Default>>20),
 		Example: cmdutil.Example(
 			"digest summarize .",
 			"digest summarize --rev origin/main..HEAD --format jsonl",

@@ -646,6 +646,9 @@ func TestHelpListsExitCodesEnvAndExamples(t *testing.T) {
 	if res := h.run(context.Background(), "summarize", "--help"); !strings.Contains(res.out, "[$DIGEST_MAX_DIFF_TOKENS]") {
 		t.Error("summarize help does not name DIGEST_MAX_DIFF_TOKENS")
 	}
+	if res := h.run(context.Background(), "--help"); !strings.Contains(res.out, "soft limit of 72 MiB") || !strings.Contains(res.out, "GOMEMLIMIT=off") {
+		t.Error("digest --help does not tell of the memory limit and GOMEMLIMIT")
+	}
 }
 
 func TestVersionAndCompletion(t *testing.T) {
