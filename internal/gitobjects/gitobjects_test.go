@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -365,5 +366,46 @@ func TestLargeOffsets(t *testing.T) {
 	}
 	if _, err := cut.offset(0); err == nil {
 		t.Fatal("an offset into a missing large-offset table was read")
+	}
+}
+
+// TestBorrowLendsTheCachedCopy: a borrowed object is the cache's own copy,
+// the same bytes for every borrower, and let go it can be written over;
+// Read always gives the caller a copy of its own.
+func TestBorrowLendsTheCachedCopy(t *testing.T) {
+	needGit(t)
+	r := history(t, 10)
+	all := goGitObjects(t, r.Dir)
+	packObjects(t, r.Dir, []string{"--all"}, "--delta-base-offset")
+	db, err := Open(filepath.Join(r.Dir, ".git", "objects"), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var blob want
+	for _, o := range all {
+		if o.typ == plumbing.BlobObject && len(o.data) > 0 {
+			blob = o
+			break
+		}
+	}
+	first, release, err := db.Borrow(blob.h, 0)
+	if err != nil || !bytes.Equal(first.Data, blob.data) {
+		t.Fatalf("borrowed %q (%v), want %q", first.Data, err, blob.data)
+	}
+	second, releaseSecond, err := db.Borrow(blob.h, 0)
+	if err != nil || unsafe.SliceData(second.Data) != unsafe.SliceData(first.Data) {
+		t.Fatalf("a second borrower got other bytes than the first (%v): not lent from the cache", err)
+	}
+	read, err := db.Read(blob.h)
+	if err != nil || !bytes.Equal(read.Data, blob.data) || unsafe.SliceData(read.Data) == unsafe.SliceData(first.Data) {
+		t.Fatalf("Read gave the cache's bytes or the wrong ones (%v)", err)
+	}
+	release()
+	releaseSecond()
+	for _, s := range db.cache.byKey {
+		if n := s.pins.Load(); n != 0 {
+			t.Errorf("a slot is still pinned %d times after every borrower let go", n)
+		}
 	}
 }

@@ -26,8 +26,8 @@ import (
 func prepare(ctx context.Context, opts Options, misses <-chan *pending, take func([]*pending) []bool, send func(*pending) bool, fail func(*pending, error)) (taken int, drained bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	var workers, feeding sync.WaitGroup
-	// Workers must be gone before prepare returns: they write into misses.
-	// The feeder too: it counts what it took into taken.
+	// Workers must be gone before prepare returns, as they write into the
+	// pending commits, and so must the feeder, which counts into taken.
 	defer workers.Wait()
 	defer feeding.Wait()
 	defer cancel()
