@@ -326,20 +326,9 @@ func (db *DB) readChain(p *pack, off int64, limit int64, borrow bool) (Object, *
 		if limit > 0 && top.size > limit {
 			return obj, nil, nil
 		}
-		var s *slot
-		var into []byte
-		if borrow {
-			s, into = db.cache.reserve(int(top.size))
-		}
-		obj.Data, err = inflateInto(into, top.data, top.size)
-		if err != nil {
-			db.cache.unpin(s)
-			return Object{}, nil, err
-		}
-		if s != nil {
-			db.cache.publish(s, baseKey{p, off}, top.typ)
-		}
-		return obj, s, nil
+		data, s, err := db.inflateEntry(baseKey{p, off}, top, borrow)
+		obj.Data = data
+		return obj, s, err
 	}
 	topDelta, err := inflate(top.data, top.size)
 	if err != nil {
@@ -397,16 +386,11 @@ func (db *DB) readChain(p *pack, off int64, limit int64, borrow bool) (Object, *
 		}
 		if e.typ != typeOfsDelta && e.typ != typeRefDelta {
 			// The chain's bottom: inflated straight into the cache.
-			s, into := db.cache.reserve(int(e.size))
-			base, err = inflateInto(into, e.data, e.size)
+			base, pinned, err = db.inflateEntry(baseKey{cur, next}, e, true)
 			if err != nil {
-				db.cache.unpin(s)
 				return Object{}, nil, err
 			}
-			if s != nil {
-				db.cache.publish(s, baseKey{cur, next}, e.typ)
-			}
-			baseType, pinned = e.typ, s
+			baseType = e.typ
 			break
 		}
 		data, err := inflate(e.data, e.size)
@@ -439,6 +423,25 @@ func (db *DB) readChain(p *pack, off int64, limit int64, borrow bool) (Object, *
 	lent := pinned // the top's slot, when borrowed: the caller unpins it
 	pinned = nil
 	return Object{Type: plumbing.ObjectType(baseType), Size: int64(len(base)), Data: base}, lent, nil
+}
+
+// inflateEntry inflates a whole object's entry; if cache is set and the
+// cache has room, into a slot published under k and returned pinned.
+func (db *DB) inflateEntry(k baseKey, e entry, cache bool) ([]byte, *slot, error) {
+	var s *slot
+	var into []byte
+	if cache {
+		s, into = db.cache.reserve(int(e.size))
+	}
+	data, err := inflateInto(into, e.data, e.size)
+	if err != nil {
+		db.cache.unpin(s)
+		return nil, nil, err
+	}
+	if s != nil {
+		db.cache.publish(s, k, e.typ)
+	}
+	return data, s, nil
 }
 
 // chainType finds a delta's object type: its chain's bottom's.

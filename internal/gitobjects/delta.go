@@ -28,15 +28,11 @@ func deltaVarint(b []byte) (int64, []byte, error) {
 	return 0, nil, errBadDelta
 }
 
-// applyDelta builds the object a delta describes from its base: a series
-// of copies from the base and inserts of literal bytes. Every bound is
-// checked, since a damaged pack must give an error, not a panic.
-func applyDelta(base, delta []byte) ([]byte, error) {
-	return applyDeltaInto(nil, base, delta)
-}
-
-// applyDeltaInto writes the result into into when it is given, of exactly
-// the result's size, or else into a new slice.
+// applyDeltaInto builds the object a delta describes from its base: a
+// series of copies from the base and inserts of literal bytes. Every bound
+// is checked, since a damaged pack must give an error, not a panic. The
+// result is written into into when it is given, of exactly the result's
+// size (a slot of the cache), or else into a new slice.
 func applyDeltaInto(into, base, delta []byte) ([]byte, error) {
 	baseSize, resultSize, ops, err := deltaSizes(delta)
 	if err != nil {

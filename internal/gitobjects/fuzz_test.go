@@ -48,7 +48,7 @@ func FuzzApplyDelta(f *testing.F) {
 	f.Add(base, []byte{0x80, 0x80, 0x80})              // unterminated size
 	f.Add([]byte{}, []byte{0, 0x80, 0x80, 0x80, 0x01}) // a 2 MB result from nothing
 	f.Fuzz(func(t *testing.T, base, delta []byte) {
-		out, err := applyDelta(base, delta)
+		out, err := applyDeltaInto(nil, base, delta)
 		if err != nil {
 			return
 		}
