@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -256,12 +255,8 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, path := range []string{o.Output, o.JUnit, o.HTML} {
-		if path != "" && path != "-" {
-			if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
-				return cmdutil.UsageError("%s: directory %s does not exist. Try: create it first, or another path", path, filepath.Dir(path))
-			}
-		}
+	if err := checkEvalOutputs(f, o, []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
+		return err
 	}
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
@@ -332,6 +327,14 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		return fmt.Errorf("stopped before --max-cost $%g: %d results left unrequested. Try: a higher --max-cost, and run again to continue", o.MaxCost, out.NotSent)
 	}
 	return gateError(rep)
+}
+
+// checkEvalOutputs refuses, before anything is sent, reports that would
+// overwrite the database, an input, or one another.
+func checkEvalOutputs(f *cmdutil.Factory, o *EvalOptions, inputs []cmdutil.NamedPath) error {
+	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}, {Flag: "--junit", Path: o.JUnit}, {Flag: "--html", Path: o.HTML},
+		{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")}}
+	return cmdutil.CheckOutputs(outputs, f.Globals.DB, inputs)
 }
 
 // gateError fails the run, exit 3, when a model is below its --min-accuracy.

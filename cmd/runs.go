@@ -68,6 +68,9 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 					return cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 				}
 			}
+			if err := checkEvalOutputs(f, o, nil); err != nil {
+				return err
+			}
 			st, err := f.Store(cmd.Context())
 			if err != nil {
 				return err

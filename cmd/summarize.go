@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -228,11 +226,13 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Output != "" && o.Output != "-" {
-		// Find out before the run, not after paying for it.
-		if info, err := os.Stat(filepath.Dir(o.Output)); err != nil || !info.IsDir() {
-			return cmdutil.UsageError("--output %s: directory %s does not exist. Try: create it first, or another path", o.Output, filepath.Dir(o.Output))
-		}
+	// Find out before the run, not after paying for it.
+	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}}
+	if o.StepSummary {
+		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")})
+	}
+	if err := cmdutil.CheckOutputs(outputs, f.Globals.DB, []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
+		return err
 	}
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))

@@ -1,0 +1,137 @@
+package cmd
+
+// Unattended runs: what a CI job, often as root, with a wrong path or a
+// failing provider, must be able to rely on. The README's Guarantees
+// section names these tests.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestOutputsNeverDestroyWhatTheRunReads: a report path that names the
+// database (or its write-ahead log), the dataset, or another report of the
+// same run is refused before anything is sent, exit 2, and every file is
+// left as it was.
+func TestOutputsNeverDestroyWhatTheRunReads(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	if res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl"); res.code != 0 {
+		t.Fatalf("first run: %s", res.errOut)
+	}
+	db, err := os.ReadFile(h.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataset := writeDataset(t, `{"prompt":"What is 1 + 1?","expected":"2"}`)
+	data, _ := os.ReadFile(dataset)
+	link := filepath.Join(t.TempDir(), "cache-link.db")
+	if err := os.Symlink(h.db, link); err != nil {
+		t.Fatal(err)
+	}
+	h.calls.Store(0)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"summarize -o the database", []string{"summarize", f.Dir, "-o", h.db}, "is the database"},
+		{"summarize -o a link to the database", []string{"summarize", f.Dir, "-o", link}, "is the database"},
+		{"summarize -o its write-ahead log", []string{"summarize", f.Dir, "-o", h.db + "-wal"}, "is the database"},
+		{"eval -o the dataset", []string{"eval", dataset, "-f", "jsonl", "-o", dataset}, "is the dataset"},
+		{"eval --html the database", []string{"eval", dataset, "--html", h.db}, "is the database"},
+		{"eval -o and --junit one file", []string{"eval", dataset, "-o", filepath.Join(filepath.Dir(dataset), "r.xml"), "--junit", filepath.Join(filepath.Dir(dataset), "r.xml")}, "the same file"},
+		{"runs show --junit the database", []string{"runs", "show", "x", "--junit", h.db}, "is the database"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := h.run(context.Background(), tt.args...)
+			oneLineError(t, res, 2, tt.want)
+		})
+	}
+	if h.calls.Load() != 0 {
+		t.Errorf("%d requests sent by runs that were refused", h.calls.Load())
+	}
+	if after, _ := os.ReadFile(h.db); !bytes.Equal(after, db) {
+		t.Error("the database changed")
+	}
+	if after, _ := os.ReadFile(dataset); !bytes.Equal(after, data) {
+		t.Error("the dataset changed")
+	}
+}
+
+// TestOutputToADeviceOrPipeWritesThroughIt runs the real binary with -o
+// naming a character device (made with mknod, as root: the case of a CI
+// job writing -o /dev/null), a FIFO, and /dev/stdout. Each is written as
+// it is and is still what it was afterwards.
+func TestOutputToADeviceOrPipeWritesThroughIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	f := fixture(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "digest.db")
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--db", db, "-q", "summarize", f.Dir}, args...)...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("digest %v: %v\n%s", args, err, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+
+	t.Run("character device", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("mknod needs root; the FIFO case covers writing through without it")
+		}
+		null := filepath.Join(dir, "null")
+		if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, int(unixDev(1, 3))); err != nil {
+			t.Skipf("mknod: %v", err)
+		}
+		run("-o", null)
+		info, err := os.Lstat(null)
+		if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("the device is now %v (%v)", info.Mode(), err)
+		}
+	})
+	t.Run("fifo", func(t *testing.T) {
+		fifo := filepath.Join(dir, "pipe")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		read := make(chan string)
+		go func() {
+			b, _ := os.ReadFile(fifo)
+			read <- string(b)
+		}()
+		run("-o", fifo)
+		if got := <-read; !strings.Contains(got, "Add greeting helper") {
+			t.Errorf("the pipe's reader got %q, want the changelog", got)
+		}
+		if info, _ := os.Lstat(fifo); info.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO is now %v", info.Mode())
+		}
+	})
+	t.Run("/dev/stdout", func(t *testing.T) {
+		if _, err := os.Stat("/dev/stdout"); err != nil {
+			t.Skip("no /dev/stdout here")
+		}
+		out, _ := run("-o", "/dev/stdout")
+		if !strings.Contains(out, "Add greeting helper") {
+			t.Errorf("standard output %q, want the changelog", out)
+		}
+	})
+}
+
+// unixDev is the device number of major:minor as Linux encodes it.
+func unixDev(major, minor uint64) uint64 {
+	return (major&0xfff)<<8 | (major&^0xfff)<<32 | minor&0xff | (minor&^0xff)<<12
+}
