@@ -135,3 +135,87 @@ func TestOutputToADeviceOrPipeWritesThroughIt(t *testing.T) {
 func unixDev(major, minor uint64) uint64 {
 	return (major&0xfff)<<8 | (major&^0xfff)<<32 | minor&0xff | (minor&^0xff)<<12
 }
+
+// TestEvalFailsWhenRequestsFail: a run whose requests failed exits 1 after
+// writing every report, and says how many failed and why; a configuration
+// that could only fail (a base URL without a scheme, judge assertions
+// without --judge) is a usage error, exit 2, before anything is sent.
+func TestEvalFailsWhenRequestsFail(t *testing.T) {
+	srv := arithmeticServer(t)
+	data := sums(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "sk-test"
+	out := t.TempDir()
+
+	// A base URL one path off: every request is a 404.
+	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1",
+		"-f", "json", "-o", filepath.Join(out, "r.json"), "--junit", filepath.Join(out, "junit.xml"))
+	if res.code != 1 {
+		t.Fatalf("every request a 404: exit %d, want 1: %s", res.code, res.errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(res.errOut), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "10 results ended in error (openai:strong 10)") || !strings.Contains(last, "HTTP 404") {
+		t.Errorf("last line %q, want the count of errors and the first one", last)
+	}
+	if !strings.Contains(res.errOut, ", 10 errors,") {
+		t.Errorf("the closing line does not count the errors: %q", res.errOut)
+	}
+	for name, want := range map[string]string{"r.json": `"errors": 10`, "junit.xml": "HTTP 404"} {
+		if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s not written before the failure (%v)", name, err)
+		}
+	}
+
+	before := len(srv.Requests())
+	judged := writeDataset(t, `{"prompt": "2+2", "expected": "4"}`, `{"prompt": "Be nice", "assert": [{"type": "llm-rubric", "value": "polite"}]}`)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no scheme", []string{"eval", data, "--models", "openai:strong", "--base-url", "localhost:11434/v1"},
+			[]string{"--base-url localhost:11434/v1 has no http:// or https://", "Try: http://localhost:11434/v1"}},
+		{"no scheme in the variable", []string{"eval", data, "--models", "anthropic:claude-haiku-4-5"},
+			[]string{"ANTHROPIC_BASE_URL"}},
+		{"another scheme", []string{"eval", data, "--models", "openai:strong", "--base-url", "ftp://host/v1"},
+			[]string{"is not an http or https URL"}},
+		{"a judge assertion without --judge", []string{"eval", judged, "--models", "openai:strong", "--base-url", srv.OpenAIBaseURL()},
+			[]string{judged + ":2 has a judge assertion", "--judge is not set"}},
+		{"--assert judge without --judge", []string{"eval", data, "--models", "openai:strong", "--base-url", srv.OpenAIBaseURL(), "--assert", "judge"},
+			[]string{"--assert judge needs a grading model"}},
+		{"a dry run too", []string{"eval", judged, "--dry-run"}, []string{"has a judge assertion"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h.env["ANTHROPIC_BASE_URL"] = "api.anthropic.com"
+			h.env["ANTHROPIC_API_KEY"] = "sk-ant"
+			oneLineError(t, h.run(context.Background(), tt.args...), 2, tt.want...)
+		})
+	}
+	if n := len(srv.Requests()) - before; n != 0 {
+		t.Errorf("%d requests sent by runs refused as usage errors", n)
+	}
+}
+
+// TestBaseURLSpellingsShareOneCache: a trailing slash, localhost for
+// 127.0.0.1 and an upper-case scheme name the same server, and pay
+// nothing again.
+func TestBaseURLSpellingsShareOneCache(t *testing.T) {
+	srv := arithmeticServer(t)
+	data := sums(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "sk-test"
+	base := srv.OpenAIBaseURL() // http://127.0.0.1:PORT/v1
+	if res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", base, "-f", "json"); res.code != 0 {
+		t.Fatalf("first run: exit %d: %s", res.code, res.errOut)
+	}
+	paid := len(srv.Requests())
+	for _, spelling := range []string{base + "/", strings.Replace(base, "127.0.0.1", "localhost", 1), strings.Replace(base, "http://", "HTTP://", 1)} {
+		res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", spelling, "-f", "json")
+		if res.code != 0 || !strings.Contains(res.out, `"cached": 10`) {
+			t.Errorf("--base-url %s: exit %d, want every answer cached: %.300s %s", spelling, res.code, res.out, res.errOut)
+		}
+	}
+	if n := len(srv.Requests()); n != paid {
+		t.Errorf("%d requests after the first run, want none", n-paid)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,10 @@ var Providers = []string{provider.Offline, "openai", "anthropic", "ollama"}
 // environment. API keys are read here and passed to the client alone: they
 // are never logged, stored or printed.
 func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.Provider, error) {
-	url := f.BaseURL(spec, o.BaseURL)
+	url, err := f.BaseURL(spec, o.BaseURL)
+	if err != nil {
+		return nil, err
+	}
 	key := func(env string, required bool) (string, error) {
 		k := strings.TrimSpace(f.Getenv(env))
 		if k == "" && required {
@@ -105,24 +109,68 @@ func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.P
 
 // BaseURL is the endpoint a model is served from: --base-url, else the
 // provider's variable, else its default. It is part of every evaluation
-// key, since another server is another model.
-func (f *Factory) BaseURL(spec provider.Spec, flag string) string {
-	if flag != "" {
-		return flag
-	}
-	switch spec.Provider {
-	case "openai":
-		return cmp.Or(f.Getenv("OPENAI_BASE_URL"), openai.DefaultBaseURL)
-	case "anthropic":
-		return cmp.Or(f.Getenv("ANTHROPIC_BASE_URL"), anthropic.DefaultBaseURL)
-	case "ollama":
-		host := cmp.Or(f.Getenv("OLLAMA_HOST"), "http://localhost:11434")
-		if !strings.Contains(host, "://") {
-			host = "http://" + host // OLLAMA_HOST is often host:port
+// key, since another server is another model. An address that is not an
+// http or https URL with a host is a usage error naming where it came from:
+// sent as it is, it would fail every request as if the network did.
+func (f *Factory) BaseURL(spec provider.Spec, flag string) (string, error) {
+	from, raw := "--base-url", flag
+	if raw == "" {
+		switch spec.Provider {
+		case "openai":
+			from, raw = "OPENAI_BASE_URL", cmp.Or(f.Getenv("OPENAI_BASE_URL"), openai.DefaultBaseURL)
+		case "anthropic":
+			from, raw = "ANTHROPIC_BASE_URL", cmp.Or(f.Getenv("ANTHROPIC_BASE_URL"), anthropic.DefaultBaseURL)
+		case "ollama":
+			host := cmp.Or(f.Getenv("OLLAMA_HOST"), "http://localhost:11434")
+			if !strings.Contains(host, "://") {
+				host = "http://" + host // OLLAMA_HOST is often host:port
+			}
+			from, raw = "OLLAMA_HOST", strings.TrimRight(host, "/")+"/v1"
+		default:
+			return "", nil
 		}
-		return strings.TrimRight(host, "/") + "/v1"
 	}
-	return ""
+	if spec.Provider == provider.Offline {
+		return "", nil
+	}
+	if err := checkBaseURL(raw); err != nil {
+		return "", UsageError("%s %s %v", from, displayURL(raw), err)
+	}
+	return raw, nil
+}
+
+// checkBaseURL says what keeps raw from being a server's address.
+func checkBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	scheme := ""
+	if err == nil {
+		scheme = strings.ToLower(u.Scheme)
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not a URL. Try: one such as http://localhost:8000/v1")
+	case !strings.Contains(raw, "://"):
+		// "localhost:11434" parses as scheme "localhost"; "host/v1" as a path.
+		return fmt.Errorf("has no http:// or https:// in front. Try: http://%s", displayURL(raw))
+	case scheme != "http" && scheme != "https":
+		return fmt.Errorf("is not an http or https URL. Try: one such as http://localhost:8000/v1")
+	case u.Hostname() == "":
+		return fmt.Errorf("names no host. Try: one such as http://localhost:8000/v1")
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("has a query or fragment, which digest would drop. Try: the server's address alone")
+	}
+	return nil
+}
+
+// displayURL is an address fit to print: a password in it is masked.
+func displayURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	if at := strings.LastIndex(raw, "@"); at >= 0 {
+		return "xxxxx@" + raw[at+1:]
+	}
+	return raw
 }
 
 // httpClient shares one transport among a model's requests, keeping as many

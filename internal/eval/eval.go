@@ -192,7 +192,7 @@ func (r *runner) request(m Model, it dataset.Item) provider.Request {
 }
 
 func (r *runner) keyOf(m Model, req provider.Request, repeat int) string {
-	return key.Request{Provider: m.Spec.Provider, BaseURL: m.BaseURL, Model: m.Spec.Model, Temperature: req.Temperature,
+	return key.Request{Provider: m.Spec.Provider, BaseURL: key.BaseURL(m.BaseURL), Model: m.Spec.Model, Temperature: req.Temperature,
 		MaxTokens: req.MaxTokens, Seed: req.Seed, System: req.System, Messages: req.Messages, Repeat: repeat}.Key()
 }
 

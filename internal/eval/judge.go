@@ -65,7 +65,7 @@ func (r *runner) judge(m Model) score.Judge {
 func judgeRequest(m Model, rubric, question, answer string) (provider.Request, string) {
 	req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: judgeMaxTokens, Messages: []provider.Message{{Role: "user",
 		Content: fmt.Sprintf("Rubric:\n%s\n\nQuestion:\n%s\n\nAnswer:\n%s", rubric, question, answer)}}}
-	k := key.Request{Provider: m.Spec.Provider, BaseURL: m.BaseURL, Model: m.Spec.Model, MaxTokens: req.MaxTokens,
+	k := key.Request{Provider: m.Spec.Provider, BaseURL: key.BaseURL(m.BaseURL), Model: m.Spec.Model, MaxTokens: req.MaxTokens,
 		System: req.System, Messages: req.Messages}.Key()
 	return req, k
 }

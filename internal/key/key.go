@@ -7,6 +7,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"net"
+	"net/url"
+	"strings"
 
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -57,4 +60,36 @@ type Request struct {
 func (r Request) Key() string {
 	b, _ := json.Marshal(r)
 	return Of("digest/eval/v1", string(b))
+}
+
+// BaseURL is a server's address as it enters a key. Spellings of one
+// server (scheme and host in any case, a trailing slash, the scheme's
+// default port, localhost by name or by loopback address) give one key, so
+// an answer is not paid for again for a slash; user info, which may hold a
+// password, is left out. An address that is not a URL is kept as it is.
+func BaseURL(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.User = nil
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		host = "localhost"
+	}
+	if port == "80" && u.Scheme == "http" || port == "443" && u.Scheme == "https" {
+		port = ""
+	}
+	u.Host = host
+	if strings.Contains(host, ":") {
+		u.Host = "[" + host + "]"
+	}
+	if port != "" {
+		u.Host += ":" + port
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
 }

@@ -72,3 +72,33 @@ func TestRequestKeyCoversEverythingThatShapesTheAnswer(t *testing.T) {
 		t.Error("the key is not deterministic")
 	}
 }
+
+func TestBaseURLGivesOneKeyPerServer(t *testing.T) {
+	for _, tt := range []struct {
+		spellings []string
+		want      string
+	}{
+		{[]string{"https://api.openai.com/v1", "https://api.openai.com/v1/", "HTTPS://API.OpenAI.com/v1", "https://api.openai.com:443/v1",
+			"https://key:secret@api.openai.com/v1"}, "https://api.openai.com/v1"},
+		{[]string{"http://localhost:11434/v1", "http://127.0.0.1:11434/v1/", "http://[::1]:11434/v1", "http://LOCALHOST:11434/v1",
+			"http://127.0.0.2:11434/v1"}, "http://localhost:11434/v1"},
+		{[]string{"http://vllm.internal/v1", "http://vllm.internal:80/v1", "http://user:pass@vllm.internal/v1//"}, "http://vllm.internal/v1"},
+	} {
+		for _, s := range tt.spellings {
+			if got := BaseURL(s); got != tt.want {
+				t.Errorf("BaseURL(%q) = %q, want %q", s, got, tt.want)
+			}
+		}
+	}
+	// Different servers stay apart: another port, another path, another scheme.
+	distinct := []string{"http://localhost:8000/v1", "http://localhost:8001/v1", "http://localhost:8000/v2", "https://localhost:8000/v1",
+		"http://10.0.0.5:8000/v1"}
+	seen := map[string]string{}
+	for _, s := range distinct {
+		k := BaseURL(s)
+		if other, dup := seen[k]; dup {
+			t.Errorf("%s and %s share the key %s", s, other, k)
+		}
+		seen[k] = s
+	}
+}
