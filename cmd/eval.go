@@ -212,7 +212,11 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 		if o.MaxCost > 0 && !info.Known {
 			return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --model-config with its price", spec)
 		}
-		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: f.BaseURL(spec, o.BaseURL), Price: info.Price,
+		base, err := f.BaseURL(spec, o.BaseURL)
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: info.Price,
 			Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}})
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
@@ -260,6 +264,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
+	}
+	if err := checkJudgeGiven(o, cfg); err != nil {
+		return err
 	}
 	if !o.DryRun {
 		for i, m := range cfg.Models {
@@ -321,12 +328,78 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err := writeEvalReports(f, o, rep, true); err != nil {
 		return err
 	}
-	f.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %s",
-		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, time.Since(started).Round(time.Millisecond))
+	errs := 0
+	for _, m := range rep.Models {
+		errs += m.Errors
+	}
+	f.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %s",
+		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, time.Since(started).Round(time.Millisecond))
 	if out.NotSent > 0 {
 		return fmt.Errorf("stopped before --max-cost $%g: %d results left unrequested. Try: a higher --max-cost, and run again to continue", o.MaxCost, out.NotSent)
 	}
+	if err := resultErrors(rep); err != nil {
+		return err
+	}
 	return gateError(rep)
+}
+
+// resultErrors fails the run, exit 1, when any result ended in error (no
+// answer, a failed judge, an assertion that could not be checked): a run
+// whose requests failed must not pass for a green build. It names the
+// first error, from the stored results, so the log says what went wrong.
+func resultErrors(rep *report.Eval) error {
+	var total int
+	var per []string
+	for _, m := range rep.Models {
+		if m.Errors > 0 {
+			total += m.Errors
+			per = append(per, fmt.Sprintf("%s %d", m.Model, m.Errors))
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	first := ""
+	if rep.Results != nil {
+		for r := range rep.Results {
+			if r.Error != "" {
+				first = fmt.Sprintf("; the first, %s on %s: %s", r.Model, r.Item, r.Error)
+				break
+			}
+		}
+	}
+	return fmt.Errorf("%d results ended in error (%s)%s. Try: run the same command again to retry them; answers already stored are not paid for again",
+		total, strings.Join(per, ", "), strings.TrimRight(first, "."))
+}
+
+// checkJudgeGiven refuses, before anything is sent, judge assertions with
+// no --judge to grade them: each such answer would be paid for and then
+// fail to be scored. A dataset read from standard input cannot be looked
+// at twice; its judge items end in error, and the run with exit 1.
+func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
+	const try = "Try: --judge MODEL (such as --judge openai:gpt-4o-mini), or other assertions"
+	if o.Judge != "" {
+		return nil
+	}
+	if score.IsJudge(o.Assert) {
+		return cmdutil.UsageError("--assert %s needs a grading model, and --judge is not set. %s", o.Assert, try)
+	}
+	if o.Dataset == "-" {
+		return nil
+	}
+	file, err := dataset.Open(o.Dataset)
+	if err != nil {
+		return cmdutil.AsUsage(err)
+	}
+	defer file.Close()
+	line, err := eval.FirstJudgeItem(file, cfg.Read, o.Limit)
+	if err != nil {
+		return err
+	}
+	if line > 0 {
+		return cmdutil.UsageError("%s:%d has a judge assertion, which needs a grading model, and --judge is not set. %s", o.Dataset, line, try)
+	}
+	return nil
 }
 
 // checkEvalOutputs refuses, before anything is sent, reports that would
@@ -438,6 +511,10 @@ func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer, file model
 			return nil, err
 		}
 	}
-	return &eval.Model{Spec: spec, BaseURL: f.BaseURL(spec, ""), Provider: p, Price: info.Price,
+	base, err := f.BaseURL(spec, "")
+	if err != nil {
+		return nil, err
+	}
+	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: info.Price,
 		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
 }

@@ -402,7 +402,9 @@ func TestEvalRepeatSystemErrorsAndStdin(t *testing.T) {
 		})
 	}
 	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", ok.OpenAIBaseURL(), "--limit", "2", "-f", "json")
-	if res.code != 0 || !strings.Contains(res.out, `"errors": 2`) {
+	// Every report is written, then the run fails: a run whose requests all
+	// failed must not pass for green.
+	if res.code != 1 || !strings.Contains(res.out, `"errors": 2`) || !strings.Contains(res.errOut, "2 results ended in error (openai:strong 2); the first, openai:strong on q0: openai: HTTP 400: bad request. Try: ") {
 		t.Fatalf("every call failing: exit %d, %s %s", res.code, res.out, res.errOut)
 	}
 	h.wrap = nil

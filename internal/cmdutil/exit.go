@@ -20,7 +20,8 @@ const (
 // ExitCodesHelp is the exit-code section of each command's help.
 const ExitCodesHelp = `Exit codes:
   0    success (also when there is nothing to do)
-  1    error: a repository, the database or a provider failed, or --max-cost was reached
+  1    error: a repository, the database or a provider failed, an eval result ended
+       in error, or --max-cost was reached (every report is written first)
   2    usage: a flag, argument or DIGEST_* value is invalid
   3    eval: a model's accuracy is below --min-accuracy (every report is written first)
   130  interrupted (SIGINT/SIGTERM); everything finished so far is stored`

@@ -427,3 +427,9 @@ func jsonText(v any) string {
 	}
 	return string(b)
 }
+
+// IsJudge reports whether an assertion type is graded by a judge model.
+func IsJudge(name string) bool {
+	t, err := parseType(name)
+	return err == nil && t.kind == kindJudge
+}
