@@ -35,6 +35,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("database path is empty. Try: --db PATH or DIGEST_DB")
 	}
+	if err := notFiles(path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
 	}
@@ -44,9 +47,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w. Try: --db with a writable path", path, err)
 	}
+	info, statErr := f.Stat()
+	if statErr == nil && !info.Mode().IsRegular() {
+		// Replaced since notFiles looked: nothing is read from it.
+		f.Close()
+		return nil, notFile(path, info.Mode())
+	}
 	head := make([]byte, 100)
 	n, _ := io.ReadFull(f, head)
-	info, statErr := f.Stat()
 	f.Close()
 	if n > 0 && (n < 16 || string(head[:16]) != "SQLite format 3\x00") {
 		return nil, fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
@@ -114,6 +122,44 @@ func truncated(path string, head []byte, size int64) bool {
 	pages := int64(binary.BigEndian.Uint32(head[28:32]))
 	valid := pages > 0 && binary.BigEndian.Uint32(head[24:28]) == binary.BigEndian.Uint32(head[92:96])
 	return valid && size < pages*pageSize
+}
+
+// notFiles refuses a database path, or a journal beside it, that exists
+// and is not a regular file once symbolic links are followed: SQLite would
+// block for ever reading a named pipe (deaf to SIGTERM, in a system call),
+// and write to a device. Paths it cannot look at are left to the opening
+// that follows, which says why.
+func notFiles(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		info, err := os.Stat(p)
+		if err != nil || info.Mode().IsRegular() {
+			continue
+		}
+		if p != path {
+			return fmt.Errorf("database %s: %s beside it is %s, not a file SQLite can use; digest will not open it. Try: move %s away, or --db with another path",
+				path, filepath.Base(p), kind(info.Mode()), p)
+		}
+		return notFile(path, info.Mode())
+	}
+	return nil
+}
+
+func notFile(path string, mode os.FileMode) error {
+	return fmt.Errorf("database %s is %s, not a database file; digest will not open it. Try: --db with a file path", path, kind(mode))
+}
+
+func kind(mode os.FileMode) string {
+	switch {
+	case mode&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&os.ModeSocket != 0:
+		return "a socket"
+	case mode&os.ModeDevice != 0:
+		return "a device"
+	case mode.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
 }
 
 // probe reads an existing database without writing to it and refuses one
