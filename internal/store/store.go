@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -39,12 +40,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		if full := diskFull(path, err); full != nil {
+			return nil, full
+		}
 		return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
 	}
 	// SQLite would create the file with the umask's mode; create it first so
 	// summaries of private code are readable by the owner alone.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
+		if full := diskFull(path, err); full != nil {
+			return nil, full
+		}
 		return nil, fmt.Errorf("open database %s: %w. Try: --db with a writable path", path, err)
 	}
 	info, statErr := f.Stat()
@@ -162,6 +169,17 @@ func kind(mode os.FileMode) string {
 	return "not a regular file"
 }
 
+// diskFull explains an error that is a full disk, as the file system or
+// SQLite reports it (SQLITE_FULL is also max_page_count reached), and
+// returns nil for any other.
+func diskFull(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.Is(err, syscall.ENOSPC) && !(errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL) {
+		return nil
+	}
+	return fmt.Errorf("database %s: the disk is full (%v). Try: free space on the disk holding %s, or --db on another disk", path, err, path)
+}
+
 // probe reads an existing database without writing to it and refuses one
 // that is damaged, that belongs to another program (a database with tables
 // but no schema_migrations was not made by digest), or whose schema is
@@ -271,6 +289,9 @@ func (s *Store) check(ctx context.Context) error {
 func (s *Store) explain(err error) error {
 	if err == nil {
 		return nil
+	}
+	if full := diskFull(s.path, err); full != nil {
+		return full
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
