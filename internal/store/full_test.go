@@ -67,3 +67,33 @@ func randomBytes(n int) []byte {
 	}
 	return b
 }
+
+// TestOpenChecksEveryPragma: a pragma of the DSN that did not take (a typo,
+// a file system without WAL) is found at Open, not mid-run.
+func TestOpenChecksEveryPragma(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	if err := s.check(ctx); err != nil {
+		t.Fatalf("a fresh store: %v", err)
+	}
+	s.db.SetMaxOpenConns(1)
+	for _, tc := range []struct{ set, want string }{
+		{"PRAGMA foreign_keys = OFF", "foreign_keys is 0, want 1"},
+		{"PRAGMA synchronous = FULL", "synchronous is 2, want 1"},
+		{"PRAGMA busy_timeout = 5", "busy_timeout is 5 ms"},
+		{"PRAGMA journal_mode = DELETE", `journal mode is "delete", want wal`},
+	} {
+		if _, err := s.db.Exec(tc.set); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.check(ctx); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("after %s: %v, want %q", tc.set, err, tc.want)
+		}
+		// Set back, so the next one is the only one wrong.
+		for _, q := range []string{"PRAGMA foreign_keys = ON", "PRAGMA synchronous = NORMAL", "PRAGMA busy_timeout = 10000", "PRAGMA journal_mode = WAL"} {
+			if _, err := s.db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -282,6 +282,21 @@ func (s *Store) check(ctx context.Context) error {
 	if timeout != busyTimeout.Milliseconds() {
 		return fmt.Errorf("database %s: busy_timeout is %d ms, want %d", s.path, timeout, busyTimeout.Milliseconds())
 	}
+	// Without foreign keys a summary could be stored for a commit that is
+	// not; synchronous=NORMAL is WAL's safe setting (FULL costs a sync per
+	// transaction, OFF loses transactions on a power cut).
+	for _, p := range []struct {
+		name string
+		want int64
+	}{{"foreign_keys", 1}, {"synchronous", 1}} {
+		var got int64
+		if err := s.db.QueryRowContext(ctx, "PRAGMA "+p.name).Scan(&got); err != nil {
+			return s.explain(err)
+		}
+		if got != p.want {
+			return fmt.Errorf("database %s: %s is %d, want %d", s.path, p.name, got, p.want)
+		}
+	}
 	return nil
 }
 
