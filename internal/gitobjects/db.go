@@ -233,14 +233,10 @@ func (db *DB) read(h plumbing.Hash, limit int64, borrow bool) (Object, *slot, er
 		return obj, s, nil
 	}
 	for _, dir := range db.dirs {
-		raw, err := os.ReadFile(loosePath(dir, h))
+		obj, err := readLoose(loosePath(dir, h), limit)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			return Object{}, nil, err
-		}
-		obj, err := parseLoose(raw, limit)
 		if err != nil {
 			return Object{}, nil, fmt.Errorf("object %s: %w", h, err)
 		}
@@ -254,9 +250,36 @@ func loosePath(dir string, h plumbing.Hash) string {
 	return filepath.Join(dir, s[:2], s[2:])
 }
 
-// parseLoose inflates a loose object: "TYPE SIZE\0" and the content.
-func parseLoose(raw []byte, limit int64) (Object, error) {
-	in := getInflater(raw)
+// fileReaders buffer loose object files while they are inflated.
+var fileReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
+// readLoose reads a loose object file as a stream, so that an object over
+// limit costs the inflating of its header only, whatever its size: read
+// whole first, an 800 MB loose blob took 800 MB to learn its size.
+func readLoose(path string, limit int64) (Object, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Object{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return Object{}, err
+	}
+	br := fileReaders.Get().(*bufio.Reader)
+	br.Reset(f)
+	defer func() {
+		br.Reset(nil) // the file is closed; the pool must not keep it
+		fileReaders.Put(br)
+	}()
+	return parseLoose(br, info.Size(), limit)
+}
+
+// parseLoose inflates a loose object, "TYPE SIZE\0" and the content, from
+// its compressed stream of compressedSize bytes; only the header if the
+// object is larger than limit.
+func parseLoose(r io.Reader, compressedSize int64, limit int64) (Object, error) {
+	in := getStreamInflater(r)
 	defer putInflater(in)
 	var head [64]byte
 	n, err := io.ReadFull(in.zr, head[:])
@@ -273,7 +296,7 @@ func parseLoose(raw []byte, limit int64) (Object, error) {
 		return Object{}, fmt.Errorf("loose object: unknown type %q", name)
 	}
 	size, err := strconv.ParseInt(sizeText, 10, 64)
-	if err != nil || size < 0 || size > maxObjectBytes || size > int64(len(raw))*1100+64 {
+	if err != nil || size < 0 || size > maxObjectBytes || size > compressedSize*1100+64 {
 		return Object{}, fmt.Errorf("loose object: malformed size %q", sizeText)
 	}
 	obj := Object{Type: typ, Size: size}
@@ -493,8 +516,22 @@ func getInflater(data []byte) *inflater {
 		in = &inflater{}
 	}
 	in.src.Reset(data)
+	return in.reset(&in.src)
+}
+
+// getStreamInflater inflates from r, which should be an io.ByteReader (a
+// bufio.Reader): the inflater would otherwise wrap it in a buffer of its own.
+func getStreamInflater(r io.Reader) *inflater {
+	in, _ := inflaters.Get().(*inflater)
+	if in == nil {
+		in = &inflater{}
+	}
+	return in.reset(r)
+}
+
+func (in *inflater) reset(r io.Reader) *inflater {
 	if in.zr == nil {
-		zr, err := zlib.NewReader(&in.src)
+		zr, err := zlib.NewReader(r)
 		if err != nil {
 			// A bad stream header: hand back a reader that reports it.
 			return &inflater{zr: io.NopCloser(errReader{err})}
@@ -502,7 +539,7 @@ func getInflater(data []byte) *inflater {
 		in.zr = zr
 		return in
 	}
-	if err := in.zr.(zlib.Resetter).Reset(&in.src, nil); err != nil {
+	if err := in.zr.(zlib.Resetter).Reset(r, nil); err != nil {
 		return &inflater{zr: io.NopCloser(errReader{err})}
 	}
 	return in

@@ -25,7 +25,7 @@ func FuzzParseLoose(f *testing.F) {
 	f.Add(deflate([]byte("bogus 1\x00a")), int64(0))
 	f.Add([]byte("not zlib at all"), int64(0))
 	f.Fuzz(func(t *testing.T, raw []byte, limit int64) {
-		obj, err := parseLoose(raw, limit)
+		obj, err := parseLoose(bytes.NewReader(raw), int64(len(raw)), limit)
 		if err != nil {
 			return
 		}

@@ -2,6 +2,8 @@ package gitobjects
 
 import (
 	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -407,5 +410,59 @@ func TestBorrowLendsTheCachedCopy(t *testing.T) {
 		if n := s.pins.Load(); n != 0 {
 			t.Errorf("a slot is still pinned %d times after every borrower let go", n)
 		}
+	}
+}
+
+// TestLargeLooseObjectSizeFromHeader: a loose blob over the limit costs
+// the inflating of its header, not its size in memory. Stored uncompressed,
+// the file is as large as the blob, as a loose binary of random bytes is.
+func TestLargeLooseObjectSizeFromHeader(t *testing.T) {
+	const size = 64 << 20
+	r := gittest.New(t)
+	objects := filepath.Join(r.Dir, ".git", "objects")
+	tmp, err := os.CreateTemp(objects, "blob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.New()
+	zw, _ := zlib.NewWriterLevel(tmp, zlib.NoCompression)
+	w := io.MultiWriter(sum, zw)
+	fmt.Fprintf(w, "blob %d\x00", size)
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+	for written := 0; written < size; written += len(chunk) {
+		w.Write(chunk)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	h := plumbing.NewHash(fmt.Sprintf("%x", sum.Sum(nil)))
+	os.MkdirAll(filepath.Dir(loosePath(objects, h)), 0o755)
+	if err := os.Rename(tmp.Name(), loosePath(objects, h)); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(loosePath(objects, h)); info.Size() < size {
+		t.Fatalf("loose file of %d bytes, want it at least as large as the blob", info.Size())
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		// git itself must take it for a loose object of that size.
+		if got := strings.TrimSpace(gitRun(t, r.Dir, "", "cat-file", "-s", h.String())); got != fmt.Sprint(size) {
+			t.Fatalf("git cat-file -s: %s", got)
+		}
+	}
+	db, err := Open(objects, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	obj, err := db.ReadLimited(h, 1<<20)
+	runtime.ReadMemStats(&after)
+	if err != nil || obj.Type != plumbing.BlobObject || obj.Size != size || obj.Data != nil {
+		t.Fatalf("ReadLimited: %v of %d bytes, %d read, %v", obj.Type, obj.Size, len(obj.Data), err)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 1<<20 {
+		t.Fatalf("learning the size of a %d MB loose blob allocated %d KB", size>>20, allocated>>10)
 	}
 }

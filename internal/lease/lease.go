@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/digest-cli/digest/internal/store"
@@ -113,6 +115,7 @@ func Sweep(ctx context.Context, st *store.Store, me string, log *slog.Logger) {
 func Keep(ctx context.Context, st *store.Store, owner string, ttl time.Duration, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	warn := NewWarner(log)
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(max(ttl/3, time.Millisecond))
@@ -123,7 +126,7 @@ func Keep(ctx context.Context, st *store.Store, owner string, ttl time.Duration,
 				return
 			case <-tick.C:
 				if _, err := st.Renew(ctx, owner, ttl); err != nil && ctx.Err() == nil {
-					log.Warn("could not renew leases; another process may take them over once they expire", "error", err)
+					warn.Warn("could not renew leases; another process may take them over once they expire", err)
 				}
 			}
 		}
@@ -131,6 +134,35 @@ func Keep(ctx context.Context, st *store.Store, owner string, ttl time.Duration,
 	return func() {
 		cancel()
 		<-done
+	}
+}
+
+// Warner logs the failures of lease work once per cause. Leases fail
+// together: on a full disk every renewal and every release failed alike,
+// and the same warning, 24 times over, buried the error that said what to
+// do.
+type Warner struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	seen map[string]bool // warning and error text
+}
+
+// NewWarner makes a Warner logging to log; one serves a run.
+func NewWarner(log *slog.Logger) *Warner {
+	return &Warner{log: log, seen: map[string]bool{}}
+}
+
+// Warn logs msg with err and args, unless msg was logged with an error of
+// the same text before: args (which commit, which key) are left out of the
+// comparison, as they differ from one failure of the same cause to the next.
+func (w *Warner) Warn(msg string, err error, args ...any) {
+	cause := msg + "\x00" + err.Error()
+	w.mu.Lock()
+	seen := w.seen[cause]
+	w.seen[cause] = true
+	w.mu.Unlock()
+	if !seen {
+		w.log.Warn(msg, append(slices.Clip(args), "error", err)...)
 	}
 }
 

@@ -3,13 +3,17 @@
 package lease
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,5 +163,76 @@ func TestClaimAll(t *testing.T) {
 	}
 	if want := []bool{true, true, false, true, false}; !slices.Equal(won, want) {
 		t.Errorf("won %v, want %v", won, want)
+	}
+}
+
+// logLines is a log handler's output, read while it is written.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), s)
+}
+
+// TestKeepWarnsOncePerCause: renewals that fail for one cause, tick after
+// tick, warn once. A full disk failed every renewal and release alike, and
+// the one line saying what to do was lost among 24 of the same.
+func TestKeepWarnsOncePerCause(t *testing.T) {
+	st := openStore(t)
+	var out logLines
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	st.Close() // every renewal fails from here on, for the same cause
+	const ttl = 3 * time.Millisecond
+	stop := Keep(context.Background(), st, NewOwner(), ttl, log)
+	const warning = "could not renew leases"
+	for deadline := time.Now().Add(10 * time.Second); out.count(warning) == 0; {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatal("no warning of the failed renewals")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * ttl) // dozens of renewals more, each failing as the first did
+	stop()
+	if n := out.count(warning); n != 1 {
+		t.Errorf("%d warnings of one cause, want 1:\n%s", n, out.buf.String())
+	}
+}
+
+// TestWarnerOncePerCause: a cause is told once whatever the item it struck;
+// another cause is told too.
+func TestWarnerOncePerCause(t *testing.T) {
+	st := openStore(t)
+	var out logLines
+	w := NewWarner(slog.New(slog.NewTextHandler(&out, nil)))
+	const msg = "could not release a lease; it expires on its own"
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 24 {
+		err := st.Release(cancelled, fmt.Sprint("key ", i), "me")
+		if err == nil {
+			t.Fatal("a release under a cancelled context succeeded")
+		}
+		w.Warn(msg, err, "key", i)
+	}
+	st.Close()
+	for i := range 24 {
+		w.Warn(msg, st.Release(context.Background(), fmt.Sprint("key ", i), "me"), "key", i)
+	}
+	if n := out.count(msg); n != 2 {
+		t.Errorf("%d warnings of two causes, want 2:\n%s", n, out.buf.String())
+	}
+	if !strings.Contains(out.buf.String(), "key=0 ") || strings.Contains(out.buf.String(), "key=1 ") {
+		t.Errorf("want the first item of each cause named, and no other:\n%s", out.buf.String())
 	}
 }

@@ -2,8 +2,11 @@ package models
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,25 +20,161 @@ import (
 //	 "openai:my-finetune": {"price": {"input_per_million": 0.3, "output_per_million": 1.2}}}
 type File map[string]Info
 
-// LoadFile reads a models file.
+// LoadFile reads a models file. A key it does not know is refused, not
+// ignored: "rmp" for "rpm" would leave the account's limit unset, and the
+// run far slower or far faster than the user asked, with nothing said.
 func LoadFile(path string) (File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("models file: %w", err)
 	}
-	var f File
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("models file %s: %v. Try: a JSON object such as {\"openai:gpt-4o-mini\": {\"rpm\": 500, \"tpm\": 200000}}", path, err)
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("models file %s: %v. Try: a JSON object such as %s", path, err, example)
 	}
-	for spec, info := range f {
+	f := make(File, len(raw))
+	for _, spec := range slices.Sorted(maps.Keys(raw)) {
 		if _, err := provider.ParseSpec(spec); err != nil {
 			return nil, fmt.Errorf("models file %s: %v", path, err)
 		}
-		if info.RPM < 0 || info.TPM < 0 || info.Price.InputPerM < 0 || info.Price.OutputPerM < 0 {
-			return nil, fmt.Errorf("models file %s: %s has a negative figure", path, spec)
+		info, err := parseInfo(raw[spec])
+		if err != nil {
+			return nil, fmt.Errorf("models file %s: %s: %v", path, spec, err)
 		}
+		f[spec] = info
 	}
 	return f, nil
+}
+
+const example = `{"openai:gpt-4o-mini": {"rpm": 500, "tpm": 200000, "price": {"input_per_million": 0.15, "output_per_million": 0.6}}}`
+
+// The keys of a model's figures and of its price, with an example of each.
+var (
+	infoKeys = map[string]string{
+		"rpm":   `"rpm": 500`,
+		"tpm":   `"tpm": 200000`,
+		"price": `"price": {"input_per_million": 0.15, "output_per_million": 0.6}`,
+	}
+	priceKeys = map[string]string{
+		"input_per_million":  `"input_per_million": 0.15`,
+		"output_per_million": `"output_per_million": 0.6`,
+	}
+)
+
+// parseInfo reads one model's figures, refusing unknown keys, values of
+// the wrong kind, negative figures and half a price.
+func parseInfo(raw json.RawMessage) (Info, error) {
+	var info Info
+	fields, err := object(raw, infoKeys, "")
+	if err != nil {
+		return info, err
+	}
+	if price, ok := fields["price"]; ok {
+		priced, err := object(price, priceKeys, "price: ")
+		if err != nil {
+			return info, err
+		}
+		for _, k := range slices.Sorted(maps.Keys(priceKeys)) {
+			if _, ok := priced[k]; !ok {
+				return info, fmt.Errorf("price has no %s; a price missing one would charge it as free. Try: %s", k, infoKeys["price"])
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &info); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			want := "a whole number"
+			if strings.HasPrefix(te.Field, "price.") {
+				want = "a number of dollars"
+			}
+			return info, fmt.Errorf("%s is %s, not %s. Try: %s", te.Field, te.Value, want, exampleOf(te.Field))
+		}
+		return info, err
+	}
+	for _, figure := range []struct {
+		name  string
+		value float64
+	}{{"rpm", float64(info.RPM)}, {"tpm", float64(info.TPM)}, {"price.input_per_million", info.Price.InputPerM}, {"price.output_per_million", info.Price.OutputPerM}} {
+		if figure.value < 0 {
+			return info, fmt.Errorf("%s is %v; it cannot be negative. Try: %s", figure.name, figure.value, exampleOf(figure.name))
+		}
+	}
+	return info, nil
+}
+
+func exampleOf(field string) string {
+	if k, ok := strings.CutPrefix(field, "price."); ok {
+		return priceKeys[k]
+	}
+	return infoKeys[field]
+}
+
+// object reads raw as a JSON object of known's keys, refusing another key
+// with the closest known one to try.
+func object(raw json.RawMessage, known map[string]string, where string) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		got := strings.Join(strings.Fields(string(raw)), " ")
+		if len(got) > 40 {
+			got = got[:40] + "..."
+		}
+		return nil, fmt.Errorf("%swant an object, got %s. Try: {%s}", where, got, strings.Join(sortedValues(known), ", "))
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if _, ok := known[k]; !ok {
+			return nil, fmt.Errorf("%sunknown field %q. Try: %s", where, k, closest(k, slices.Sorted(maps.Keys(known))))
+		}
+	}
+	return obj, nil
+}
+
+func sortedValues(m map[string]string) []string {
+	var vs []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		vs = append(vs, m[k])
+	}
+	return vs
+}
+
+// closest is the known key nearest to k, when one is near enough to be
+// what was meant, or else all of them.
+func closest(k string, known []string) string {
+	best, bestDistance := "", len(k)
+	for _, c := range known {
+		if d := typoDistance(strings.ToLower(k), c); d < bestDistance {
+			best, bestDistance = c, d
+		}
+	}
+	if best == "" || bestDistance > max(2, len(best)/3) {
+		return "one of " + strings.Join(known, ", ")
+	}
+	return best
+}
+
+// typoDistance counts the edits from a to b, a swap of neighbours being
+// one edit as a deletion is: "rmp" is one from "rpm", two from "tpm".
+func typoDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // Lookup is Lookup with the file's figures, where it gives them, taking

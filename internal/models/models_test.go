@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,6 +74,61 @@ func TestParsePrice(t *testing.T) {
 	for _, bad := range []string{"", "0.15", "a/b", "-1/2", "1/"} {
 		if _, err := ParsePrice(bad); err == nil {
 			t.Errorf("ParsePrice(%q) accepted", bad)
+		}
+	}
+}
+
+// TestModelsFileRefusesWhatItDoesNotKnow: a misspelt key ("rmp") was
+// ignored, leaving the account's limit unset with nothing said. Each
+// mistake is one line naming the file, the model, what is wrong, and what
+// to write instead.
+func TestModelsFileRefusesWhatItDoesNotKnow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model-config.json")
+	for _, tt := range []struct {
+		file string
+		want []string
+	}{
+		{`{"openai:gpt-4o-mini": {"rmp": 5000}}`, []string{`openai:gpt-4o-mini: unknown field "rmp". Try: rpm`}},
+		{`{"openai:gpt-4o-mini": {"tpm": 1, "RPM": 5000}}`, []string{`unknown field "RPM". Try: rpm`}},
+		{`{"openai:x": {"prices": {}}}`, []string{`unknown field "prices". Try: price`}},
+		{`{"openai:x": {"known": true}}`, []string{`unknown field "known". Try: one of price, rpm, tpm`}},
+		{`{"openai:x": {"price": {"input_per_milion": 1, "output_per_million": 2}}}`, []string{`openai:x: price: unknown field "input_per_milion". Try: input_per_million`}},
+		{`{"openai:x": {"price": {"input_per_million": 0.3}}}`, []string{"price has no output_per_million", `Try: "price": {`}},
+		{`{"openai:x": {"price": 0.3}}`, []string{"price: want an object, got 0.3. Try: {"}},
+		{`{"openai:x": 5}`, []string{`openai:x: want an object, got 5. Try: {"price": {`}},
+		{`{"openai:x": {"rpm": "fast"}}`, []string{`rpm is string, not a whole number. Try: "rpm": 500`}},
+		{`{"openai:x": {"tpm": 2.5}}`, []string{`tpm is number 2.5, not a whole number. Try: "tpm": 200000`}},
+		{`{"openai:x": {"rpm": -1}}`, []string{`rpm is -1; it cannot be negative. Try: "rpm": 500`}},
+		{`{"openai:x": {"price": {"input_per_million": 1, "output_per_million": -2}}}`, []string{"price.output_per_million is -2; it cannot be negative"}},
+		{`{"openai:x": {"price": {"input_per_million": "1", "output_per_million": 2}}}`, []string{"price.input_per_million is string, not a number of dollars"}},
+	} {
+		if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadFile(path)
+		if err == nil {
+			t.Errorf("%s: accepted", tt.file)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "models file "+path+": ") || strings.Contains(msg, "\n") || !strings.Contains(msg, "Try: ") {
+			t.Errorf("%s: %q, want one line naming the file, then Try:", tt.file, msg)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: %q, want it to say %q", tt.file, msg, w)
+			}
+		}
+	}
+}
+
+func TestTypoDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"rmp", "rpm", 1}, {"rmp", "tpm", 2}, {"", "rpm", 3}, {"price", "price", 0}, {"prcie", "price", 1}, {"tmp", "tpm", 1}} {
+		if got := typoDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("typoDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

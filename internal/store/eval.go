@@ -207,11 +207,11 @@ func (s *Store) Runs(ctx context.Context) ([]EvalRun, error) {
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, err
+			return nil, s.explain(err)
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	return out, s.explain(rows.Err())
 }
 
 // Run returns one run, found by its id or a unique prefix of it.
@@ -226,14 +226,14 @@ func (s *Store) Run(ctx context.Context, id string) (EvalRun, bool, error) {
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return EvalRun{}, false, err
+			return EvalRun{}, false, s.explain(err)
 		}
 		found = append(found, r)
 	}
 	if len(found) == 0 || len(found) > 1 && found[0].ID != id {
-		return EvalRun{}, false, rows.Err()
+		return EvalRun{}, false, s.explain(rows.Err())
 	}
-	return found[0], true, rows.Err()
+	return found[0], true, s.explain(rows.Err())
 }
 
 func scanRun(rows *sql.Rows) (EvalRun, error) {

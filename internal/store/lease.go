@@ -87,7 +87,7 @@ func (s *Store) TakeOver(ctx context.Context, key, from, owner string, ttl time.
 		return false, s.explain(err)
 	}
 	n, err := res.RowsAffected()
-	return n == 1, err
+	return n == 1, s.explain(err)
 }
 
 // Renew pushes the expiry of every lease owner holds to ttl from now, and
@@ -98,7 +98,7 @@ func (s *Store) Renew(ctx context.Context, owner string, ttl time.Duration) (int
 		return 0, s.explain(err)
 	}
 	n, err := res.RowsAffected()
-	return int(n), err
+	return int(n), s.explain(err)
 }
 
 // LeaseOwners lists the owners of the leases held, expired or not.

@@ -112,10 +112,10 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
 		return s.explain(err)
 	}
-	latest := len(migrations) - 1
-	if current > latest {
-		return fmt.Errorf("database %s has schema version %d, newer than this digest understands (%d). Try: a newer digest, or another --db", s.path, current, latest)
+	if err := newerSchema(s.path, current); err != nil {
+		return err
 	}
+	latest := len(migrations) - 1
 	for v := current + 1; v <= latest; v++ {
 		tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: _txlock=immediate
 		if err != nil {

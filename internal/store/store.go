@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -35,18 +36,32 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("database path is empty. Try: --db PATH or DIGEST_DB")
 	}
+	if err := notFiles(path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		if full := diskFull(path, err); full != nil {
+			return nil, full
+		}
 		return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
 	}
 	// SQLite would create the file with the umask's mode; create it first so
 	// summaries of private code are readable by the owner alone.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
+		if full := diskFull(path, err); full != nil {
+			return nil, full
+		}
 		return nil, fmt.Errorf("open database %s: %w. Try: --db with a writable path", path, err)
+	}
+	info, statErr := f.Stat()
+	if statErr == nil && !info.Mode().IsRegular() {
+		// Replaced since notFiles looked: nothing is read from it.
+		f.Close()
+		return nil, notFile(path, info.Mode())
 	}
 	head := make([]byte, 100)
 	n, _ := io.ReadFull(f, head)
-	info, statErr := f.Stat()
 	f.Close()
 	if n > 0 && (n < 16 || string(head[:16]) != "SQLite format 3\x00") {
 		return nil, fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
@@ -55,8 +70,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("database %s is not a usable SQLite database (truncated: %d bytes, shorter than its header says); digest will not overwrite it. Try: restore it from a backup, or --db with another path", path, info.Size())
 	}
 	if n > 0 {
-		// Opening for writing switches the file to WAL and migrating adds
-		// tables: neither may happen to a database of another program.
+		// Opening for writing switches the file to WAL, migrating adds
+		// tables, and every run writes: none of it may happen to a database
+		// of another program, or to a damaged one, which SQLite would write
+		// to until a read happened on a damaged page.
 		if err := probe(ctx, path); err != nil {
 			return nil, err
 		}
@@ -114,12 +131,77 @@ func truncated(path string, head []byte, size int64) bool {
 	return valid && size < pages*pageSize
 }
 
+// notFiles refuses a database path, or a journal beside it, that exists
+// and is not a regular file once symbolic links are followed: SQLite would
+// block for ever reading a named pipe (deaf to SIGTERM, in a system call),
+// and write to a device. Paths it cannot look at are left to the opening
+// that follows, which says why.
+func notFiles(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		info, err := os.Stat(p)
+		if err != nil || info.Mode().IsRegular() {
+			continue
+		}
+		if p != path {
+			return fmt.Errorf("database %s: %s beside it is %s, not a file SQLite can use; digest will not open it. Try: move %s away, or --db with another path",
+				path, filepath.Base(p), kind(info.Mode()), p)
+		}
+		return notFile(path, info.Mode())
+	}
+	return nil
+}
+
+func notFile(path string, mode os.FileMode) error {
+	return fmt.Errorf("database %s is %s, not a database file; digest will not open it. Try: --db with a file path", path, kind(mode))
+}
+
+func kind(mode os.FileMode) string {
+	switch {
+	case mode&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&os.ModeSocket != 0:
+		return "a socket"
+	case mode&os.ModeDevice != 0:
+		return "a device"
+	case mode.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
+}
+
+// diskFull explains an error that is a full disk, as the file system or
+// SQLite reports it (SQLITE_FULL is also max_page_count reached), and
+// returns nil for any other.
+func diskFull(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.Is(err, syscall.ENOSPC) && !(errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL) {
+		return nil
+	}
+	return fmt.Errorf("database %s: the disk is full (%v). Try: free space on the disk holding %s, or --db on another disk", path, err, path)
+}
+
 // probe reads an existing database without writing to it and refuses one
-// that is damaged or belongs to another program: a database with tables
-// but no schema_migrations was not made by digest.
+// that is damaged, that belongs to another program (a database with tables
+// but no schema_migrations was not made by digest), or whose schema is
+// newer than this digest's. Damage anywhere is looked for, since SQLite
+// finds it only on reading the damaged page: quick_check reads every page,
+// about 110 ms for a 163 MB database in the page cache.
+//
+// A read-only connection to a WAL database creates the -wal and -shm files
+// and, unable to checkpoint, leaves them behind; a read-write one deletes
+// them on closing, under SQLite's exclusive lock, so it is the one used
+// unless a journal is already there: closing would then checkpoint its
+// frames into the file, or roll a hot journal back. query_only keeps either
+// from writing.
 func probe(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode=ro"+
-		fmt.Sprintf("&_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()))
+	mode := "rw"
+	for _, journal := range []string{path + "-wal", path + "-journal"} {
+		if _, err := os.Lstat(journal); err == nil {
+			mode = "ro"
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode="+mode+
+		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busyTimeout.Milliseconds()))
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -135,7 +217,52 @@ func probe(ctx context.Context, path string) error {
 	if tables > 0 && !ours {
 		return fmt.Errorf("database %s is a SQLite database of another program (%d tables, none of them digest's); digest will not change it. Try: --db with another path", path, tables)
 	}
+	if problems, err := s.consistencyProblems(ctx, "quick_check"); err != nil {
+		return err
+	} else if problems != "" {
+		return fmt.Errorf("database %s is not a usable SQLite database (damaged: %s); digest will not write to it. Try: restore it from a backup, or --db with another path", path, problems)
+	}
+	if ours {
+		var version int
+		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&version); err != nil {
+			return s.explain(err)
+		}
+		if err := newerSchema(path, version); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func newerSchema(path string, version int) error {
+	if latest := len(migrations) - 1; version > latest {
+		return fmt.Errorf("database %s has schema version %d, newer than this digest understands (%d). Try: a newer digest, or another --db", path, version, latest)
+	}
+	return nil
+}
+
+// consistencyProblems runs SQLite's integrity_check or quick_check and
+// returns the problems found, on one line and cut short; "" if none.
+func (s *Store) consistencyProblems(ctx context.Context, pragma string) (string, error) {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA "+pragma+"(3)")
+	if err != nil {
+		return "", s.explain(err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return "", s.explain(err)
+		}
+		if p != "ok" {
+			problems = append(problems, strings.Join(strings.Fields(strings.ReplaceAll(p, "*** in database main ***", "")), " "))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", s.explain(err)
+	}
+	return strings.Join(problems, "; "), nil
 }
 
 // check proves the pragmas took effect: a DSN typo or a read-only file would
@@ -155,11 +282,32 @@ func (s *Store) check(ctx context.Context) error {
 	if timeout != busyTimeout.Milliseconds() {
 		return fmt.Errorf("database %s: busy_timeout is %d ms, want %d", s.path, timeout, busyTimeout.Milliseconds())
 	}
+	// Without foreign keys a summary could be stored for a commit that is
+	// not; synchronous=NORMAL is WAL's safe setting (FULL costs a sync per
+	// transaction, OFF loses transactions on a power cut).
+	for _, p := range []struct {
+		name string
+		want int64
+	}{{"foreign_keys", 1}, {"synchronous", 1}} {
+		var got int64
+		if err := s.db.QueryRowContext(ctx, "PRAGMA "+p.name).Scan(&got); err != nil {
+			return s.explain(err)
+		}
+		if got != p.want {
+			return fmt.Errorf("database %s: %s is %d, want %d", s.path, p.name, got, p.want)
+		}
+	}
 	return nil
 }
 
 // explain turns SQLite's terse codes into a message that says what to do.
 func (s *Store) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if full := diskFull(s.path, err); full != nil {
+		return full
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
@@ -180,12 +328,12 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // IntegrityCheck runs SQLite's own consistency check.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
-	var res string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
-		return s.explain(err)
+	problems, err := s.consistencyProblems(ctx, "integrity_check")
+	if err != nil {
+		return err
 	}
-	if res != "ok" {
-		return fmt.Errorf("database %s failed its integrity check: %s", s.path, res)
+	if problems != "" {
+		return fmt.Errorf("database %s failed its integrity check: %s. Try: restore it from a backup, or --db with another path", s.path, problems)
 	}
 	return nil
 }

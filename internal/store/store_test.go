@@ -478,7 +478,7 @@ func TestOpenReportsUnusablePaths(t *testing.T) {
 		{
 			name:  "path is a directory",
 			setup: func(t *testing.T, dir string) string { return dir },
-			want:  []string{"open database", "Try: --db"},
+			want:  []string{"is a directory, not a database file", "Try: --db"},
 		},
 		{
 			name:     "read-only directory",
