@@ -1,6 +1,7 @@
 package iostreams
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,4 +51,47 @@ func TestProgressTotalGrowsAsStepsAreFound(t *testing.T) {
 		t.Errorf("after 4 and 6 found and 3 done, the bar does not show 3/10: %q", errOut.String())
 	}
 	p.Finish()
+}
+
+const clipboard = "\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07" // OSC 52 writes the clipboard
+
+// TestTerminalsShowControlCharacters: what reaches a terminal shows escape
+// sequences, carriage returns and bidirectional overrides as text; a file
+// or a pipe gets the bytes as they are.
+func TestTerminalsShowControlCharacters(t *testing.T) {
+	const hostile = "subject " + clipboard + " \u202egnp.exe\rover"
+	const shown = `subject \x1b]52;c;Y3VybCBldmlsLnNofHNo\x07 \u202egnp.exe` + "\nover"
+	ios, out, errOut := Test()
+	for _, tty := range []bool{false, true, false} {
+		ios.SetStdoutTTY(tty)
+		ios.SetStderrTTY(tty)
+		out.Reset()
+		errOut.Reset()
+		fmt.Fprint(ios.Out, hostile)
+		fmt.Fprint(ios.ErrOut, hostile)
+		want := hostile
+		if tty {
+			want = shown
+		}
+		if out.String() != want || errOut.String() != want {
+			t.Errorf("tty=%v: stdout %q, stderr %q, want %q", tty, out.String(), errOut.String(), want)
+		}
+	}
+}
+
+// TestProgressDrawsOnTheTerminalItself: the bar's own carriage returns and
+// escapes reach the terminal, a description's do not.
+func TestProgressDrawsOnTheTerminalItself(t *testing.T) {
+	ios, _, errOut := Test()
+	ios.SetStderrTTY(true)
+	p := ios.NewProgress("summarizing "+clipboard, true)
+	p.Start(2)
+	p.Done(1)
+	p.Finish()
+	if !strings.Contains(errOut.String(), "\r") {
+		t.Errorf("the bar's carriage returns did not pass: %q", errOut.String())
+	}
+	if strings.Contains(errOut.String(), "\x1b]") || !strings.Contains(errOut.String(), `summarizing \x1b]52;c;`) {
+		t.Errorf("the description's escape reached the terminal: %q", errOut.String())
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Progress is a bar on standard error. Its zero value draws nothing.
@@ -21,7 +23,7 @@ func (s *IOStreams) NewProgress(description string, enabled bool) *Progress {
 	if !enabled || !s.stderrTTY {
 		return &Progress{}
 	}
-	return &Progress{description: description, s: s}
+	return &Progress{description: textsafe.Line(description), s: s}
 }
 
 // Start sets the number of steps and draws the bar.
@@ -31,7 +33,7 @@ func (p *Progress) Start(total int) {
 	}
 	p.total = total
 	p.bar = progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(p.s.ErrOut),
+		progressbar.OptionSetWriter(p.s.errOut), // its own escapes must pass
 		progressbar.OptionSetDescription(p.description),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),

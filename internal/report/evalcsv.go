@@ -9,6 +9,14 @@ import (
 
 // EvalCSV writes one row per result under a header row, for spreadsheets
 // and data frames. Several expected answers are joined with " | ".
+//
+// Cells hold the text exactly, escape sequences and leading =, +, - and @
+// included. The usual guard against formulas, a ' before such a cell,
+// would change the data for every program that reads it (an answer of -1
+// would no longer be a number, a grader re-run on the file would see
+// other answers); a spreadsheet should import the text columns as text.
+// On a terminal, standard output shows control characters as text
+// (iostreams).
 type EvalCSV struct{}
 
 var evalCSVHeader = []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms",

@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -125,25 +124,6 @@ func thousands(n int) string {
 
 // decimal is a number for machines: the shortest text that reads back the same.
 func decimal(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
-
-// oneLine folds runs of white space and control characters (newlines,
-// tabs, terminal escapes) into single spaces.
-func oneLine(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
 
 // shorten cuts s to at most n runes, ending a cut text with "…".
 func shorten(s string, n int) string {

@@ -1,9 +1,6 @@
 package report
 
-import (
-	"encoding/json"
-	"io"
-)
+import "io"
 
 // EvalJSON writes the run as one document: run_id, dataset, started_at, the
 // models array and the pairs. Results are left out; they stream in jsonl.
@@ -18,8 +15,5 @@ func (EvalJSON) WriteEval(w io.Writer, e *Eval) error {
 	if doc.Pairs == nil {
 		doc.Pairs = []Pair{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return writeDocument(w, doc)
 }

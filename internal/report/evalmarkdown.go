@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // EvalMarkdown writes the run for a GitHub step summary or a pull request:
 // the models in a table, the pairs as a list, and the first failed results
-// in a collapsed section.
+// in a collapsed section. Text from a model, a dataset or a user shows as
+// one line of literal text in its cell (see textsafe.MarkdownInline).
 type EvalMarkdown struct{}
 
 const (
@@ -22,8 +25,8 @@ const (
 // WriteEval implements EvalReporter.
 func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "## Eval of %s\n\n", mdText(e.Dataset))
-	fmt.Fprintf(bw, "Run %s", mdText(e.RunID))
+	fmt.Fprintf(bw, "## Eval of %s\n\n", textsafe.MarkdownInline(e.Dataset))
+	fmt.Fprintf(bw, "Run %s", textsafe.MarkdownInline(e.RunID))
 	if !e.StartedAt.IsZero() {
 		fmt.Fprintf(bw, ", started %s", e.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
@@ -46,8 +49,8 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 	for _, m := range e.Models {
 		p50, p95, p99 := latencies(m)
 		fmt.Fprintf(bw, "| %s | %d | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s |",
-			mdText(m.Model), m.Items, m.Passed, mdText(accuracyCI(m)), m.Errors, m.Cached,
-			p50, p95, p99, thousands(m.InputTokens), thousands(m.OutputTokens), mdText(dollars(m.CostUSD)))
+			textsafe.MarkdownInline(m.Model), m.Items, m.Passed, textsafe.MarkdownInline(accuracyCI(m)), m.Errors, m.Cached,
+			p50, p95, p99, thousands(m.InputTokens), thousands(m.OutputTokens), textsafe.MarkdownInline(dollars(m.CostUSD)))
 		if gated {
 			fmt.Fprintf(bw, " %s |", mdGate(m))
 		}
@@ -57,7 +60,7 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 	if len(e.Pairs) > 0 {
 		fmt.Fprintln(bw)
 		for _, p := range e.Pairs {
-			fmt.Fprintf(bw, "- %s\n", mdText(p.String()))
+			fmt.Fprintf(bw, "- %s\n", textsafe.MarkdownInline(p.String()))
 		}
 	}
 
@@ -93,8 +96,8 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 			if r.Error != "" {
 				answer, why = "", "error: "+r.Error
 			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", mdText(r.Model), mdText(r.ID()),
-				mdText(shorten(oneLine(answer), mdShort)), mdText(shorten(oneLine(why), mdShort)))
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", textsafe.MarkdownInline(r.Model), textsafe.MarkdownInline(r.ID()),
+				textsafe.MarkdownInline(shorten(textsafe.Line(answer), mdShort)), textsafe.MarkdownInline(shorten(textsafe.Line(why), mdShort)))
 		}
 		fmt.Fprintln(bw, "\n</details>")
 	}
@@ -110,28 +113,4 @@ func mdGate(m ModelStats) string {
 		return "❌ " + gateText(m)
 	}
 	return "✅ " + gateText(m)
-}
-
-// mdText makes text from a model, a dataset or a user safe inside a
-// Markdown line or table cell: one line, HTML's special characters as
-// entities, Markdown's punctuation and the cell separator backslash-escaped.
-func mdText(s string) string {
-	s = oneLine(s)
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '\\', '`', '*', '_', '[', ']', '(', ')', '|', '~', '!', '#', '$':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

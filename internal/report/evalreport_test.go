@@ -432,9 +432,9 @@ func TestEvalMarkdown(t *testing.T) {
 	out := string(write(t, report.EvalMarkdown{}.WriteEval, eval(t)))
 	for _, want := range []string{
 		"| ❌ below 50.0% |", "| ✅ ≥ 50.0% |", // the gate column
-		`41 \| maybe 43`, // a pipe stays in its cell
-		"&lt;script&gt;alert\\(1\\)&lt;/script&gt;", // HTML stays text
-		"The answer is \\`forty one\\` &amp; \\[more\\]\\(x\\)",
+		`41 \| maybe 43`,                        // a pipe stays in its cell
+		"&lt;script&gt;alert(1)&lt;/script&gt;", // HTML stays text
+		"The answer is \\`forty one\\` & \\[more\\](x)",
 		"error: 429 Too Many Requests",
 		"<summary>5 failed results</summary>",
 	} {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // EvalTable writes the models side by side as an aligned plain-text table
@@ -30,7 +32,7 @@ func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
 	for _, m := range e.Models {
 		p50, p95, _ := latencies(m)
 		row := []string{
-			oneLine(m.Model),
+			textsafe.Line(m.Model),
 			strconv.Itoa(m.Items),
 			strconv.Itoa(m.Passed),
 			accuracyCI(m),
@@ -53,7 +55,7 @@ func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
 	if len(e.Pairs) > 0 {
 		fmt.Fprintln(bw)
 		for _, p := range e.Pairs {
-			fmt.Fprintln(bw, oneLine(p.String()))
+			fmt.Fprintln(bw, textsafe.Line(p.String()))
 		}
 	}
 	return bw.Flush()

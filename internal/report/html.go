@@ -10,6 +10,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // htmlMaxRows is how many results the page's table lists; a page of a
@@ -23,17 +25,18 @@ const htmlMaxRows = 20000
 // of the results with a filter. It loads nothing from the network, and
 // its Content-Security-Policy lets nothing but its own style and script
 // run. Everything from the run, model answers above all, is escaped by
-// html/template; the page reads without JavaScript, which only adds the
-// filter and sorting.
+// html/template, and its control and invisible format characters show as
+// text (textsafe), so that no right-to-left override reorders a row; the
+// page reads without JavaScript, which only adds the filter and sorting.
 //
 // Results are read once from e.Results; the table lists the first
 // htmlMaxRows of them and stops reading there.
 func WriteHTML(w io.Writer, e *Eval) error {
 	bw := bufio.NewWriter(w)
 	page := htmlPage{
-		Title:   "digest eval: " + e.Dataset,
-		Dataset: e.Dataset,
-		RunID:   e.RunID,
+		Title:   "digest eval: " + textsafe.Line(e.Dataset),
+		Dataset: textsafe.Line(e.Dataset),
+		RunID:   textsafe.Line(e.RunID),
 		Gated:   e.anyGate(),
 		CSS:     template.CSS(htmlCSS),
 		Pairs:   make([]string, len(e.Pairs)),
@@ -44,14 +47,14 @@ func WriteHTML(w io.Writer, e *Eval) error {
 	for _, m := range e.Models {
 		p50, p95, p99 := latencies(m)
 		page.Models = append(page.Models, htmlModel{
-			Name: m.Model, Items: m.Items, Passed: m.Passed, Accuracy: accuracyCI(m),
+			Name: textsafe.Line(m.Model), Items: m.Items, Passed: m.Passed, Accuracy: accuracyCI(m),
 			Errors: m.Errors, Cached: m.Cached, P50: p50, P95: p95, P99: p99,
 			In: thousands(m.InputTokens), Out: thousands(m.OutputTokens), Cost: dollars(m.CostUSD),
 			Gate: gateText(m), HasGate: m.MinAccuracy != nil, Below: m.BelowGate,
 		})
 	}
 	for i, p := range e.Pairs {
-		page.Pairs[i] = p.String()
+		page.Pairs[i] = textsafe.Line(p.String())
 	}
 	if len(e.Models) > 0 {
 		page.Charts = []htmlChart{accuracyChart(e.Models), latencyChart(e.Models), costChart(e.Models)}
@@ -126,13 +129,13 @@ type htmlResult struct {
 
 func htmlRow(r Result) htmlResult {
 	row := htmlResult{
-		Model: r.Model, ID: r.ID(), Status: "pass", Cached: r.Cached,
+		Model: textsafe.Line(r.Model), ID: textsafe.Line(r.ID()), Status: "pass", Cached: r.Cached,
 		Score: strconv.FormatFloat(r.Score, 'f', 2, 64), ScoreKey: decimal(r.Score), Latency: millis(r.LatencyMS), LatencyKey: decimal(r.LatencyMS),
-		Answer: r.Answer, Reasons: strings.Join(r.Reasons, "\n"), Expected: strings.Join(r.Expected, " | "),
+		Answer: textsafe.Text(r.Answer), Reasons: textsafe.Text(strings.Join(r.Reasons, "\n")), Expected: textsafe.Text(strings.Join(r.Expected, " | ")),
 	}
 	switch {
 	case r.Error != "":
-		row.Status, row.Error = "error", r.Error
+		row.Status, row.Error = "error", textsafe.Text(r.Error)
 		row.Score, row.Latency, row.LatencyKey = "–", "–", "-1"
 		row.ScoreKey = "-1"
 	case !r.Pass:
@@ -202,7 +205,7 @@ func (c htmlChart) x(share float64) string {
 func (c htmlChart) bar(i int, name string, share float64) htmlBar {
 	top := chartTop + i*chartRowH
 	return htmlBar{
-		Label: shorten(oneLine(name), chartLabel), Tip: name, Class: "bar",
+		Label: shorten(textsafe.Line(name), chartLabel), Tip: textsafe.Line(name), Class: "bar",
 		Y: top + (chartRowH-chartBarH)/2, TextY: top + chartRowH/2 + 4, CY: top + chartRowH/2,
 		W: px(chartBarW * clamp01(share)), Y1: top + 3, Y2: top + chartRowH - 3,
 	}

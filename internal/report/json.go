@@ -1,8 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // JSON writes the whole changelog as one document: the entries and the totals.
@@ -20,8 +23,20 @@ func (JSON) Write(w io.Writer, c *Changelog) error {
 	for i, e := range c.Entries {
 		doc.Commits[i] = withSkipped(e)
 	}
-	enc := json.NewEncoder(w)
+	return writeDocument(w, doc)
+}
+
+// writeDocument writes v as one indented JSON document, with the
+// characters a terminal would act on as \u escapes (textsafe.AppendJSON):
+// it decodes to the same values, and is safe to cat.
+func writeDocument(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(textsafe.AppendJSON(nil, b.Bytes()))
+	return err
 }

@@ -2,9 +2,12 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"iter"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // JSONL writes one JSON object per commit, for jq and line-oriented tools.
@@ -22,13 +25,21 @@ func (JSONL) Write(w io.Writer, c *Changelog) error {
 }
 
 // writeLines writes each value as one line of JSON, as it comes, leaving
-// HTML characters in model text alone.
+// HTML characters in model text alone and escaping those a terminal would
+// act on (textsafe.AppendJSON).
 func writeLines[T any](w io.Writer, values iter.Seq[T]) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	var line bytes.Buffer
+	var safe []byte
+	enc := json.NewEncoder(&line)
 	enc.SetEscapeHTML(false)
 	for v := range values {
+		line.Reset()
 		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		safe = textsafe.AppendJSON(safe[:0], line.Bytes())
+		if _, err := bw.Write(safe); err != nil {
 			return err
 		}
 	}

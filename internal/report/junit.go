@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // junitMessage is how many characters of a reason or an error the message
@@ -62,7 +64,7 @@ func WriteJUnit(w io.Writer, e *Eval) error {
 		errs += m.Errors
 	}
 	root := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
-		{Name: xml.Name{Local: "name"}, Value: "digest eval " + e.Dataset},
+		{Name: xml.Name{Local: "name"}, Value: "digest eval " + textsafe.Line(e.Dataset)},
 		{Name: xml.Name{Local: "tests"}, Value: strconv.Itoa(tests)},
 		{Name: xml.Name{Local: "failures"}, Value: strconv.Itoa(failures)},
 		{Name: xml.Name{Local: "errors"}, Value: strconv.Itoa(errs)},
@@ -134,7 +136,7 @@ func WriteJUnit(w io.Writer, e *Eval) error {
 func startSuite(enc *xml.Encoder, e *Eval, m ModelStats) error {
 	attr := func(name, value string) xml.Attr { return xml.Attr{Name: xml.Name{Local: name}, Value: value} }
 	start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: []xml.Attr{
-		attr("name", m.Model),
+		attr("name", textsafe.Line(m.Model)),
 		attr("tests", strconv.Itoa(m.Items)),
 		attr("failures", strconv.Itoa(m.Failures())),
 		attr("errors", strconv.Itoa(m.Errors)),
@@ -151,8 +153,8 @@ func startSuite(enc *xml.Encoder, e *Eval, m ModelStats) error {
 		return err
 	}
 	p := []junitProperty{
-		{Name: "run_id", Value: e.RunID},
-		{Name: "dataset", Value: e.Dataset},
+		{Name: "run_id", Value: textsafe.Line(e.RunID)},
+		{Name: "dataset", Value: textsafe.Line(e.Dataset)},
 		{Name: "accuracy", Value: decimal(m.Accuracy)},
 		{Name: "ci_low", Value: decimal(m.CILow)},
 		{Name: "ci_high", Value: decimal(m.CIHigh)},
@@ -182,11 +184,13 @@ func endSuite(enc *xml.Encoder) error {
 
 // junitTestcase is one result as a test case: a failure carries the
 // reasons, the answer and the expected answers; an error the call's error.
+// CI shows these to people, on pages and in logs, so control characters
+// show as text (textsafe.Text); XML could not carry most of them anyway.
 func junitTestcase(r Result) junitCase {
-	c := junitCase{Classname: r.Model, Name: r.ID(), Time: fmt.Sprintf("%.3f", r.LatencyMS/1000)}
+	c := junitCase{Classname: textsafe.Line(r.Model), Name: textsafe.Line(r.ID()), Time: fmt.Sprintf("%.3f", r.LatencyMS/1000)}
 	switch {
 	case r.Error != "":
-		c.Error = &junitProblem{Message: shorten(oneLine(r.Error), junitMessage), Type: "error", Text: r.Error}
+		c.Error = &junitProblem{Message: shorten(textsafe.Line(r.Error), junitMessage), Type: "error", Text: textsafe.Text(r.Error)}
 	case !r.Pass:
 		message := "failed"
 		if len(r.Reasons) > 0 {
@@ -200,7 +204,7 @@ func junitTestcase(r Result) junitCase {
 		if len(r.Expected) > 0 {
 			fmt.Fprintf(&text, "expected: %s\n", strings.Join(r.Expected, " | "))
 		}
-		c.Failure = &junitProblem{Message: shorten(oneLine(message), junitMessage), Type: "assertion", Text: text.String()}
+		c.Failure = &junitProblem{Message: shorten(textsafe.Line(message), junitMessage), Type: "assertion", Text: textsafe.Text(text.String())}
 	}
 	return c
 }

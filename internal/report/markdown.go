@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Markdown writes a changelog grouped by repository and day, newest first,
-// one bullet per commit.
+// one bullet per commit. What came from a repository or a model shows as
+// text: a summary is one paragraph of its bullet, and nothing in it or in a
+// repository's name can open a heading, a code block or HTML, or load an
+// image (see textsafe.MarkdownSummary).
 type Markdown struct{}
 
 // shortHash is git's default abbreviation length.
@@ -29,9 +33,9 @@ func (Markdown) Write(w io.Writer, c *Changelog) error {
 		named[repo.entries[0].Repo]++
 	}
 	for _, repo := range repos {
-		title := repo.entries[0].Repo
-		if named[title] > 1 { // two different repositories in directories of the same name
-			title += " (" + repo.entries[0].RepoID + ")"
+		title := textsafe.MarkdownInline(repo.entries[0].Repo)
+		if named[repo.entries[0].Repo] > 1 { // two different repositories in directories of the same name
+			title += " (" + textsafe.MarkdownInline(repo.entries[0].RepoID) + ")"
 		}
 		fmt.Fprintf(bw, "\n## %s\n", title)
 		days := groupBy(repo.entries, func(e Entry) string { return e.Date.Format("2006-01-02") })
@@ -41,25 +45,12 @@ func (Markdown) Write(w io.Writer, c *Changelog) error {
 		for _, day := range days {
 			fmt.Fprintf(bw, "\n### %s\n\n", day.key)
 			for _, e := range day.entries {
-				fmt.Fprintf(bw, "- `%s` %s\n", e.Commit[:min(shortHash, len(e.Commit))], bullet(e.Summary))
+				fmt.Fprintf(bw, "- %s %s\n", textsafe.MarkdownCode(e.Commit[:min(shortHash, len(e.Commit))]), textsafe.MarkdownSummary(e.Summary))
 			}
 		}
 	}
-	fmt.Fprintf(bw, "\n_Summarized by `%s` with digest._\n", c.Model)
+	fmt.Fprintf(bw, "\n_Summarized by %s with digest._\n", textsafe.MarkdownCode(c.Model))
 	return bw.Flush()
-}
-
-// bullet keeps a multi-line summary inside its list item.
-func bullet(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i := 1; i < len(lines); i++ {
-		if strings.TrimSpace(lines[i]) == "" {
-			lines[i] = ""
-			continue
-		}
-		lines[i] = "  " + lines[i]
-	}
-	return strings.Join(lines, "\n")
 }
 
 type group struct {

