@@ -25,6 +25,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // EvalOptions are the eval command's flags and arguments.
@@ -305,7 +306,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	bar.Finish()
 	if out != nil {
 		for _, le := range out.Skipped {
-			fmt.Fprintf(f.IOStreams.ErrOut, "digest: skipped %v\n", le)
+			fmt.Fprintf(f.IOStreams.ErrOut, "digest: skipped %s\n", textsafe.Line(le.Error()))
 		}
 	}
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/memlimit"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Main runs digest and returns the process exit code. SIGINT and SIGTERM
@@ -44,13 +45,15 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 		if err != context.Canceled && !strings.HasSuffix(err.Error(), context.Canceled.Error()) {
 			msg = err.Error()
 		}
-		fmt.Fprintln(f.IOStreams.ErrOut, "digest: "+msg)
+		fmt.Fprintln(f.IOStreams.ErrOut, "digest: "+textsafe.Line(msg))
 		return cmdutil.ExitInterrupted
 	}
 	if isCobraUsageError(err) {
 		err = cmdutil.AsUsage(err)
 	}
-	fmt.Fprintf(f.IOStreams.ErrOut, "digest: %v\n", err)
+	// One line, whatever the error quotes (a dataset line, a server's
+	// text): a newline could start a workflow command in a CI log.
+	fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s\n", textsafe.Line(err.Error()))
 	return cmdutil.Code(err)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/digest-cli/digest/internal/eval"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // NewRunsCmd builds `digest runs`: past evaluation runs, read back from the
@@ -147,15 +148,16 @@ func writeRuns(w io.Writer, format string, runs []store.EvalRun) error {
 	case "markdown":
 		fmt.Fprintln(w, "| run | started | state | dataset | models |\n|---|---|---|---|---|")
 		for _, r := range rows {
-			fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", r.ID, r.Created.UTC().Format("2006-01-02 15:04"), state(r),
-				strings.ReplaceAll(r.Dataset, "|", "\\|"), strings.Join(r.Models, ", "))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", textsafe.MarkdownCode(r.ID), r.Created.UTC().Format("2006-01-02 15:04"), state(r),
+				textsafe.MarkdownInline(r.Dataset), textsafe.MarkdownInline(strings.Join(r.Models, ", ")))
 		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tDATASET\tMODELS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Created.Local().Format("2006-01-02 15:04"), state(r), r.Dataset, strings.Join(r.Models, ","))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textsafe.Line(r.ID), r.Created.Local().Format("2006-01-02 15:04"), state(r),
+			textsafe.Line(r.Dataset), textsafe.Line(strings.Join(r.Models, ",")))
 	}
 	return tw.Flush()
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/summarize"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // SummarizeOptions are the summarize command's flags and arguments.
@@ -297,7 +298,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		f.Infof("digest: %d secrets replaced by markers before sending (%s); --no-redact sends them as they are", n, res.Redacted)
 	}
 	for _, fl := range res.Failures {
-		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %v\n", fl.Repo, fl.Commit, fl.Err)
+		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %s\n", textsafe.Line(fl.Repo), fl.Commit, textsafe.Line(fl.Err.Error()))
 	}
 	switch {
 	case res.NotSent > 0:

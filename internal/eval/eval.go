@@ -133,7 +133,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
 	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, reserved: map[string]float64{}, settled: make(chan struct{}),
-		held: map[string]bool{}, deferred: map[string][]job{}}
+		held: map[string]bool{}, deferred: map[string][]job{}, releaseWarn: lease.NewWarner(o.Log)}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
 	}
@@ -167,6 +167,9 @@ type runner struct {
 
 	engines     []*engine.Engine
 	judgeEngine *engine.Engine
+	// releaseWarn says once per cause that a lease could not be given
+	// back: a full disk would otherwise repeat it for every key.
+	releaseWarn *lease.Warner
 	scoring     *scoring            // nil: answers are scored in place
 	mu          sync.Mutex          // guards pending, held, deferred, answered and the store's writes
 	pending     map[string][]job    // requests in flight, by key; several jobs may share one
@@ -484,7 +487,7 @@ func (r *runner) releaseLocked(k string) {
 	}
 	delete(r.held, k)
 	if err := r.o.Store.Release(context.Background(), k, r.o.Owner); err != nil {
-		r.o.Log.Warn("could not release a lease; it expires on its own", "key", k, "error", err)
+		r.releaseWarn.Warn("could not release a lease; it expires on its own", err, "key", k)
 	}
 }
 

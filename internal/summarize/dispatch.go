@@ -34,6 +34,9 @@ type dispatcher struct {
 	// those this one does and has not yet stored or failed.
 	deferred []*pending
 	held     map[*pending]bool
+	// warn says once per cause that a lease could not be given back: a
+	// full disk would otherwise repeat it for every commit.
+	warn *lease.Warner
 
 	// For --max-cost: what answered requests cost, and what the requests
 	// in flight may cost at most. Guarded by mu.
@@ -48,7 +51,7 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-ch
 	// Whatever ends the engine's run also stops the goroutines feeding it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{},
+	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{}, warn: lease.NewWarner(opts.Log),
 		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), reservedFor: map[string]float64{}, held: map[*pending]bool{}}
 	// However the run ends (done, failed, interrupted), leases still held
 	// are given back, so that a rerun need not wait for them to expire.
@@ -264,7 +267,7 @@ func (d *dispatcher) release(p *pending) {
 	}
 	delete(d.held, p)
 	if err := d.opts.Store.Release(context.Background(), p.leaseKey(d.opts), d.opts.Owner); err != nil {
-		d.opts.Log.Warn("could not release a lease; it expires on its own", "commit", p.commit.Hash, "error", err)
+		d.warn.Warn("could not release a lease; it expires on its own", err, "commit", p.commit.Hash)
 	}
 }
 
