@@ -18,10 +18,12 @@ import (
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
-// Main runs digest and returns the process exit code. SIGINT and SIGTERM
-// cancel the context every stage runs under; a second signal kills at once.
+// Main runs digest and returns the process exit code. SIGINT, SIGTERM and
+// SIGHUP (a closed terminal, a CI runner's shell going away) cancel the
+// context every stage runs under, so claims are given back and what
+// arrived is kept; a second signal kills at once.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
 		<-ctx.Done()

@@ -24,7 +24,7 @@ const ExitCodesHelp = `Exit codes:
        in error, or --max-cost was reached (every report is written first)
   2    usage: a flag, argument or DIGEST_* value is invalid
   3    eval: a model's accuracy is below --min-accuracy (every report is written first)
-  130  interrupted (SIGINT/SIGTERM); everything finished so far is stored`
+  130  interrupted (SIGINT, SIGTERM or SIGHUP); everything finished so far is stored`
 
 // ExitError carries the exit code an error should end the process with.
 type ExitError struct {

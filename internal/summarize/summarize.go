@@ -264,6 +264,8 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 		defer close(misses)
 		walkErr = s.run(ctx, head, headErr, misses)
 	})
+	st := &res.Changelog.Stats
+	settledBefore := st.Summarized + st.Failed
 	var err error
 	if opts.DryRun {
 		estimate(ctx, opts, misses, res.Estimate)
@@ -272,13 +274,19 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 	}
 	cancel() // a failed dispatch leaves the walk blocked on misses
 	walking.Wait()
-	st := &res.Changelog.Stats
 	st.Commits += s.commits
 	st.Cached += s.cached
 	st.SkippedFiles += s.skippedFiles
 	if errors.Is(walkErr, history.ErrEmpty) {
 		res.Empty = append(res.Empty, r.Path())
 		walkErr = nil
+	}
+	// A stop that came once the walk had ended and every commit it found
+	// was settled (Ctrl-C just after the last answer) interrupted nothing:
+	// whichever stage noticed it first must not decide the exit code.
+	if errors.Is(err, context.Canceled) && walkErr == nil && !opts.DryRun &&
+		s.commits == s.cached+st.Summarized+st.Failed-settledBefore {
+		err = nil
 	}
 	if err != nil {
 		return err
