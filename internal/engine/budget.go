@@ -40,6 +40,7 @@ type budget struct {
 	rpm, tpm    int
 	req, tok    *rate.Limiter // nil while that limit is unknown
 	credit      int           // tokens reserved but not used, taken off later reservations
+	clock       clock         // for the pause; the buckets keep real time
 	pausedUntil time.Time
 	// taking serializes gathering a request's tokens: interleaved with
 	// others, a request would gather over a long span and then go out
@@ -47,11 +48,11 @@ type budget struct {
 	taking sync.Mutex
 }
 
-func newBudget(l Limits) *budget {
+func newBudget(l Limits, c clock) *budget {
 	if l.Window <= 0 {
 		l.Window = time.Minute
 	}
-	b := &budget{window: l.Window, declared: l}
+	b := &budget{window: l.Window, declared: l, clock: c}
 	b.setRequests(l.RPM)
 	b.setTokens(l.TPM)
 	return b
@@ -179,7 +180,9 @@ func (b *budget) settle(reserved, used int, refund bool) {
 		// Capped, so that savings cannot pile up into a burst.
 		b.credit = min(b.credit+reserved-used, max(b.tpm/10, burstOf(b.tpm)))
 	case used > reserved:
-		b.drain(used - reserved)
+		// A server's count is not trusted past one window's worth: more
+		// would hold the model for hours on one wrong number.
+		b.drain(min(used-reserved, b.tpm))
 	}
 }
 
@@ -194,12 +197,13 @@ func (b *budget) drain(n int) {
 }
 
 // learn adopts what the provider says of its limits: it sets limits that
-// were not declared (or lowers declared ones the provider says are lower),
-// drains the local buckets when the provider has less left than they
-// hold, and pauses the model when the provider has nothing left at all.
-func (b *budget) learn(l *provider.Limits) {
+// were not declared (or lowers declared ones the provider says are lower)
+// and drains the local buckets when the provider has less left than they
+// hold. When the provider has no requests left at all it returns how long
+// the model should pause, for the caller to weigh against its longest wait.
+func (b *budget) learn(l *provider.Limits) (pause time.Duration) {
 	if l == nil {
-		return
+		return 0
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -214,11 +218,10 @@ func (b *budget) learn(l *provider.Limits) {
 	// room: with nothing left, wait for one request's worth of refill. An
 	// empty token bucket is drained locally below, which paces the wait.
 	if l.RequestsRemaining == 0 && l.RequestsReset > 0 {
-		wait := l.RequestsReset
+		pause = l.RequestsReset
 		if l.RequestsLimit > 0 {
-			wait /= time.Duration(l.RequestsLimit)
+			pause /= time.Duration(l.RequestsLimit)
 		}
-		b.pauseLocked(now.Add(wait))
 	}
 	if b.req != nil && l.RequestsRemaining >= 0 {
 		if extra := b.req.TokensAt(now) - float64(l.RequestsRemaining); extra >= 1 {
@@ -230,6 +233,7 @@ func (b *budget) learn(l *provider.Limits) {
 			b.drain(int(extra))
 		}
 	}
+	return pause
 }
 
 // learn429 guesses a limit nobody declared and no header told: what went
@@ -242,28 +246,34 @@ func (b *budget) learn429(admittedInWindow int) {
 	}
 }
 
-// pause stops every request to the model until t.
-func (b *budget) pause(t time.Time) {
+// pause stops every request to the model for d from now. It returns how
+// much later the pause now ends than it did (0 when one already running
+// ends later), so that a pause several workers hear of at once is
+// reported once.
+func (b *budget) pause(d time.Duration) (extended time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.pauseLocked(t)
-}
-
-func (b *budget) pauseLocked(t time.Time) {
-	if t.After(b.pausedUntil) {
-		b.pausedUntil = t
+	now := b.clock.Now()
+	until := now.Add(d)
+	was := b.pausedUntil
+	if was.Before(now) {
+		was = now
 	}
+	if until.After(b.pausedUntil) {
+		b.pausedUntil = until
+	}
+	return max(until.Sub(was), 0)
 }
 
 func (b *budget) waitPause(ctx context.Context) error {
 	for {
 		b.mu.Lock()
-		d := time.Until(b.pausedUntil)
+		d := b.pausedUntil.Sub(b.clock.Now())
 		b.mu.Unlock()
 		if d <= 0 {
 			return nil
 		}
-		if err := Sleep(ctx, d); err != nil {
+		if err := b.clock.Sleep(ctx, d); err != nil {
 			return err
 		}
 	}

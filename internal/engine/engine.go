@@ -4,6 +4,11 @@
 // pause on 429 with a gradual ramp back, a circuit breaker, and every
 // outcome handed to the caller the moment it lands, so results are
 // committed one by one and an interrupted run keeps all it got.
+//
+// A run never waits in silence and never waits for ever: every wait of
+// VisibleWait or more is logged, a provider that asks for more than
+// MaxWait or fails MaxFailures requests in a row stops the run with a
+// *FatalError that says why and what to try.
 package engine
 
 import (
@@ -12,6 +17,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +45,26 @@ type Outcome struct {
 // Defaults for the zero values of Engine's knobs.
 const (
 	DefaultMaxAttempts = 8
+	// DefaultMaxFailures stops a run after 8 failed requests in a row. The
+	// breaker opens after 5 and probes after 5, 10 and 20 s, so the 8th
+	// comes about 35-45 s after the first: a dead server, a wrong port or
+	// base URL ends the run within a minute, while an outage shorter than
+	// about half a minute (a restart, a deploy) is ridden out. Failures
+	// that land together count once (see breaker), so the count holds at
+	// any concurrency.
+	DefaultMaxFailures = 8
+	// DefaultMaxWait is the longest wait the provider may ask for before
+	// the run stops instead: per-minute limits never ask for more than a
+	// minute or two, a daily quota asks for hours.
+	DefaultMaxWait = 5 * time.Minute
+	// VisibleWait is the shortest wait that is logged (at Warn) and told
+	// to OnWait: shorter ones are the ordinary pace of a run.
+	VisibleWait = 5 * time.Second
+
+	// maxUnreadable is how many unreadable answers an item may get: one
+	// retry, since a cut body may be a glitch, the same shape twice is the
+	// server's habit, and every try is billed.
+	maxUnreadable      = 2
 	defaultBackoffBase = 500 * time.Millisecond
 	defaultBackoffMax  = 30 * time.Second
 	breakerThreshold   = 5
@@ -47,7 +74,10 @@ const (
 
 // Engine dispatches tasks to one model's provider.
 type Engine struct {
-	Provider    provider.Provider
+	Provider provider.Provider
+	// Model names the model in every message the engine writes, as the
+	// user wrote it ("openai:gpt-4o-mini"); "the model" when empty.
+	Model       string
 	Concurrency int
 	Limits      Limits
 	// Tokens is what a request reserves from the token bucket: its prompt
@@ -65,14 +95,35 @@ type Engine struct {
 	BackoffBase, BackoffMax time.Duration
 	// BreakerCooldown is how long a failing model is first left alone.
 	BreakerCooldown time.Duration
-	Log             *slog.Logger
+	// MaxWait is the longest wait the provider may ask for (Retry-After,
+	// retry-after-ms, a rate-limit reset with nothing left); a longer one
+	// stops the run with a *WaitError. 0 means DefaultMaxWait; negative
+	// accepts any wait. It also caps the breaker's cooldown.
+	MaxWait time.Duration
+	// MaxFailures is how many failed requests in a row stop the run with a
+	// *FailureStreakError: 5xx, timeouts, refused connections, unreadable
+	// answers, and refusals that hold for every request (404, 405). A 429,
+	// an overloaded answer that says when to come back, and a refusal of
+	// the request itself (400, 413, 422) neither count nor reset the count;
+	// any answer does reset it. 0 means DefaultMaxFailures; negative never
+	// stops, and a dead server then holds the run until it comes back.
+	MaxFailures int
+	// OnWait, when set, hears of every wait of VisibleWait or longer, with
+	// what it is for; it is called from the workers, concurrently.
+	OnWait func(d time.Duration, why string)
+	Log    *slog.Logger
 
 	once    sync.Once
+	clock   clock
 	budget  *budget
 	gate    *gate
 	breaker *breaker
 	recent  recent
 	stats   stats
+	// stopped is the error that stopped the engine; halted is closed when
+	// it is set, and stops every Run and Do in progress.
+	stopped atomic.Pointer[FatalError]
+	halted  chan struct{}
 }
 
 type stats struct {
@@ -101,12 +152,26 @@ func (e *Engine) Stats() Stats {
 
 func (e *Engine) init() {
 	e.once.Do(func() {
-		e.budget = newBudget(e.Limits)
+		if e.clock == nil {
+			e.clock = realClock{}
+		}
+		e.halted = make(chan struct{})
+		e.budget = newBudget(e.Limits, e.clock)
 		e.gate = newGate(e.Concurrency, e.SlowStart)
+		if e.MaxWait == 0 {
+			e.MaxWait = DefaultMaxWait
+		}
+		if e.MaxFailures == 0 {
+			e.MaxFailures = DefaultMaxFailures
+		}
 		if e.BreakerCooldown <= 0 {
 			e.BreakerCooldown = breakerBase
 		}
-		e.breaker = newBreaker(breakerThreshold, e.BreakerCooldown, breakerMax)
+		longest := breakerMax
+		if e.MaxWait > 0 {
+			longest = min(longest, e.MaxWait)
+		}
+		e.breaker = newBreaker(e.clock, breakerThreshold, e.BreakerCooldown, max(longest, e.BreakerCooldown))
 		if e.MaxAttempts <= 0 {
 			e.MaxAttempts = DefaultMaxAttempts
 		}
@@ -159,25 +224,165 @@ func (r *recent) count(now time.Time, window time.Duration) int {
 }
 
 // FatalError stops a run: the provider refused in a way every further
-// request would repeat (a bad key, an exhausted quota).
+// request would repeat (a bad key, an exhausted quota), failed too many
+// requests in a row (a *FailureStreakError inside), or asked for a longer
+// wait than the run allows (a *WaitError inside). Once an engine has
+// stopped, every Run and Do returns the error that stopped it.
 type FatalError struct{ Err error }
 
 func (e *FatalError) Error() string { return e.Err.Error() }
 func (e *FatalError) Unwrap() error { return e.Err }
 
+// FailureStreakError is a model that failed MaxFailures requests in a row.
+type FailureStreakError struct {
+	Model    string
+	Failures int
+	Last     error // the last failure
+}
+
+func (e *FailureStreakError) Error() string {
+	last, try := splitHint(e.Last)
+	return fmt.Sprintf("%s failed %d requests in a row, the last: %s. %s Stored results are kept: run again to continue",
+		e.Model, e.Failures, last, endSentence(try))
+}
+
+func (e *FailureStreakError) Unwrap() error { return e.Last }
+
+// splitHint is a failure's text without its "Try: ...", and that advice,
+// or advice fitting its kind when it has none.
+func splitHint(err error) (text, try string) {
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.Hint != "" {
+		bare := *pe
+		bare.Hint = ""
+		return strings.Replace(err.Error(), pe.Error(), bare.Error(), 1), pe.Hint
+	}
+	var ne net.Error
+	switch kind := provider.KindOf(err); {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		try = "Try: check that the server is up, or a longer --timeout"
+	case kind == provider.Overloaded:
+		try = "Try: run again later, or a lower --concurrency"
+	case kind == provider.Malformed:
+		try = "Try: check that --base-url points at a server of this API"
+	case kind == provider.Permanent:
+		try = "Try: check --base-url and the model name"
+	default:
+		try = "Try: check that the server is up, and --base-url if you set one"
+	}
+	return err.Error(), try
+}
+
+func endSentence(s string) string {
+	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, ".") {
+		return s
+	}
+	return s + "."
+}
+
+// WaitError is a provider asking for a longer wait than MaxWait.
+type WaitError struct {
+	Model string
+	Wait  time.Duration // what the provider asked for
+	Max   time.Duration // MaxWait
+	// Source is where the provider said so: "Retry-After", or "its
+	// rate-limit reset" for a reset header with nothing left.
+	Source string
+}
+
+func (e *WaitError) Error() string {
+	quota := ""
+	if e.Wait >= time.Hour {
+		quota = " (quota?)" // per-minute limits never ask for hours
+	}
+	return fmt.Sprintf("%s: the provider asks to wait %s%s by %s, longer than --max-wait %s; stored results kept. Try: run again later, or a longer --max-wait",
+		e.Model, roundWait(e.Wait), quota, e.Source, roundWait(e.Max))
+}
+
+// roundWait writes a wait as a person reads it: 24h0m, 6m0s, 30s, 1.5s.
+func roundWait(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	case d >= 10*time.Second:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// halt stops the engine with fe, unless it stopped already; it returns fe.
+func (e *Engine) halt(fe *FatalError) *FatalError {
+	if e.stopped.CompareAndSwap(nil, fe) {
+		close(e.halted)
+	}
+	return fe
+}
+
+// whenHalted cancels ctx's child when the engine stops.
+func (e *Engine) whenHalted(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-e.halted:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+func (e *Engine) name() string {
+	if e.Model != "" {
+		return e.Model
+	}
+	return "the model"
+}
+
+// showWait logs a wait of VisibleWait or more, and tells OnWait: a run
+// that waits must say so, or it looks hung.
+func (e *Engine) showWait(d time.Duration, cause, source string, err error) {
+	if d < VisibleWait {
+		return
+	}
+	msg := fmt.Sprintf("%s: %s, waiting %s (%s)", e.name(), cause, roundWait(d), source)
+	if err != nil {
+		e.Log.Warn(msg, "error", err)
+	} else {
+		e.Log.Warn(msg)
+	}
+	if e.OnWait != nil {
+		e.OnWait(d, cause+" ("+source+")")
+	}
+}
+
+// pauseAll pauses the whole model for d because the provider's reset
+// headers say it has nothing left, or stops the run when d is longer than
+// MaxWait.
+func (e *Engine) pauseAll(d time.Duration) *FatalError {
+	if e.MaxWait > 0 && d > e.MaxWait {
+		return e.halt(&FatalError{&WaitError{Model: e.name(), Wait: d, Max: e.MaxWait, Source: "its rate-limit reset"}})
+	}
+	if e.budget.pause(d) >= VisibleWait {
+		e.showWait(d, "no requests left", "rate-limit reset", nil)
+	}
+	return nil
+}
+
 // Run sends every task received on tasks until the channel closes and calls
 // commit with each outcome, one at a time, in the order they finish. If
 // commit fails, Run stops sending and returns that error. A fatal provider
-// error stops the run and is returned as a *FatalError. If ctx is
-// cancelled, calls in flight are cancelled, outcomes that already arrived
-// are still committed, and Run returns ctx's error. The producer of tasks
-// must stop sending when ctx is done.
+// error, too many failures in a row or too long a wait stop the run (and
+// the engine) and are returned as a *FatalError; answers that arrived are
+// still committed. If ctx is cancelled, calls in flight are cancelled,
+// outcomes that already arrived are still committed, and Run returns ctx's
+// error. The producer of tasks must stop sending when ctx is done.
 func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome) error) error {
 	e.init()
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancel := e.whenHalted(ctx)
 	defer cancel()
 	outcomes := make(chan Outcome)
-	var fatal atomic.Pointer[FatalError]
 	var wg sync.WaitGroup
 	// Workers are the ceiling of concurrency; the gate decides how many of
 	// them may have a call in flight at any moment.
@@ -204,9 +409,7 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 				}
 				o := e.send(runCtx, t)
 				if fe := (*FatalError)(nil); errors.As(o.Err, &fe) {
-					fatal.CompareAndSwap(nil, fe)
-					cancel()
-					return
+					return // the engine has stopped; Run reports why
 				}
 				if o.Err != nil && runCtx.Err() != nil {
 					return // cut short by the stop, not failed: nothing to commit
@@ -232,7 +435,7 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 	if commitErr != nil {
 		return commitErr
 	}
-	if fe := fatal.Load(); fe != nil {
+	if fe := e.stopped.Load(); fe != nil {
 		return fe
 	}
 	return ctx.Err()
@@ -240,14 +443,33 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 
 // Do sends one task and waits for its outcome, under the same limits,
 // retries and breaker as Run: for calls made while handling other
-// outcomes, such as a grading model's verdict.
+// outcomes, such as a grading model's verdict. Its error is a *FatalError
+// when the engine has stopped (now or before), like Run's.
 func (e *Engine) Do(ctx context.Context, t Task) Outcome {
 	e.init()
-	return e.send(ctx, t)
+	doCtx, cancel := e.whenHalted(ctx)
+	defer cancel()
+	o := e.send(doCtx, t)
+	if o.Err != nil && ctx.Err() == nil && doCtx.Err() != nil {
+		if fe := e.stopped.Load(); fe != nil {
+			o.Err = fe // cut short by another call's stop
+		}
+	}
+	return o
+}
+
+// tries counts what one task has been through.
+type tries struct {
+	sent       int // requests made
+	counted    int // of them, those that count against MaxAttempts: all but failed breaker probes
+	unreadable int // answers that could not be read
 }
 
 // send makes the attempts for one task.
 func (e *Engine) send(ctx context.Context, t Task) Outcome {
+	if fe := e.stopped.Load(); fe != nil {
+		return Outcome{Task: t, Err: fe}
+	}
 	tokens := 0
 	if e.Tokens != nil {
 		tokens = e.Tokens(t.Request)
@@ -255,73 +477,153 @@ func (e *Engine) send(ctx context.Context, t Task) Outcome {
 	if err := e.budget.check(tokens); err != nil {
 		return Outcome{Task: t, Err: err}
 	}
-	for attempt := 1; ; attempt++ {
-		o, wait, done := e.attempt(ctx, t, tokens, attempt)
+	var tr tries
+	for {
+		o, wait, done := e.attempt(ctx, t, tokens, &tr)
 		if done {
+			if fe := (*FatalError)(nil); errors.As(o.Err, &fe) {
+				e.halt(fe)
+			}
 			return o
 		}
-		if err := Sleep(ctx, wait); err != nil {
-			return Outcome{Task: t, Err: err, Attempts: attempt}
+		if err := e.clock.Sleep(ctx, wait); err != nil {
+			return Outcome{Task: t, Err: err, Attempts: tr.sent}
 		}
 	}
 }
 
+// verdictOf is what a call's result says of the model's health.
+func verdictOf(err error, pe *provider.Error) verdict {
+	if err == nil {
+		return healthy
+	}
+	switch provider.KindOf(err) {
+	case provider.Transient:
+		return unhealthy
+	case provider.Overloaded:
+		if pe != nil && pe.RetryAfter > 0 {
+			return neutral // alive, and saying when to come back
+		}
+		return unhealthy
+	case provider.Malformed:
+		return refused
+	case provider.Permanent:
+		switch pe.StatusCode {
+		case 0, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+			return neutral // this request's own fault (or none was sent)
+		}
+		return refused // 404, 405, 415: every request would get the same
+	}
+	return neutral // rate limited, fatal
+}
+
 // attempt makes one try at a task. It returns the outcome when the task is
 // done with, or the wait before the next try.
-func (e *Engine) attempt(ctx context.Context, t Task, tokens, attempt int) (o Outcome, wait time.Duration, done bool) {
+func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o Outcome, wait time.Duration, done bool) {
+	end := func(err error) (Outcome, time.Duration, bool) {
+		return Outcome{Task: t, Err: err, Attempts: tr.sent}, 0, true
+	}
 	probe, err := e.breaker.allow(ctx)
 	if err != nil {
-		return Outcome{Task: t, Err: err, Attempts: attempt - 1}, 0, true
+		return end(err)
 	}
-	health := neutral
-	defer func() { e.breaker.finish(probe, health) }()
 	// The slot first, then the pace: a request paced and then kept
 	// waiting for a slot would go out bunched with others.
 	if err := e.gate.acquire(ctx); err != nil {
-		return Outcome{Task: t, Err: err, Attempts: attempt - 1}, 0, true
+		e.breaker.finish(probe, time.Time{}, neutral)
+		return end(err)
 	}
 	if err := e.budget.admit(ctx, tokens); err != nil {
 		e.gate.release(false, false)
-		return Outcome{Task: t, Err: err, Attempts: attempt - 1}, 0, true
+		e.breaker.finish(probe, time.Time{}, neutral)
+		return end(err)
 	}
+	if fe := e.stopped.Load(); fe != nil {
+		// Stopped while this call waited its turn: send nothing more.
+		e.gate.release(false, false)
+		e.breaker.finish(probe, time.Time{}, neutral)
+		return end(fe)
+	}
+	sent := e.clock.Now()
 	e.recent.add(time.Now())
 	resp, latency, err := e.call(ctx, t.Request)
 	kind := provider.KindOf(err)
-	// An overloaded server wants fewer calls at once, like a 429.
-	e.gate.release(err != nil && (kind == provider.RateLimited || kind == provider.Overloaded), err == nil)
+	// An overloaded server wants fewer calls at once, like a 429. The slot
+	// is given back only once the stop, if any, is decided: the next call
+	// must not go out behind the one that stops the run.
+	defer e.gate.release(err != nil && (kind == provider.RateLimited || kind == provider.Overloaded), err == nil)
 	if err != nil && ctx.Err() != nil {
-		return Outcome{Task: t, Err: ctx.Err(), Attempts: attempt}, 0, true
+		e.breaker.finish(probe, sent, neutral)
+		tr.sent++
+		return end(ctx.Err())
 	}
 	// An answer that arrived is kept even if the run is stopping: it is paid for.
+	tr.sent++
 	e.stats.requests.Add(1)
 
 	var pe *provider.Error
 	errors.As(err, &pe)
+	health := verdictOf(err, pe)
+	streak, opened := e.breaker.finish(probe, sent, health)
+	if e.MaxFailures > 0 && (health == unhealthy || health == refused) && streak >= e.MaxFailures {
+		return end(e.halt(&FatalError{&FailureStreakError{Model: e.name(), Failures: streak, Last: err}}))
+	}
+	// A failed probe tells of the model, not of this task: the task keeps
+	// its attempts for when the model is back.
+	if !probe || health != unhealthy {
+		tr.counted++
+	}
 	if err == nil {
-		health = healthy
-		e.budget.learn(resp.Limits)
+		pause := e.budget.learn(resp.Limits)
 		e.budget.settle(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens, resp.Limits == nil || resp.Limits.TokensRemaining < 0)
 		e.stats.inputTokens.Add(int64(resp.Usage.InputTokens))
 		e.stats.outputTokens.Add(int64(resp.Usage.OutputTokens))
-		return Outcome{Task: t, Response: resp, Latency: latency, Attempts: attempt}, 0, true
+		if pause > 0 {
+			e.pauseAll(pause) // a stop lets this answer through first
+		}
+		return Outcome{Task: t, Response: resp, Latency: latency, Attempts: tr.sent}, 0, true
 	}
 	if pe != nil {
-		e.budget.learn(pe.Limits)
+		if d := e.budget.learn(pe.Limits); d > 0 {
+			if fe := e.pauseAll(d); fe != nil {
+				return end(fe)
+			}
+		}
 	}
-	if kind == provider.Transient || kind == provider.Overloaded {
-		health = unhealthy
+	if opened > 0 {
+		stops := "the breaker"
+		if e.MaxFailures > 0 {
+			stops = fmt.Sprintf("the breaker; the run stops at %d", e.MaxFailures)
+		}
+		e.showWait(opened, fmt.Sprintf("%d requests failed in a row", streak), stops, err)
 	}
 	retryable := pe == nil || pe.Retryable()
 	switch {
 	case kind == provider.Fatal:
-		return Outcome{Task: t, Err: &FatalError{err}, Attempts: attempt}, 0, true
+		return end(&FatalError{err})
 	case !retryable:
-		return Outcome{Task: t, Err: err, Attempts: attempt}, 0, true
-	case attempt >= e.MaxAttempts:
-		return Outcome{Task: t, Err: fmt.Errorf("gave up after %d attempts: %w", attempt, err), Attempts: attempt}, 0, true
+		return end(err)
+	case kind == provider.Malformed:
+		if tr.unreadable++; tr.unreadable >= maxUnreadable {
+			return end(fmt.Errorf("gave up after %d unreadable answers: %w", tr.unreadable, err))
+		}
+	}
+	// A wait that long is the model's, not this task's: it stops the run
+	// even on the task's last attempt.
+	if pe != nil && e.MaxWait > 0 && pe.RetryAfter > e.MaxWait {
+		return end(&FatalError{&WaitError{Model: e.name(), Wait: pe.RetryAfter, Max: e.MaxWait, Source: "Retry-After"}})
+	}
+	if tr.counted >= e.MaxAttempts {
+		return end(fmt.Errorf("gave up after %d attempts: %w", tr.counted, err))
 	}
 
-	wait = e.backoff(attempt, pe)
+	wait = e.backoff(tr.counted, pe)
+	// What the provider asked for is what is shown: the jitter on top is
+	// the engine's business.
+	source, shown := "backoff", wait
+	if pe != nil && pe.RetryAfter > 0 {
+		source, shown = "Retry-After", pe.RetryAfter
+	}
 	if kind == provider.RateLimited {
 		// The budget was wrong: everyone waits, and the tokens were not spent.
 		e.stats.rateLimited.Add(1)
@@ -332,11 +634,23 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens, attempt int) (o Ou
 		if (pe == nil || pe.Limits == nil && !strings.Contains(pe.Type, "token")) && e.recent.seen(time.Now(), e.budget.window) {
 			e.budget.learn429(e.recent.count(time.Now(), e.budget.window))
 		}
-		e.budget.pause(time.Now().Add(max(wait, minRateLimitWait)))
+		// Workers that hear the same 429 at once report it once.
+		if e.budget.pause(max(wait, minRateLimitWait)) >= VisibleWait {
+			e.showWait(max(shown, minRateLimitWait), "rate limited", source, nil)
+		}
 		wait = 0
+	} else {
+		cause := "request failed"
+		switch kind {
+		case provider.Overloaded:
+			cause = "overloaded"
+		case provider.Malformed:
+			cause = "unreadable answer"
+		}
+		e.showWait(shown, cause, source, err)
 	}
 	e.stats.retries.Add(1)
-	e.Log.Debug("retrying", "key", t.Key, "attempt", attempt, "kind", kind, "wait", wait, "error", err)
+	e.Log.Debug("retrying", "model", e.name(), "key", t.Key, "attempt", tr.sent, "kind", kind, "wait", wait, "error", err)
 	return Outcome{}, wait, false
 }
 
@@ -356,7 +670,7 @@ func (e *Engine) call(ctx context.Context, req provider.Request) (provider.Respo
 	resp, err := e.Provider.Complete(actx, req)
 	latency := time.Since(start)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		err = &provider.Error{Kind: provider.Transient, Message: fmt.Sprintf("no answer within %s", e.Timeout), Err: err}
+		err = &provider.Error{Provider: e.name(), Kind: provider.Transient, Message: fmt.Sprintf("no answer within %s", e.Timeout), Err: err}
 	}
 	return resp, latency, err
 }
@@ -375,3 +689,16 @@ func (e *Engine) backoff(attempt int, pe *provider.Error) time.Duration {
 	}
 	return time.Duration(rand.Int64N(int64(ceiling) + 1))
 }
+
+// clock is the engine's time, for the waits a test must not sit through:
+// the breaker's cooldowns, the backoff between tries and the model-wide
+// pause. The request buckets keep real time.
+type clock interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                                   { return time.Now() }
+func (realClock) Sleep(ctx context.Context, d time.Duration) error { return Sleep(ctx, d) }

@@ -61,11 +61,11 @@ func TestGateStartsSlowThenHalvesOn429AndGrowsByOne(t *testing.T) {
 }
 
 func TestBreakerOpensProbesAndCloses(t *testing.T) {
-	b := newBreaker(3, 60*time.Millisecond, time.Second)
+	b := newBreaker(realClock{}, 3, 60*time.Millisecond, time.Second)
 	ctx := context.Background()
 	for range 3 {
 		b.allow(ctx)
-		b.finish(false, unhealthy)
+		b.finish(false, time.Now(), unhealthy)
 	}
 	if !b.open() {
 		t.Fatal("three failures in a row did not open the breaker")
@@ -84,7 +84,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	if _, err := b.allow(short); err == nil {
 		t.Error("a second call passed while the probe was out")
 	}
-	b.finish(true, unhealthy) // the probe failed: open again, for twice as long
+	b.finish(true, time.Now(), unhealthy) // the probe failed: open again, for twice as long
 	began = time.Now()
 	probe, _ = b.allow(ctx)
 	if waited := time.Since(began); waited < 100*time.Millisecond {
@@ -92,17 +92,45 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	}
 	// A probe whose request was bad (a 400) says nothing about the model:
 	// the next probe may go, and the breaker stays half open.
-	b.finish(probe, neutral)
+	b.finish(probe, time.Now(), neutral)
 	next, err := b.allow(short)
 	if err != nil || !next {
 		t.Fatalf("after a neutral probe: allow = %v, %v; want the next probe", next, err)
 	}
-	b.finish(next, healthy)
+	b.finish(next, time.Now(), healthy)
 	if b.open() {
 		t.Error("a successful probe did not close the breaker")
 	}
 	if probe, err := b.allow(short); err != nil || probe {
 		t.Errorf("closed breaker: allow = %v, %v", probe, err)
+	}
+}
+
+// Failures of calls that were in flight together count once: they saw one
+// event. A call sent after a failure came back counts again, and an answer
+// that is no sign of overload (refused) counts toward the stop without
+// opening the breaker.
+func TestBreakerCountsFailuresThatLandTogetherOnce(t *testing.T) {
+	b := newBreaker(realClock{}, 3, time.Hour, time.Hour)
+	together := time.Now()
+	for range 8 {
+		if streak, _ := b.finish(false, together, unhealthy); streak != 1 {
+			t.Fatalf("streak %d after calls sent together failed, want 1", streak)
+		}
+	}
+	streak, opened := b.finish(false, time.Now(), refused)
+	if streak != 2 || opened != 0 {
+		t.Errorf("a refusal sent after the failure: streak %d, opened %s; want 2 and closed", streak, opened)
+	}
+	streak, opened = b.finish(false, time.Now(), unhealthy)
+	if streak != 3 || opened != 0 {
+		t.Errorf("the second unhealthy failure: streak %d, opened %s; want 3 and still closed (2 of 3 unhealthy)", streak, opened)
+	}
+	if _, opened = b.finish(false, time.Now(), unhealthy); opened != time.Hour {
+		t.Errorf("the third unhealthy failure opened the breaker for %s, want an hour", opened)
+	}
+	if streak, _ = b.finish(false, time.Now(), healthy); streak != 0 || b.open() {
+		t.Errorf("an answer left streak %d, open %v", streak, b.open())
 	}
 }
 

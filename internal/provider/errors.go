@@ -10,8 +10,8 @@ import (
 type Kind int
 
 const (
-	// Transient failures (5xx, 408, 409, timeouts, broken connections,
-	// malformed bodies) are retried with backoff.
+	// Transient failures (5xx, 408, 409, timeouts, broken connections)
+	// are retried with backoff.
 	Transient Kind = iota
 	// RateLimited is a retryable 429: the whole model pauses.
 	RateLimited
@@ -21,9 +21,15 @@ const (
 	// Permanent failures (400, 404, a request too large) fail the item
 	// without retrying: sending it again cannot help.
 	Permanent
-	// Fatal failures (401, 403, an exhausted quota or spend limit) stop the
-	// whole run: every further request would fail the same way.
+	// Fatal failures (401, 403, an exhausted quota or spend limit, a base
+	// URL that is no URL) stop the whole run: every further request would
+	// fail the same way.
 	Fatal
+	// Malformed is a success status whose body the client cannot read: cut
+	// short, over the size bound, or in a shape it does not know. It is
+	// retried once: a cut body may be a glitch, but the same shape twice is
+	// the server's habit, and each try is billed.
+	Malformed
 )
 
 func (k Kind) String() string {
@@ -38,6 +44,8 @@ func (k Kind) String() string {
 		return "permanent"
 	case Fatal:
 		return "fatal"
+	case Malformed:
+		return "malformed"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -65,6 +73,10 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := e.Provider
+	if e.Kind == Malformed {
+		// "HTTP 200: ..." alone would read as a success.
+		return fmt.Sprintf("%s: HTTP %d with an unreadable body: %s", e.Provider, e.StatusCode, e.Message)
+	}
 	if e.StatusCode != 0 {
 		msg += fmt.Sprintf(": HTTP %d", e.StatusCode)
 	}
@@ -89,7 +101,7 @@ func (e *Error) Retryable() bool {
 	if e.ShouldRetry != nil {
 		return *e.ShouldRetry && e.Kind != Fatal
 	}
-	return e.Kind == Transient || e.Kind == RateLimited || e.Kind == Overloaded
+	return e.Kind == Transient || e.Kind == RateLimited || e.Kind == Overloaded || e.Kind == Malformed
 }
 
 // KindOf classifies any error a provider returned.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,14 +78,25 @@ func ShouldRetry(h http.Header) *bool {
 
 // TransportError classifies a failure to get any response. The caller's
 // cancellation passes through untouched so the engine can tell "stop" from
-// "failed"; a deadline is a per-request timeout and worth another try.
+// "failed"; a deadline is a per-request timeout and worth another try. The
+// URL in the error loses any user info it had.
 func TransportError(ctx context.Context, name, baseURL string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(cerr, context.DeadlineExceeded) {
 		return cerr
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = &url.Error{Op: ue.Op, URL: SafeURL(ue.URL), Err: ue.Err}
+	}
 	e := &Error{Provider: name, Kind: Transient, Err: err}
-	if errors.Is(err, syscall.ECONNREFUSED) && isLocal(baseURL) {
-		e.Hint = fmt.Sprintf("Try: is the server running at %s?", baseURL)
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED) && isLocal(baseURL):
+		e.Hint = fmt.Sprintf("Try: is the server running at %s?", SafeURL(baseURL))
+	case errors.As(err, &dns) && dns.IsNotFound:
+		// Not Fatal: a resolver can fail for a moment; the engine's count
+		// of failures in a row stops a run whose host does not exist.
+		e.Hint = "Try: check the host name in the base URL " + SafeURL(baseURL)
 	}
 	return e
 }
@@ -104,18 +116,114 @@ func isLocal(base string) bool {
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsPrivate())
 }
 
+// SafeURL is a URL fit to show: without the user name and password it may
+// carry ("http://user:pass@host/v1" shows as "http://host/v1"), even when
+// it does not parse as a URL.
+func SafeURL(raw string) string {
+	authority := raw
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + len("://")
+		authority = raw[start:]
+	}
+	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+		authority = authority[:end]
+	}
+	at := strings.LastIndexByte(authority, '@')
+	if at < 0 {
+		return raw
+	}
+	return raw[:start] + raw[start+at+1:]
+}
+
+// checkURL refuses a URL net/http would only fail on at every try (no
+// scheme, another scheme, no host): the base URL is wrong for the whole run.
+func checkURL(name, baseURL, target string) *Error {
+	fatal := func(reason, hint string) *Error {
+		return &Error{Provider: name, Kind: Fatal, Message: fmt.Sprintf("base URL %q %s", SafeURL(baseURL), reason), Hint: hint}
+	}
+	if !strings.Contains(baseURL, "://") {
+		scheme := "https://"
+		if isLocal("http://" + baseURL) {
+			scheme = "http://"
+		}
+		return fatal("has no scheme", "Try: "+scheme+SafeURL(baseURL))
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text repeats the URL, user info and all
+		}
+		return fatal("is not a URL: "+err.Error(), "Try: a base URL such as http://localhost:11434/v1")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fatal(fmt.Sprintf("has the scheme %q", u.Scheme), "Try: a base URL that starts with http:// or https://")
+	}
+	if u.Hostname() == "" {
+		return fatal("has no host", "Try: a base URL such as http://localhost:11434/v1")
+	}
+	return nil
+}
+
 // CleanMessage makes server text fit a one-line error and scrubs the key,
 // should a server echo it back.
 func CleanMessage(s, key string) string {
 	if key != "" {
-		s = strings.ReplaceAll(s, key, "<redacted>")
+		s = strings.ReplaceAll(s, key, redacted)
 	}
+	s = ScrubKey(s, key)
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 300 {
 		s = string(r[:300]) + "..."
 	}
 	// Error adds ". Hint"; a trailing period would double it.
 	return strings.TrimRight(s, ". ")
+}
+
+const redacted = "<redacted>"
+
+// minSecretLen is the shortest key ScrubKey takes for a secret. Local
+// servers accept placeholders ("ollama", "EMPTY", "lm-studio") that guard
+// nothing, and scrubbing those from answers would mangle every answer that
+// names them; real keys run from 40 characters up.
+const minSecretLen = 12
+
+// ScrubKey replaces every occurrence of key in s, in any mix of upper and
+// lower case, with "<redacted>": a server that echoes the key (in an error,
+// or a model repeating its prompt) must not get it stored or shown.
+func ScrubKey(s, key string) string {
+	if len(key) < minSecretLen || len(s) < len(key) {
+		return s
+	}
+	// ASCII case folding keeps every byte where it was, so offsets found
+	// in the folded copy hold in s. Keys are ASCII.
+	folded, foldedKey := asciiLower(s), asciiLower(key)
+	if !strings.Contains(folded, foldedKey) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(folded, foldedKey)
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		b.WriteString(redacted)
+		s, folded = s[i+len(key):], folded[i+len(key):]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // maxBody bounds what is read of any response: answers are kilobytes, and a
@@ -126,13 +234,17 @@ const maxBody = 16 << 20
 // answer, whatever its status. A failure to get one comes back classified,
 // as TransportError does.
 func Post(ctx context.Context, client *http.Client, name, baseURL, url string, header http.Header, payload any) (*http.Response, []byte, error) {
+	if e := checkURL(name, baseURL, url); e != nil {
+		return nil, nil, e
+	}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return nil, nil, &Error{Provider: name, Kind: Permanent, Message: "cannot encode the request", Err: err}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, &Error{Provider: name, Kind: Fatal, Err: err, Hint: "Try: check the base URL " + baseURL}
+		return nil, nil, &Error{Provider: name, Kind: Fatal, Message: "cannot make a request of the base URL " + SafeURL(baseURL),
+			Hint: "Try: check the base URL " + SafeURL(baseURL)}
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -145,9 +257,17 @@ func Post(ctx context.Context, client *http.Client, name, baseURL, url string, h
 		return nil, nil, TransportError(ctx, name, baseURL, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	// One byte past the bound tells an answer that fits from one cut short.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
 		return nil, nil, TransportError(ctx, name, baseURL, err)
+	}
+	if len(data) > maxBody {
+		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			return nil, nil, &Error{Provider: name, Kind: Malformed, StatusCode: resp.StatusCode,
+				Message: fmt.Sprintf("the answer is over %d MiB", maxBody>>20)}
+		}
+		data = data[:maxBody] // an error's message is in its first bytes
 	}
 	return resp, data, nil
 }
@@ -194,4 +314,100 @@ func kindOfStatus(status int) Kind {
 		return Transient
 	}
 	return Permanent
+}
+
+// Unreadable is the error for a success status whose body the client
+// cannot read; what says what was wrong, as DescribeJSON does.
+func Unreadable(name string, status int, limits *Limits, what string) *Error {
+	return &Error{Provider: name, Kind: Malformed, StatusCode: status, Message: what, Limits: limits}
+}
+
+// DescribeJSON says in a few words why data, the value at field ("" for
+// the whole body), did not decode with err: the part of an unreadable
+// answer a person can act on. It quotes none of the body, which may be
+// anything.
+func DescribeJSON(field string, data []byte, err error) string {
+	what := "the body"
+	if field != "" {
+		what = field
+	}
+	trimmed := bytes.TrimSpace(data)
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case len(trimmed) == 0:
+		return what + " is empty"
+	case trimmed[0] == '<':
+		return what + " is an HTML page, not JSON"
+	case errors.As(err, &syntax) && syntax.Error() == "unexpected end of JSON input":
+		return fmt.Sprintf("the JSON is cut short after %d bytes", len(data))
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("%s is not JSON (%s at byte %d)", what, syntax.Error(), syntax.Offset)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			what = strings.TrimPrefix(field+"."+typ.Field, ".")
+		}
+		return fmt.Sprintf("%s is %s, not %s", what, jsonValueWord(typ.Value), jsonTypeWord(typ.Type))
+	case err != nil:
+		return what + " does not decode: " + err.Error()
+	}
+	return what + " does not decode"
+}
+
+// jsonValueWord names the JSON value an UnmarshalTypeError found.
+func jsonValueWord(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number"):
+		return "a number"
+	case v == "object" || v == "array":
+		return "an " + v
+	case v == "bool":
+		return "a boolean"
+	}
+	return "a " + v
+}
+
+// jsonTypeWord names in JSON's words the Go type a value should have been.
+func jsonTypeWord(t reflect.Type) string {
+	if t == nil {
+		return "what was expected"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return t.String()
+}
+
+// JSONKind names the kind of a JSON value for a message: "a number", "an
+// object", ...
+func JSONKind(raw json.RawMessage) string {
+	s := bytes.TrimSpace(raw)
+	if len(s) == 0 {
+		return "nothing"
+	}
+	switch s[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }

@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -113,4 +114,69 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("ParseSpec(%q) = %#v, String() %q parses to %#v", s, spec, spec.String(), again)
 		}
 	})
+}
+
+func TestScrubKey(t *testing.T) {
+	const key = "sk-proj-AbC123xyz789QQ"
+	for _, c := range []struct{ in, key, want string }{
+		{"key " + key + " end", key, "key <redacted> end"},
+		{strings.ToUpper(key) + strings.ToLower(key), key, "<redacted><redacted>"},
+		{"ümlaut→sK-PrOj-abc123XYZ789qq←ß", key, "ümlaut→<redacted>←ß"},                // multi-byte text around: offsets must hold
+		{"sk-proj-AbC123xyz789Q", key, "sk-proj-AbC123xyz789Q"},                        // a prefix is not the key
+		{"ollama is a server; OLLAMA too", "ollama", "ollama is a server; OLLAMA too"}, // a placeholder, not a secret
+		{"nothing here", key, "nothing here"},
+		{"", key, ""},
+	} {
+		if got := provider.ScrubKey(c.in, c.key); got != c.want {
+			t.Errorf("ScrubKey(%q, %q) = %q, want %q", c.in, c.key, got, c.want)
+		}
+	}
+}
+
+func TestSafeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://user:pass@localhost:11434/v1":  "http://localhost:11434/v1",
+		"https://key@api.example.com/v1?a=b@c": "https://api.example.com/v1?a=b@c",
+		"user:pass@localhost:11434/v1":         "localhost:11434/v1",
+		"http://u:p@local host/v1":             "http://local host/v1",
+		"http://a@b@host/v1":                   "http://host/v1",
+		"https://api.openai.com/v1":            "https://api.openai.com/v1",
+		"http://host/path/with@sign":           "http://host/path/with@sign",
+		"localhost:11434":                      "localhost:11434",
+		"":                                     "",
+	} {
+		if got := provider.SafeURL(in); got != want {
+			t.Errorf("SafeURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTokenCount(t *testing.T) {
+	for in, want := range map[string]int{
+		`19`: 19, `"19"`: 19, `19.0`: 19, `0`: 0, `1e3`: 1000,
+		`-5`: -1, `2.5`: -1, `null`: -1, ``: -1, `true`: -1, `"lots"`: -1, `NaN`: -1, `"Inf"`: -1, `{}`: -1,
+		`1e15`: provider.MaxTokenCount, `1e400`: provider.MaxTokenCount,
+	} {
+		if got := provider.TokenCount(json.RawMessage(in)); got != want {
+			t.Errorf("TokenCount(%s) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestSaneUsage(t *testing.T) {
+	req := provider.Request{Model: "gpt-4o", System: "sys", Messages: []provider.Message{{Role: "user", Content: "hello"}}, MaxTokens: 100}
+	for _, c := range []struct{ in, out, wantIn, wantOut int }{
+		{10, 20, 10, 20},
+		{-1, -7, 0, 0},
+		{provider.MaxTokenCount, provider.MaxTokenCount, provider.InputBound(req), provider.OutputBound(req)},
+	} {
+		got := provider.SaneUsage(req, c.in, c.out)
+		if got != (provider.Usage{InputTokens: c.wantIn, OutputTokens: c.wantOut}) {
+			t.Errorf("SaneUsage(%d, %d) = %+v, want %d, %d", c.in, c.out, got, c.wantIn, c.wantOut)
+		}
+	}
+	// A reasoning model's cap includes its hidden reasoning.
+	if b := provider.OutputBound(provider.Request{Model: "o3-mini", MaxTokens: 100}); b < 100+provider.ReasoningAllowance {
+		t.Errorf("o3-mini's output bound %d leaves no room for reasoning", b)
+	}
 }

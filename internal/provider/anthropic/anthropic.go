@@ -2,6 +2,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,17 +71,18 @@ type messagesRequest struct {
 	Temperature *float64  `json:"temperature,omitempty"`
 }
 
+// messagesResponse is read in two steps, as the OpenAI client does: a part
+// in an unexpected shape is named, and an unreadable usage is unknown.
 type messagesResponse struct {
-	Type    string `json:"type"`
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	Usage struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
-	} `json:"usage"`
-	Error errorDetail `json:"error"`
+	Type    string          `json:"type"`
+	Content json.RawMessage `json:"content"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   errorDetail     `json:"error"`
+}
+
+type contentBlock struct {
+	Type string          `json:"type"`
+	Text json.RawMessage `json:"text"`
 }
 
 type errorDetail struct {
@@ -113,25 +115,51 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	}
 
 	var out messagesResponse
-	// Content without "type" still counts, for servers that imitate the API loosely.
-	if err := json.Unmarshal(data, &out); err != nil || out.Type != "message" && len(out.Content) == 0 {
-		e := &provider.Error{Provider: name, Kind: provider.Transient, StatusCode: resp.StatusCode, Message: "malformed response", Limits: limits}
-		if out.Error.Message != "" {
-			e.Type, e.Message = provider.CleanMessage(out.Error.Type, c.key), "malformed response: "+provider.CleanMessage(out.Error.Message, c.key)
+	if err := json.Unmarshal(data, &out); err != nil {
+		return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits, provider.DescribeJSON("", data, err))
+	}
+	if out.Error.Message != "" || out.Type == "error" {
+		// An error reported instead of an answer (a proxy's, or one that
+		// arrived after the 200): worth another try like any server error.
+		return provider.Response{}, &provider.Error{Provider: name, Kind: provider.Transient, StatusCode: resp.StatusCode,
+			Type:    provider.CleanMessage(out.Error.Type, c.key),
+			Message: "an error instead of an answer: " + provider.CleanMessage(cmp.Or(out.Error.Message, "no message"), c.key), Limits: limits}
+	}
+	var blocks []contentBlock
+	if kind := provider.JSONKind(out.Content); kind != "nothing" && kind != "null" {
+		if err := json.Unmarshal(out.Content, &blocks); err != nil {
+			return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits, provider.DescribeJSON("content", out.Content, err))
 		}
-		return provider.Response{}, e
+	}
+	// Content without "type" still counts, for servers that imitate the API loosely.
+	if out.Type != "message" && len(blocks) == 0 {
+		what := "the answer has no content"
+		if out.Type != "" {
+			what = fmt.Sprintf("the answer's type is %q, not \"message\"", out.Type)
+		}
+		return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits, what)
 	}
 	// Only text blocks are the answer; thinking and other blocks are not.
 	// stop_reason "max_tokens" still carries a usable, if cut, answer.
 	var text strings.Builder
-	for _, block := range out.Content {
-		if block.Type == "text" {
-			text.WriteString(block.Text)
+	for i, block := range blocks {
+		if block.Type != "text" && block.Type != "" || len(block.Text) == 0 {
+			continue
 		}
+		var s string
+		if json.Unmarshal(block.Text, &s) != nil {
+			return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits,
+				fmt.Sprintf("content[%d].text is %s, not a string", i, provider.JSONKind(block.Text)))
+		}
+		text.WriteString(s)
 	}
+	var counts map[string]json.RawMessage
+	_ = json.Unmarshal(out.Usage, &counts) // an unreadable usage is an unknown one
+	sent := req
+	sent.MaxTokens = b.MaxTokens
 	return provider.Response{
-		Text:   text.String(),
-		Usage:  provider.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens},
+		Text:   provider.ScrubKey(text.String(), c.key),
+		Usage:  provider.SaneUsage(sent, provider.TokenCount(counts["input_tokens"]), provider.TokenCount(counts["output_tokens"])),
 		Limits: limits,
 	}, nil
 }
@@ -174,10 +202,10 @@ func (c *Client) statusError(status int, header http.Header, data []byte, limits
 		e.Kind = provider.Overloaded
 	case status == http.StatusServiceUnavailable:
 		e.Kind = provider.Transient // Anthropic says overloaded with 529
-	case status == http.StatusNotFound && isJSON:
+	case status == http.StatusNotFound && isJSON && strings.Contains(strings.ToLower(body.Error.Message), "model"):
 		e.Hint = fmt.Sprintf("Try: check the model name %q", model)
 	case status == http.StatusNotFound:
-		e.Hint = "Try: check the base URL " + c.baseURL
+		e.Hint = "Try: check the base URL " + provider.SafeURL(c.baseURL)
 	}
 	return e
 }

@@ -235,6 +235,7 @@ func TestStatusClassification(t *testing.T) {
 		{"403", 403, errorJSON("permission_error", "Your API key does not have permission to use the specified resource."), provider.Fatal, "permission_error", "ANTHROPIC_API_KEY"},
 		{"404", 404, errorJSON("not_found_error", "model: claude-nonexistent"), provider.Permanent, "not_found_error", `check the model name "claude-haiku-4-5"`},
 		{"404 path", 404, "404 page not found", provider.Permanent, "", "check the base URL"},
+		{"404 path, as JSON", 404, errorJSON("not_found_error", "Not Found"), provider.Permanent, "not_found_error", "check the base URL"},
 		{"408", 408, errorJSON("timeout_error", "Request timed out"), provider.Transient, "timeout_error", ""},
 		{"409", 409, errorJSON("conflict_error", "Conflict"), provider.Transient, "conflict_error", ""},
 		{"413", 413, errorJSON("request_too_large", "Request exceeds the maximum allowed number of bytes."), provider.Permanent, "request_too_large", ""},
@@ -303,21 +304,89 @@ func TestRetryAfterAndShouldRetry(t *testing.T) {
 	}
 }
 
-func TestMalformedSuccessIsTransient(t *testing.T) {
-	for name, body := range map[string]string{
-		"not json":       `upstream connect error`,
-		"truncated":      `{"type":"message","content":[{"type":"text","text":"hal`,
-		"not a message":  `{"id":"x"}`,
-		"error in a 200": errorJSON("overloaded_error", "Overloaded"),
+// A 200 whose body cannot be read is Malformed (the engine retries it
+// once) and says what was wrong; an error reported in place of an answer
+// is an ordinary server failure.
+func TestUnreadableSuccessSaysWhatWasWrong(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		kind       provider.Kind
+		want       string
+	}{
+		{"not json", `upstream connect error`, provider.Malformed, "the body is not JSON"},
+		{"truncated", `{"type":"message","content":[{"type":"text","text":"hal`, provider.Malformed, "the JSON is cut short after 55 bytes"},
+		{"not a message", `{"id":"x"}`, provider.Malformed, "the answer has no content"},
+		{"another type", `{"type":"completion","completion":"x"}`, provider.Malformed, `the answer's type is "completion", not "message"`},
+		{"content a string", `{"type":"message","content":"hello"}`, provider.Malformed, "content is a string, not an array"},
+		{"text a number", `{"type":"message","content":[{"type":"text","text":5}]}`, provider.Malformed, "content[0].text is a number, not a string"},
+		{"error in a 200", errorJSON("overloaded_error", "Overloaded"), provider.Transient, "overloaded_error: an error instead of an answer: Overloaded"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			srv, _ := server(t, reply{body: body})
+		t.Run(c.name, func(t *testing.T) {
+			srv, _ := server(t, reply{body: c.body})
 			_, err := anthropic.New(anthropic.Options{BaseURL: srv.URL}).Complete(context.Background(), request())
 			pe := providerError(t, err)
-			if pe.Kind != provider.Transient || !strings.Contains(pe.Message, "malformed response") {
-				t.Errorf("got %v (%v), want a transient malformed response", err, pe.Kind)
+			if pe.Kind != c.kind || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %q (%v), want %v saying %q", err, pe.Kind, c.kind, c.want)
+			}
+			if c.kind == provider.Malformed && !strings.HasPrefix(err.Error(), "anthropic: HTTP 200 with an unreadable body: ") {
+				t.Errorf("%q does not say the 200 was unreadable", err)
 			}
 		})
+	}
+}
+
+// Usage is the server's word, held to what the request could have used,
+// as for OpenAI; the cap is the max_tokens actually sent (the default,
+// here).
+func TestUsageIsHeldToWhatTheRequestCouldUse(t *testing.T) {
+	sent := request()
+	sent.MaxTokens = anthropic.DefaultMaxTokens
+	inBound, outBound := provider.InputBound(sent), provider.OutputBound(sent)
+	for _, c := range []struct {
+		usage   string
+		in, out int
+	}{
+		{`{"input_tokens": 25, "output_tokens": 7}`, 25, 7},
+		{`{"input_tokens": -5, "output_tokens": -1}`, 0, 0},
+		{`{"input_tokens": 1e15, "output_tokens": 1000000000}`, inBound, outBound},
+		{`"lots"`, 0, 0},
+	} {
+		body := `{"type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"usage":` + c.usage + `}`
+		srv, _ := server(t, reply{body: body})
+		resp, err := anthropic.New(anthropic.Options{BaseURL: srv.URL}).Complete(context.Background(), request())
+		if err != nil {
+			t.Errorf("usage %s: %v", c.usage, err)
+			continue
+		}
+		if want := (provider.Usage{InputTokens: c.in, OutputTokens: c.out}); resp.Usage != want {
+			t.Errorf("usage %s read as %+v, want %+v", c.usage, resp.Usage, want)
+		}
+	}
+}
+
+// A model that repeats the key it was sent must not get it stored.
+func TestKeyEchoedInAnAnswerIsScrubbed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("x-api-key")
+		text, _ := json.Marshal("key " + key + " / " + strings.ToUpper(key))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","content":[{"type":"text","text":`+string(text)+`}],"usage":{"input_tokens":1,"output_tokens":1}}`)
+	}))
+	defer srv.Close()
+	resp, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: secret}).Complete(context.Background(), request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "key <redacted> / <redacted>"; resp.Text != want {
+		t.Errorf("Text = %q, want %q", resp.Text, want)
+	}
+}
+
+func TestBaseURLWithoutSchemeIsFatal(t *testing.T) {
+	_, err := anthropic.New(anthropic.Options{BaseURL: "me:secret@localhost:8080"}).Complete(context.Background(), request())
+	pe := providerError(t, err)
+	if pe.Kind != provider.Fatal || !strings.Contains(err.Error(), `base URL "localhost:8080" has no scheme`) || pe.Hint != "Try: http://localhost:8080" {
+		t.Errorf("got %q (%v, hint %q), want fatal naming the base URL without user info", err, pe.Kind, pe.Hint)
 	}
 }
 

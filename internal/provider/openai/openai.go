@@ -64,18 +64,20 @@ type chatRequest struct {
 	Temperature         *float64  `json:"temperature,omitempty"`
 }
 
+// chatResponse is read in two steps: the envelope here, and each part of
+// it on its own, so that a part in an unexpected shape is named in the
+// error (or, for usage, taken as unknown) instead of failing the whole.
 type chatResponse struct {
-	Choices []struct {
-		Message struct {
-			Content *string `json:"content"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"` // OpenRouter reports some upstream failures in a 200
+	Choices json.RawMessage `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"` // OpenRouter reports some upstream failures in a 200
+}
+
+type choice struct {
+	Message struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+	FinishReason string `json:"finish_reason"`
 }
 
 // Complete sends req once; the engine owns every retry.
@@ -94,30 +96,87 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	}
 
 	var out chatResponse
-	if err := json.Unmarshal(data, &out); err != nil || len(out.Choices) == 0 {
+	if err := json.Unmarshal(data, &out); err != nil {
+		return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, provider.DescribeJSON("", data, err))
+	}
+	var choices []choice
+	if kind := provider.JSONKind(out.Choices); kind != "nothing" && kind != "null" {
+		if err := json.Unmarshal(out.Choices, &choices); err != nil {
+			return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, provider.DescribeJSON("choices", out.Choices, err))
+		}
+	}
+	if len(choices) == 0 {
 		eb, isJSON := parseErrorBody(data)
-		if isJSON && eb.status >= 400 {
+		switch {
+		case isJSON && eb.status >= 400:
 			// OpenRouter answers 200 and names the upstream failure's HTTP
 			// status in the body: a 402 there is as fatal as a real one.
 			return provider.Response{}, c.statusError(eb.status, resp.Header, data, limits, req.Model)
+		case eb.message != "":
+			// An upstream failure reported instead of an answer: worth
+			// another try like any server error.
+			return provider.Response{}, &provider.Error{Provider: c.name, Kind: provider.Transient, StatusCode: resp.StatusCode,
+				Type: provider.CleanMessage(eb.kind(), c.key), Message: "an error instead of an answer: " + provider.CleanMessage(eb.message, c.key), Limits: limits}
 		}
-		e := &provider.Error{Provider: c.name, Kind: provider.Transient, StatusCode: resp.StatusCode, Message: "malformed response", Limits: limits}
-		if eb.message != "" {
-			e.Type, e.Message = eb.kind(), "malformed response: "+provider.CleanMessage(eb.message, c.key)
-		}
-		return provider.Response{}, e
+		return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, "the answer has no choices")
 	}
 	// finish_reason "length" still carries a usable, if cut, answer. A null
 	// content (a refusal or tool call) reads as empty text.
-	var text string
-	if p := out.Choices[0].Message.Content; p != nil {
-		text = *p
+	text, problem := contentText(choices[0].Message.Content)
+	if problem != "" {
+		return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, problem)
 	}
 	return provider.Response{
-		Text:   text,
-		Usage:  provider.Usage{InputTokens: out.Usage.PromptTokens, OutputTokens: out.Usage.CompletionTokens},
+		Text:   provider.ScrubKey(text, c.key),
+		Usage:  usage(req, out.Usage),
 		Limits: limits,
 	}, nil
+}
+
+// contentText reads a message's content: a string, null, or the list of
+// parts ([{"type":"text","text":...}]) that several OpenAI-compatible
+// servers send, of which the text parts are the answer. Any other shape is
+// a problem, described.
+func contentText(raw json.RawMessage) (text, problem string) {
+	switch provider.JSONKind(raw) {
+	case "nothing", "null":
+		return "", ""
+	case "a string":
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return "", provider.DescribeJSON("choices[0].message.content", raw, err)
+		}
+		return text, ""
+	case "an array":
+		var parts []json.RawMessage
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", provider.DescribeJSON("choices[0].message.content", raw, err)
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			var part struct {
+				Type string          `json:"type"`
+				Text json.RawMessage `json:"text"`
+			}
+			if json.Unmarshal(p, &part) != nil || len(part.Text) == 0 || part.Type != "" && part.Type != "text" && part.Type != "output_text" {
+				continue // an image, a refusal, an annotation: not the answer's text
+			}
+			var s string
+			if json.Unmarshal(part.Text, &s) != nil {
+				return "", fmt.Sprintf("choices[0].message.content has a text part whose text is %s, not a string", provider.JSONKind(part.Text))
+			}
+			b.WriteString(s)
+		}
+		return b.String(), ""
+	}
+	return "", fmt.Sprintf("choices[0].message.content is %s, not a string", provider.JSONKind(raw))
+}
+
+// usage reads the counts of an answer's usage object; one that is missing
+// or unreadable is unknown, and every count is held to what req could use.
+func usage(req provider.Request, raw json.RawMessage) provider.Usage {
+	var counts map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &counts) // an unreadable usage is an unknown one
+	return provider.SaneUsage(req, provider.TokenCount(counts["prompt_tokens"]), provider.TokenCount(counts["completion_tokens"]))
 }
 
 func (c *Client) body(req provider.Request) chatRequest {
@@ -206,10 +265,10 @@ func (c *Client) statusError(status int, header http.Header, data []byte, limits
 		e.Hint = c.keyHint()
 	case status == http.StatusPaymentRequired || (status == http.StatusTooManyRequests && (billing[eb.code] || billing[eb.typ])):
 		e.Kind, e.Hint = provider.Fatal, "Try: check the billing and quota of your "+c.name+" account"
-	case status == http.StatusNotFound && isJSON:
+	case status == http.StatusNotFound && isJSON && (eb.code == "model_not_found" || strings.Contains(strings.ToLower(eb.message), "model")):
 		e.Hint = fmt.Sprintf("Try: check the model name %q", model)
 	case status == http.StatusNotFound:
-		e.Hint = "Try: check the base URL " + c.baseURL + " (it usually ends in /v1)"
+		e.Hint = "Try: check the base URL " + provider.SafeURL(c.baseURL) + " (it usually ends in /v1)"
 	}
 	return e
 }

@@ -279,6 +279,8 @@ func TestStatusClassification(t *testing.T) {
 		{"402", 402, `{"error":{"message":"Insufficient credits","code":402}}`, provider.Fatal, "", "billing"},
 		{"404 model", 404, errorJSON("The model `gpt-9` does not exist or you do not have access to it.", "invalid_request_error", "model_not_found"), provider.Permanent, "model_not_found", `check the model name "gpt-4o-mini"`},
 		{"404 path", 404, "404 page not found", provider.Permanent, "", "check the base URL"},
+		{"404 path, as JSON", 404, errorJSON("Invalid URL (POST /chat/completions)", "invalid_request_error", ""), provider.Permanent, "invalid_request_error", "check the base URL"},
+		{"404 from FastAPI", 404, `{"detail":"Not Found"}`, provider.Permanent, "", "check the base URL"},
 		{"408", 408, errorJSON("Request timed out.", "timeout", ""), provider.Transient, "timeout", ""},
 		{"409", 409, errorJSON("Conflict", "conflict", ""), provider.Transient, "conflict", ""},
 		{"413", 413, errorJSON("Request too large.", "invalid_request_error", "request_too_large"), provider.Permanent, "request_too_large", ""},
@@ -371,21 +373,165 @@ func deref(b *bool) any {
 	return *b
 }
 
-func TestMalformedSuccessIsTransient(t *testing.T) {
-	for name, body := range map[string]string{
-		"not json":               `<html>gateway</html>`,
-		"truncated":              `{"choices":[{"message":{"content":"hal`,
-		"no choices":             `{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}`,
-		"error without a status": `{"error":{"message":"upstream closed the stream"}}`,
+// A 200 whose body cannot be read is Malformed (the engine retries it
+// once) and says what was wrong; an error reported in place of an answer
+// is an ordinary server failure.
+func TestUnreadableSuccessSaysWhatWasWrong(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		kind       provider.Kind
+		want       string
+	}{
+		{"not json", `<html>gateway</html>`, provider.Malformed, "the body is an HTML page, not JSON"},
+		{"truncated", `{"choices":[{"message":{"content":"hal`, provider.Malformed, "the JSON is cut short after 38 bytes"},
+		{"empty", ``, provider.Malformed, "the body is empty"},
+		{"an array", `[1]`, provider.Malformed, "the body is an array, not an object"},
+		{"no choices", `{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}`, provider.Malformed, "the answer has no choices"},
+		{"choices an object", `{"choices":{"message":{"content":"x"}}}`, provider.Malformed, "choices is an object, not an array"},
+		{"message a string", `{"choices":[{"message":"x"}]}`, provider.Malformed, "choices.message is a string, not an object"},
+		{"content a number", completion(`42`, "stop"), provider.Malformed, "choices[0].message.content is a number, not a string"},
+		{"content an object", completion(`{"text":"x"}`, "stop"), provider.Malformed, "choices[0].message.content is an object, not a string"},
+		{"text part not a string", completion(`[{"type":"text","text":7}]`, "stop"), provider.Malformed, "a text part whose text is a number"},
+		{"error without a status", `{"error":{"message":"upstream closed the stream"}}`, provider.Transient, "an error instead of an answer: upstream closed the stream"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			srv, _ := server(t, reply{body: body})
+		t.Run(c.name, func(t *testing.T) {
+			srv, _ := server(t, reply{body: c.body})
 			_, err := openai.New(openai.Options{BaseURL: srv.URL}).Complete(context.Background(), request("gpt-4o"))
 			pe := providerError(t, err)
-			if pe.Kind != provider.Transient || !strings.Contains(pe.Message, "malformed response") {
-				t.Errorf("got %v (%v), want a transient malformed response", err, pe.Kind)
+			if pe.Kind != c.kind || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %q (%v), want %v saying %q", err, pe.Kind, c.kind, c.want)
+			}
+			if c.kind == provider.Malformed && !strings.HasPrefix(err.Error(), "openai: HTTP 200 with an unreadable body: ") {
+				t.Errorf("%q does not say the 200 was unreadable", err)
 			}
 		})
+	}
+}
+
+// Several OpenAI-compatible servers send content as a list of parts; the
+// text parts are the answer, the others are not.
+func TestContentAsAListOfPartsIsRead(t *testing.T) {
+	srv, _ := server(t, reply{body: completion(`[{"type":"text","text":"Adds "},{"type":"image_url","image_url":{"url":"x"}},{"type":"output_text","text":"a handler."},{"text":"!"}]`, "stop")})
+	resp, err := openai.New(openai.Options{BaseURL: srv.URL}).Complete(context.Background(), request("gpt-4o"))
+	if err != nil || resp.Text != "Adds a handler.!" {
+		t.Errorf("got %q, %v; want the text parts joined", resp.Text, err)
+	}
+}
+
+// An answer past the read bound is not silently cut and then misread: it
+// is unreadable, and says so.
+func TestAnswerOverTheBoundIsUnreadable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"content":"`)
+		chunk := strings.Repeat("a", 1<<20)
+		for range 17 {
+			io.WriteString(w, chunk)
+		}
+		io.WriteString(w, `"}}]}`)
+	}))
+	defer srv.Close()
+	_, err := openai.New(openai.Options{BaseURL: srv.URL}).Complete(context.Background(), request("gpt-4o"))
+	if pe := providerError(t, err); pe.Kind != provider.Malformed || !strings.Contains(err.Error(), "the answer is over 16 MiB") {
+		t.Errorf("got %v (%v), want an unreadable answer over 16 MiB", err, pe.Kind)
+	}
+}
+
+// Usage is the server's word, held to what the request could have used:
+// negative or unreadable counts are unknown (0), absurd ones are capped at
+// the most the request could use.
+func TestUsageIsHeldToWhatTheRequestCouldUse(t *testing.T) {
+	req := request("gpt-4o")
+	req.MaxTokens = 100
+	inBound, outBound := provider.InputBound(req), provider.OutputBound(req)
+	for _, c := range []struct {
+		usage   string
+		in, out int
+	}{
+		{`{"prompt_tokens": 19, "completion_tokens": 10}`, 19, 10},
+		{`{"prompt_tokens": "19", "completion_tokens": 10.0}`, 19, 10},
+		{`{"prompt_tokens": -5, "completion_tokens": -1}`, 0, 0},
+		{`{"prompt_tokens": 1e15, "completion_tokens": 1000000000000000}`, inBound, outBound},
+		{`{"prompt_tokens": 1e400, "completion_tokens": 2.5}`, inBound, 0},
+		{`{"prompt_tokens": null, "completion_tokens": true}`, 0, 0},
+		{`"lots"`, 0, 0},
+		{`null`, 0, 0},
+	} {
+		body := `{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":` + c.usage + `}`
+		srv, _ := server(t, reply{body: body})
+		resp, err := openai.New(openai.Options{BaseURL: srv.URL}).Complete(context.Background(), req)
+		if err != nil {
+			t.Errorf("usage %s: %v", c.usage, err)
+			continue
+		}
+		if want := (provider.Usage{InputTokens: c.in, OutputTokens: c.out}); resp.Usage != want {
+			t.Errorf("usage %s read as %+v, want %+v", c.usage, resp.Usage, want)
+		}
+	}
+}
+
+// A model that repeats the key it was sent (here the server echoes the
+// Authorization header into the answer, in every case) must not get it
+// stored: the key is scrubbed from the answer's text.
+func TestKeyEchoedInAnAnswerIsScrubbed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		text, _ := json.Marshal("you sent " + key + ", or " + strings.ToUpper(key) + " or " + strings.ToLower(key) + ".")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, completion(string(text), "stop"))
+	}))
+	defer srv.Close()
+	resp, err := openai.New(openai.Options{BaseURL: srv.URL, APIKey: secret}).Complete(context.Background(), request("gpt-4o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "you sent <redacted>, or <redacted> or <redacted>."; resp.Text != want {
+		t.Errorf("Text = %q, want %q", resp.Text, want)
+	}
+}
+
+// A base URL net/http can only fail on, every time, stops the run at once
+// and names the URL, without its password.
+func TestUnusableBaseURLIsFatal(t *testing.T) {
+	for _, c := range []struct{ base, want, hint string }{
+		{"localhost:11434/v1", `base URL "localhost:11434/v1" has no scheme`, "Try: http://localhost:11434/v1"},
+		{"api.example.com/v1", `base URL "api.example.com/v1" has no scheme`, "Try: https://api.example.com/v1"},
+		{"ftp://user:hunter2@example.com/v1", `base URL "ftp://example.com/v1" has the scheme "ftp"`, "Try: a base URL that starts with http:// or https://"},
+		{"http:///v1", `base URL "http:///v1" has no host`, "Try: a base URL such as"},
+		{"http://user:hunter2@local host/v1", `base URL "http://local host/v1" is not a URL`, "Try: a base URL such as"},
+	} {
+		_, err := openai.New(openai.Options{BaseURL: c.base, APIKey: secret}).Complete(context.Background(), request("gpt-4o"))
+		pe := providerError(t, err)
+		if pe.Kind != provider.Fatal || !strings.Contains(err.Error(), c.want) || !strings.Contains(pe.Hint, c.hint) {
+			t.Errorf("%s: got %q (%v), want fatal saying %q with %q", c.base, err, pe.Kind, c.want, c.hint)
+		}
+		if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "user") {
+			t.Errorf("%s: the user info shows: %q", c.base, err)
+		}
+	}
+}
+
+// The URL in a transport error and in hints loses its user info.
+func TestUserInfoNeverShows(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = openai.New(openai.Options{Name: "ollama", BaseURL: "http://admin:hunter2@" + addr + "/v1"}).Complete(context.Background(), request("llama3.2"))
+	pe := providerError(t, err)
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "admin") {
+		t.Errorf("the user info shows: %q", err)
+	}
+	if want := "Try: is the server running at http://" + addr + "/v1?"; pe.Hint != want || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("got %q (hint %q), want connection refused with hint %q", err, pe.Hint, want)
+	}
+	srv, _ := server(t, reply{status: 404, header: map[string]string{"Content-Type": "text/plain"}, body: "404 page not found"})
+	withUser := strings.Replace(srv.URL, "http://", "http://admin:hunter2@", 1)
+	_, err = openai.New(openai.Options{BaseURL: withUser}).Complete(context.Background(), request("gpt-4o"))
+	if pe := providerError(t, err); strings.Contains(err.Error(), "hunter2") || !strings.Contains(pe.Hint, "check the base URL "+srv.URL) {
+		t.Errorf("404: got %q, want the hint naming %s without user info", err, srv.URL)
 	}
 }
 
@@ -424,6 +570,20 @@ func TestConnectionRefusedHintsAtLocalServer(t *testing.T) {
 	}
 	if want := "Try: is the server running at " + base + "?"; pe.Hint != want {
 		t.Errorf("Hint = %q, want %q", pe.Hint, want)
+	}
+}
+
+// A host that does not exist gets a hint at the base URL; it stays
+// transient (a resolver can fail for a moment), and the engine's count of
+// failures in a row stops the run.
+func TestUnknownHostHintsAtTheBaseURL(t *testing.T) {
+	noSuchHost := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.DNSError{Err: "no such host", Name: "api.openai.cmo", IsNotFound: true}
+	}}}
+	_, err := openai.New(openai.Options{BaseURL: "https://key:hunter2@api.openai.cmo/v1", HTTPClient: noSuchHost}).Complete(context.Background(), request("gpt-4o"))
+	pe := providerError(t, err)
+	if pe.Kind != provider.Transient || pe.Hint != "Try: check the host name in the base URL https://api.openai.cmo/v1" || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("got %q (%v, hint %q), want transient with a hint at the host, no user info", err, pe.Kind, pe.Hint)
 	}
 }
 
