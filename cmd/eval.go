@@ -59,6 +59,7 @@ type EvalOptions struct {
 	HTML        string
 	MinAccuracy string
 	Tokenizer   string
+	Stops       cmdutil.Stops
 
 	set    func(name string) bool // whether a flag was given, for the optional parameters
 	models models.File            // the --model-config figures, once read
@@ -123,6 +124,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
 	fl.StringVar(&o.MinAccuracy, "min-accuracy", "", "fail (exit 3) below this accuracy: 0.85 for every model, or MODEL=0.85,...")
 	fl.StringVar(&o.Tokenizer, "tokenizer", budget.DefaultTokenizer, "vocabulary that counts tokens for limits and --dry-run")
+	o.Stops.AddFlags(fl)
 	cmdutil.DocumentEnv(fl)
 	return cmd
 }
@@ -251,6 +253,9 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 	}
 	cfg.Dataset, cfg.Limit, cfg.Concurrency, cfg.Timeout, cfg.DryRun, cfg.MaxCost = o.Dataset, o.Limit, o.Concurrency, o.Timeout, o.DryRun, o.MaxCost
 	cfg.Lease = o.Lease
+	if cfg.MaxWait, cfg.MaxFailures, err = o.Stops.Engine(); err != nil {
+		return cfg, nil, err
+	}
 	return cfg, gates, nil
 }
 

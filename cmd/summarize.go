@@ -58,6 +58,7 @@ type SummarizeOptions struct {
 	ModelConfig string
 	Lease       time.Duration
 	NoRedact    bool
+	Stops       cmdutil.Stops
 }
 
 // NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
@@ -129,6 +130,7 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVar(&opts.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
 	fl.BoolVar(&opts.NoRedact, "no-redact", false, "send diffs and messages as they are, without replacing the secrets found in them")
 	fl.DurationVar(&opts.Lease, "lease", summarize.DefaultLease, "how long another digest waits for a commit this one claimed, should this one die")
+	opts.Stops.AddFlags(fl)
 	cmdutil.DocumentEnv(fl)
 	return cmd
 }
@@ -198,7 +200,12 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		info.Known = true
 	}
 	limits := engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}
+	maxWait, maxFailures, err := o.Stops.Engine()
+	if err != nil {
+		return cfg, nil, err
+	}
 	cfg = summarize.Options{
+		MaxWait: maxWait, MaxFailures: maxFailures,
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow, BatchTokens: batchTokens(limits.TPM),

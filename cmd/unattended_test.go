@@ -10,10 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -152,8 +156,17 @@ func TestEvalFailsWhenRequestsFail(t *testing.T) {
 	h.env["OPENAI_API_KEY"] = "sk-test"
 	out := t.TempDir()
 
-	// A base URL one path off: every request is a 404.
-	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1",
+	// A base URL one path off: every request is a 404. Eight in a row stop
+	// the run, naming the model, the last error and what to try.
+	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1", "-j", "1")
+	oneLineError(t, res, 1, "openai:strong failed 8 requests in a row", "HTTP 404", "check the base URL")
+	if n := srv.Stats().NotFound; n != 8 {
+		t.Errorf("%d requests before the run stopped, want 8", n)
+	}
+
+	// Told never to stop, the run asks for every item, writes every report,
+	// then fails.
+	res = h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1", "--max-failures", "0",
 		"-f", "json", "-o", filepath.Join(out, "r.json"), "--junit", filepath.Join(out, "junit.xml"))
 	if res.code != 1 {
 		t.Fatalf("every request a 404: exit %d, want 1: %s", res.code, res.errOut)
@@ -171,7 +184,7 @@ func TestEvalFailsWhenRequestsFail(t *testing.T) {
 		}
 	}
 
-	before := len(srv.Requests())
+	before := srv.Stats().Requests
 	judged := writeDataset(t, `{"prompt": "2+2", "expected": "4"}`, `{"prompt": "Be nice", "assert": [{"type": "llm-rubric", "value": "polite"}]}`)
 	for _, tt := range []struct {
 		name string
@@ -196,7 +209,7 @@ func TestEvalFailsWhenRequestsFail(t *testing.T) {
 			oneLineError(t, h.run(context.Background(), tt.args...), 2, tt.want...)
 		})
 	}
-	if n := len(srv.Requests()) - before; n != 0 {
+	if n := srv.Stats().Requests - before; n != 0 {
 		t.Errorf("%d requests sent by runs refused as usage errors", n)
 	}
 }
@@ -284,5 +297,68 @@ func TestSIGHUPIsAnInterrupt(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%d commits seen, %d cached, %d summarized", commits, stored, commits-stored); !strings.Contains(string(out), want) {
 		t.Errorf("rerun should pay only for the rest (%s):\n%s", want, out[max(0, len(out)-300):])
+	}
+}
+
+// TestPasswordInTheBaseURLStaysHome: a base URL with user:password in it
+// (a proxy's basic auth) fails every request; the password is in no line
+// digest prints, no report and nothing in the database.
+func TestPasswordInTheBaseURLStaysHome(t *testing.T) {
+	const password = "hunter2-proxy-pass"
+	srv := arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "sk-test"
+	out := t.TempDir()
+	base := strings.Replace(srv.URL(), "http://", "http://svc:"+password+"@", 1) + "/nope/v1"
+	res := h.run(context.Background(), "--verbose", "eval", sums(t), "--models", "openai:strong", "--base-url", base, "--max-failures", "0",
+		"-f", "jsonl", "-o", filepath.Join(out, "r.jsonl"), "--junit", filepath.Join(out, "junit.xml"), "--html", filepath.Join(out, "r.html"))
+	if res.code != 1 || !strings.Contains(res.errOut, "HTTP 404") {
+		t.Fatalf("exit %d, want 1 with the 404s: %s", res.code, res.errOut)
+	}
+	written := map[string][]byte{"stdout": []byte(res.out), "stderr": []byte(res.errOut)}
+	readFilesInto(t, written, "report ", out)
+	readFilesInto(t, written, "database ", filepath.Dir(h.db))
+	for i, p := range decompressedPayloads(t, h.db) {
+		written[fmt.Sprintf("payload %d", i)] = p
+	}
+	if len(written) < 6 {
+		t.Fatalf("only %d places read", len(written))
+	}
+	for name, b := range written {
+		if bytes.Contains(b, []byte(password)) {
+			t.Errorf("the password is in %s", name)
+		}
+	}
+	// And the bad-address error masks it too.
+	res = h.run(context.Background(), "eval", sums(t), "--models", "openai:strong", "--base-url", "svc:"+password+"@proxy/v1")
+	oneLineError(t, res, 2, "--base-url")
+	if strings.Contains(res.errOut, password) {
+		t.Errorf("the password is in %q", res.errOut)
+	}
+}
+
+// TestDailyQuotaStopsTheRunAtOnce: a 429 asking to wait a day (a daily
+// quota) stops the run at once with one line saying so, instead of a
+// silent 24 h wait; answers that arrived are kept.
+func TestDailyQuotaStopsTheRunAtOnce(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if calls.Add(1) > 1 {
+			w.Header().Set("Retry-After", "86400")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"message":"Rate limit reached for requests per day (RPD)","type":"requests","code":"rate_limit_exceeded"}}`)
+			return
+		}
+		io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"4"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+	}))
+	t.Cleanup(srv.Close)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "sk-test"
+	res := h.run(context.Background(), "eval", sums(t), "--models", "openai:strong", "--base-url", srv.URL+"/v1", "-j", "1")
+	oneLineError(t, res, 1, "openai:strong", "asks to wait 24h0m", "quota")
+	if n := countRows(t, h.db, "SELECT count(*) FROM eval_results"); n != 1 {
+		t.Errorf("%d answers stored, want the 1 that arrived", n)
 	}
 }

@@ -162,15 +162,21 @@ func checkBaseURL(raw string) error {
 	return nil
 }
 
-// displayURL is an address fit to print: a password in it is masked.
+// displayURL is an address fit to print: whatever stands before an @ (a
+// user and password) is masked, parsed as a URL or not.
 func displayURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		return u.Redacted()
 	}
-	if at := strings.LastIndex(raw, "@"); at >= 0 {
-		return "xxxxx@" + raw[at+1:]
+	at := strings.LastIndex(raw, "@")
+	if at < 0 {
+		return raw
 	}
-	return raw
+	start := 0
+	if i := strings.Index(raw[:at], "://"); i >= 0 {
+		start = i + len("://")
+	}
+	return raw[:start] + "xxxxx" + raw[at:]
 }
 
 // httpClient shares one transport among a model's requests, keeping as many

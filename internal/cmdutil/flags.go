@@ -3,6 +3,10 @@ package cmdutil
 import (
 	"math"
 	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/digest-cli/digest/internal/engine"
 )
 
 // Checks of flag values. Each failure is a usage error (exit 2) of one
@@ -64,4 +68,36 @@ func PositiveDuration(flag string, v time.Duration) error {
 		return UsageError("--%s must be positive, got %s. Try: a duration such as 30s or 5m", flag, v)
 	}
 	return nil
+}
+
+// Stops are the flags that end a run against a provider that cannot serve
+// it, rather than leave an unattended job waiting for hours.
+type Stops struct {
+	MaxWait     time.Duration
+	MaxFailures int
+}
+
+// AddFlags registers --max-wait and --max-failures.
+func (s *Stops) AddFlags(fl *pflag.FlagSet) {
+	fl.DurationVar(&s.MaxWait, "max-wait", engine.DefaultMaxWait, "stop the run when the provider asks to wait longer than this (a daily quota); 0: wait as long as asked")
+	fl.IntVar(&s.MaxFailures, "max-failures", engine.DefaultMaxFailures, "stop the run after this many failed requests in a row (a dead server, a wrong URL); 0: never")
+}
+
+// Engine returns the engine's settings, or a usage error. 0 on the command
+// line means never stop, which the engine spells as negative.
+func (s Stops) Engine() (maxWait time.Duration, maxFailures int, err error) {
+	if err := FirstError(
+		NotNegativeDuration("max-wait", s.MaxWait, "waiting as long as the provider asks"),
+		NotNegative("max-failures", s.MaxFailures, "never stopping on failures"),
+	); err != nil {
+		return 0, 0, err
+	}
+	maxWait, maxFailures = s.MaxWait, s.MaxFailures
+	if maxWait == 0 {
+		maxWait = -1
+	}
+	if maxFailures == 0 {
+		maxFailures = -1
+	}
+	return maxWait, maxFailures, nil
 }

@@ -58,6 +58,11 @@ type Options struct {
 	Judge       *Model
 	Concurrency int
 	Timeout     time.Duration
+	// MaxWait and MaxFailures stop a run against a provider that asks for
+	// a longer wait, or fails that many requests in a row (engine's
+	// defaults when zero; negative: never).
+	MaxWait     time.Duration
+	MaxFailures int
 	Tokenizer   *budget.Tokenizer
 	Store       *store.Store
 	Progress    Progress
@@ -220,7 +225,8 @@ func (r *runner) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.o.Models))
 	for i, m := range r.o.Models {
-		eng := &engine.Engine{Provider: m.Provider, Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout, Log: r.o.Log}
+		eng := &engine.Engine{Provider: m.Provider, Model: m.Spec.String(), Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout,
+			MaxWait: r.o.MaxWait, MaxFailures: r.o.MaxFailures, Log: r.o.Log}
 		if m.Spec.Provider != provider.Offline {
 			eng.SlowStart = true
 			eng.Tokens = r.tokens
@@ -618,7 +624,10 @@ func (r *runner) storeRows(ctx context.Context, jobs []job, answers []string, fi
 	}
 	rows := make([]store.RunResult, len(jobs))
 	for i, j := range jobs {
-		rows[i] = r.scored(ctx, j, answers[i], callErr == nil && !(firstPaid && i == 0), callErr)
+		var err error
+		if rows[i], err = r.scored(ctx, j, answers[i], callErr == nil && !(firstPaid && i == 0), callErr); err != nil {
+			return err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -633,14 +642,19 @@ func (r *runner) storeRows(ctx context.Context, jobs []job, answers []string, fi
 	return nil
 }
 
-// scored is the row for an answer, or for a failure to get one.
-func (r *runner) scored(ctx context.Context, j job, answer string, cached bool, callErr error) store.RunResult {
+// scored is the row for an answer, or for a failure to get one. A judge
+// that stopped (a refused key, a dead server, a quota) stops the run: every
+// later verdict would fail alike. The answer is stored; a rerun scores it.
+func (r *runner) scored(ctx context.Context, j job, answer string, cached bool, callErr error) (store.RunResult, error) {
 	rr := store.RunResult{RunID: r.out.RunID, Model: r.o.Models[j.model].Spec.String(), Item: j.item.ID, Line: j.item.Line,
 		Repeat: j.repeat, Key: j.key, Expected: j.item.Expected, Cached: cached}
 	if callErr != nil {
 		rr.Error = callErr.Error()
 	} else {
 		res, err := r.o.Scorer.Score(ctx, j.item, answer)
+		if fe := (*engine.FatalError)(nil); errors.As(err, &fe) {
+			return rr, err
+		}
 		if err != nil {
 			// A judge that failed, or an assertion that cannot be checked:
 			// the answer is kept, the item counts as an error.
@@ -649,7 +663,7 @@ func (r *runner) scored(ctx context.Context, j job, answer string, cached bool, 
 			rr.Pass, rr.Score, rr.Reasons = res.Pass, res.Score, res.Reasons
 		}
 	}
-	return rr
+	return rr, nil
 }
 
 // dryRun counts what a run would send, per model, without sending or storing.

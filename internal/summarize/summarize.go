@@ -45,7 +45,12 @@ type Options struct {
 
 	Limits  engine.Limits
 	Timeout time.Duration // per attempt
-	Price   models.Price
+	// MaxWait and MaxFailures stop a run against a provider that asks for
+	// a longer wait, or fails that many requests in a row (engine's
+	// defaults when zero; negative: never).
+	MaxWait     time.Duration
+	MaxFailures int
+	Price       models.Price
 	// MaxCost stops sending once the worst case of what was spent and what
 	// is in flight would pass it (US dollars; 0: no limit).
 	MaxCost float64
@@ -227,8 +232,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 func newEngine(opts Options) *engine.Engine {
 	eng := &engine.Engine{
-		Provider: opts.Provider, Concurrency: opts.Concurrency, Limits: opts.Limits,
-		Timeout: opts.Timeout, Log: opts.Log,
+		Provider: opts.Provider, Model: opts.Model.String(), Concurrency: opts.Concurrency, Limits: opts.Limits,
+		Timeout: opts.Timeout, MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log,
 	}
 	if opts.Model.Provider != provider.Offline {
 		eng.SlowStart = true
