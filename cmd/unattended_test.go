@@ -362,3 +362,59 @@ func TestDailyQuotaStopsTheRunAtOnce(t *testing.T) {
 		t.Errorf("%d answers stored, want the 1 that arrived", n)
 	}
 }
+
+// TestBloblessCloneDoesNotPoisonTheCache: a partial clone (git clone
+// --filter=blob:none, as CI checkouts often are) lacks the blobs of past
+// commits. Its summaries say so, with one warning naming the promisor
+// remote; they serve the partial clone again, but a complete clone sharing
+// the cache summarizes those commits anew and its summaries replace them.
+func TestBloblessCloneDoesNotPoisonTheCache(t *testing.T) {
+	f := fixture(t)
+	env := gittest.GitEnv(t)
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("-C", f.Dir, "config", "uploadpack.allowFilter", "true")
+	partial := filepath.Join(t.TempDir(), "partial.git")
+	git("clone", "-q", "--bare", "--filter=blob:none", "file://"+f.Dir, partial)
+
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", partial, "-f", "jsonl", "--batch-size", "1")
+	if res.code != 0 {
+		t.Fatalf("partial clone: exit %d: %s", res.code, res.errOut)
+	}
+	missing := strings.Count(res.out, `"reason":"missing object"`)
+	if missing == 0 {
+		t.Fatalf("no file listed as a missing object in a blobless clone:\n%s", res.out)
+	}
+	if n := strings.Count(res.errOut, `partial clone (promisor remote \"origin\")`); n != 1 {
+		t.Errorf("%d warnings naming the promisor remote, want 1: %s", n, res.errOut)
+	}
+	if strings.Contains(res.errOut, "could not read part of a commit") {
+		t.Errorf("a warning per missing object in a partial clone: %s", res.errOut)
+	}
+	partialCalls := h.calls.Load()
+
+	h.calls.Store(0)
+	if res := h.run(context.Background(), "summarize", partial, "-f", "jsonl"); res.code != 0 || h.calls.Load() != 0 {
+		t.Errorf("partial clone again: exit %d, %d calls, want its own summaries served: %s", res.code, h.calls.Load(), res.errOut)
+	}
+
+	res = h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--batch-size", "1")
+	if res.code != 0 || strings.Contains(res.out, "missing object") {
+		t.Fatalf("complete clone: exit %d, want no missing object served from the cache:\n%s%s", res.code, res.out, res.errOut)
+	}
+	if h.calls.Load() == 0 || h.calls.Load() > partialCalls {
+		t.Errorf("complete clone made %d calls, want one per commit summarized partially (at most %d)", h.calls.Load(), partialCalls)
+	}
+	h.calls.Store(0)
+	res = h.run(context.Background(), "summarize", partial, "-f", "jsonl")
+	if res.code != 0 || h.calls.Load() != 0 || strings.Contains(res.out, "missing object") {
+		t.Errorf("partial clone after the complete one: exit %d, %d calls, want the complete summaries: %s", res.code, h.calls.Load(), res.out)
+	}
+}

@@ -259,3 +259,23 @@ func newCommit(c *object.Commit) Commit {
 		parent:  parent,
 	}
 }
+
+// PromisorRemote names the remote a partial clone (git clone
+// --filter=blob:none, as CI checkouts often are) fetches its missing
+// objects from, or "" for a complete repository. Blobs such a clone lacks
+// are not damage: they were never fetched, and digest does not fetch.
+func (r *Repo) PromisorRemote() string {
+	cfg, err := r.git.Config()
+	if err != nil || cfg.Raw == nil {
+		return ""
+	}
+	if name := cfg.Raw.Section("extensions").Option("partialclone"); name != "" {
+		return name
+	}
+	for _, remote := range cfg.Raw.Section("remote").Subsections {
+		if strings.EqualFold(remote.Option("promisor"), "true") {
+			return remote.Name
+		}
+	}
+	return ""
+}

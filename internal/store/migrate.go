@@ -101,6 +101,10 @@ CREATE TABLE leases (
 	owner      TEXT NOT NULL,
 	expires_at INTEGER NOT NULL -- Unix milliseconds
 );`,
+	4: `
+-- A summary written from a diff that lacked some blobs (a partial clone's):
+-- served to partial clones, replaced by the first complete one.
+ALTER TABLE summaries ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -670,3 +670,25 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
 }
+
+// TestCompleteSummaryReplacesAPartialOne: a summary written from a partial
+// clone's diff is kept until a complete one arrives, which replaces it; a
+// complete one is never replaced, by a partial one or another complete one.
+func TestCompleteSummaryReplacesAPartialOne(t *testing.T) {
+	s := newStore(t)
+	k := key(hash(1))
+	save(t, s, Summary{SummaryKey: k, Text: "from a blobless clone", Partial: true})
+	save(t, s, Summary{SummaryKey: k, Text: "another blobless clone", Partial: true})
+	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a blobless clone" || !got.Partial {
+		t.Fatalf("after two partial summaries: %+v, want the first, partial", got)
+	}
+	save(t, s, Summary{SummaryKey: k, Text: "from a full clone", InputTokens: 7})
+	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a full clone" || got.Partial || got.InputTokens != 7 {
+		t.Fatalf("after a complete summary: %+v, want it to replace the partial one", got)
+	}
+	save(t, s, Summary{SummaryKey: k, Text: "partial again", Partial: true})
+	save(t, s, Summary{SummaryKey: k, Text: "complete again"})
+	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a full clone" {
+		t.Fatalf("a complete summary was replaced: %+v", got)
+	}
+}

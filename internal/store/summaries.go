@@ -47,6 +47,9 @@ type Summary struct {
 	Truncated    bool
 	SkippedFiles []string
 	CreatedAt    time.Time
+	// Partial is a summary written without some of the commit's blobs
+	// (from a partial clone): a complete one replaces it when stored.
+	Partial bool
 }
 
 // SaveRepository records a repository, refreshing the path it was seen at.
@@ -76,7 +79,7 @@ func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, sco
 			args = append(args, c)
 		}
 		rows, err := s.db.QueryContext(ctx, `SELECT commit_hash, summary, input_tokens, output_tokens, cost_usd,
-			diff_tokens, truncated, skipped_files, created_at
+			diff_tokens, truncated, skipped_files, created_at, partial
 			FROM summaries WHERE repo_id = ? AND model = ? AND prompt_version = ? AND scope = ?
 			AND commit_hash IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
 		if err != nil {
@@ -86,7 +89,7 @@ func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, sco
 			sum := Summary{SummaryKey: SummaryKey{RepoID: repoID, Model: model, PromptVersion: promptVersion, Scope: scope}}
 			var skipped, created string
 			if err := rows.Scan(&sum.Commit, &sum.Text, &sum.InputTokens, &sum.OutputTokens, &sum.CostUSD,
-				&sum.DiffTokens, &sum.Truncated, &skipped, &created); err != nil {
+				&sum.DiffTokens, &sum.Truncated, &skipped, &created, &sum.Partial); err != nil {
 				rows.Close()
 				return nil, s.explain(err)
 			}
@@ -109,7 +112,8 @@ func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, sco
 
 // SaveSummary commits one summary and its commit in a single transaction,
 // so a crash leaves either both or neither. The first summary stored for a
-// key wins: a concurrent duplicate is dropped, never overwriting what was paid.
+// key wins: a concurrent duplicate is dropped, never overwriting what was
+// paid, except that a complete summary replaces a partial one.
 func (s *Store) SaveSummary(ctx context.Context, c Commit, sum Summary) error {
 	skipped, err := json.Marshal(nonNil(sum.SkippedFiles))
 	if err != nil {
@@ -131,11 +135,16 @@ func (s *Store) SaveSummary(ctx context.Context, c Commit, sum Summary) error {
 		return s.explain(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO summaries(repo_id, commit_hash, model, prompt_version, scope,
-		summary, input_tokens, output_tokens, cost_usd, diff_tokens, truncated, skipped_files, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		summary, input_tokens, output_tokens, cost_usd, diff_tokens, truncated, skipped_files, created_at, partial)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(repo_id, commit_hash, model, prompt_version, scope) DO UPDATE SET
+			summary = excluded.summary, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+			cost_usd = excluded.cost_usd, diff_tokens = excluded.diff_tokens, truncated = excluded.truncated,
+			skipped_files = excluded.skipped_files, created_at = excluded.created_at, partial = 0
+		WHERE summaries.partial = 1 AND excluded.partial = 0`,
 		sum.RepoID, sum.Commit, sum.Model, sum.PromptVersion, sum.Scope,
 		sum.Text, sum.InputTokens, sum.OutputTokens, sum.CostUSD, sum.DiffTokens, sum.Truncated,
-		string(skipped), created.UTC().Format(time.RFC3339Nano)); err != nil {
+		string(skipped), created.UTC().Format(time.RFC3339Nano), sum.Partial); err != nil {
 		return s.explain(err)
 	}
 	if err := tx.Commit(); err != nil {

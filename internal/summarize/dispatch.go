@@ -243,7 +243,7 @@ func (d *dispatcher) dropStored(ctx context.Context, misses []*pending, won []bo
 		}
 	}
 	for rr, hashes := range byRepo {
-		found, err := d.opts.Store.Summaries(ctx, rr.id, d.opts.Model.String(), prompt.Version, d.opts.Walk.Paths.String(), hashes)
+		found, err := rr.summaries(ctx, d.opts, hashes)
 		if err != nil {
 			return err
 		}
@@ -481,6 +481,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 		DiffTokens:   p.cut.Tokens,
 		Truncated:    p.cut.Truncated,
 		SkippedFiles: encodeSkipped(p.skipped),
+		Partial:      p.incomplete(),
 	}
 	c := p.commit
 	if err := d.opts.Store.SaveSummary(ctx, store.Commit{RepoID: p.repo.id, Hash: c.Hash, AuthorName: c.AuthorName,

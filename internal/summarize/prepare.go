@@ -135,8 +135,12 @@ func prepare(ctx context.Context, opts Options, misses <-chan *pending, take fun
 			continue
 		}
 		p := out.p
-		for _, w := range out.warnings {
-			opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
+		if p.repo.promisor != "" && len(out.warnings) > 0 {
+			p.repo.incomplete++ // blobs a partial clone never fetched: said once, at the end
+		} else {
+			for _, w := range out.warnings {
+				opts.Log.Warn("could not read part of a commit; summarizing the rest", "repo", p.repo.repo.Path(), "commit", p.commit.Hash, "problem", w)
+			}
 		}
 		if out.err != nil {
 			if ctx.Err() != nil {

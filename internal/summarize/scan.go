@@ -6,7 +6,6 @@ import (
 
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/key"
-	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/store"
 )
@@ -114,7 +113,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 			hashes[i] = c.Hash
 		}
 		var err error
-		if cached, err = s.opts.Store.Summaries(ctx, s.rr.id, s.opts.Model.String(), prompt.Version, s.opts.Walk.Paths.String(), hashes); err != nil {
+		if cached, err = s.rr.summaries(ctx, s.opts, hashes); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ package summarize
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"sync"
@@ -136,6 +137,17 @@ type commitText struct {
 	blockTokens int
 }
 
+// incomplete reports a diff that lacked some of the commit's blobs: its
+// summary is stored as partial.
+func (p *pending) incomplete() bool {
+	for _, f := range p.skipped {
+		if f.Reason == history.SkipMissing {
+			return true
+		}
+	}
+	return false
+}
+
 // forget drops the commit's text once it is settled (summarized, failed or
 // counted).
 func (p *pending) forget() {
@@ -146,6 +158,28 @@ type repoRun struct {
 	repo *history.Repo
 	id   string
 	root string
+	// promisor names the remote of a partial clone, "" for a complete
+	// repository; incomplete counts the commits prepared without some of
+	// their blobs, said once per repository instead of once per object.
+	promisor   string
+	incomplete int
+}
+
+// summaries looks commits up in the cache. A partial summary (written
+// without some blobs) is served only to a partial clone, which could write
+// no better one: a complete repository summarizes the commit again, and its
+// summary replaces the partial one.
+func (rr *repoRun) summaries(ctx context.Context, opts Options, hashes []string) (map[string]store.Summary, error) {
+	found, err := opts.Store.Summaries(ctx, rr.id, opts.Model.String(), prompt.Version, opts.Walk.Paths.String(), hashes)
+	if err != nil || rr.promisor != "" {
+		return found, err
+	}
+	for hash, s := range found {
+		if s.Partial {
+			delete(found, hash)
+		}
+	}
+	return found, nil
 }
 
 // Run summarizes the commits the options select. On cancellation it returns
@@ -261,7 +295,7 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &scan{opts: opts, rr: &repoRun{repo: r, id: opts.RepoID}, res: res, counted: counted}
+	s := &scan{opts: opts, rr: &repoRun{repo: r, id: opts.RepoID, promisor: r.PromisorRemote()}, res: res, counted: counted}
 	misses := make(chan *pending, scanAhead)
 	var walking sync.WaitGroup
 	var walkErr error
@@ -282,6 +316,10 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 	st.Commits += s.commits
 	st.Cached += s.cached
 	st.SkippedFiles += s.skippedFiles
+	if n := s.rr.incomplete; n > 0 {
+		opts.Log.Warn(fmt.Sprintf("%s is a partial clone (promisor remote %q): %d commits were summarized without some files' contents, listed as %q; their summaries are kept for partial clones and replaced when a complete clone summarizes them. Try: a clone without --filter for complete summaries",
+			r.Path(), s.rr.promisor, n, history.SkipMissing))
+	}
 	if errors.Is(walkErr, history.ErrEmpty) {
 		res.Empty = append(res.Empty, r.Path())
 		walkErr = nil
@@ -351,7 +389,7 @@ func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *R
 		res.deferred = nil
 		var left []*pending
 		for _, p := range waiting {
-			found, err := opts.Store.Summaries(ctx, p.repo.id, opts.Model.String(), prompt.Version, opts.Walk.Paths.String(), []string{p.commit.Hash})
+			found, err := p.repo.summaries(ctx, opts, []string{p.commit.Hash})
 			if err != nil {
 				return err
 			}
