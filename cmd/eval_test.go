@@ -339,6 +339,20 @@ func TestEvalFatalErrorWithTwoModels(t *testing.T) {
 	}
 }
 
+// settled waits until the server has decided every request it received:
+// one the client gave up on may still be counted as answered a moment
+// after the client has returned.
+func settled(srv *fakeprovider.Server) fakeprovider.Stats {
+	for {
+		st := srv.Stats()
+		decided := st.Succeeded + st.RateLimited + st.ServerErrors + st.Malformed + st.Hung + st.Canceled + st.Unauthorized + st.BadRequest + st.NotFound
+		if decided >= st.Requests {
+			return st
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestEvalInterruptKeepsAnswersAndResumes(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
 	h := newHarness(t)
@@ -355,7 +369,7 @@ func TestEvalInterruptKeepsAnswersAndResumes(t *testing.T) {
 	if res.code != 130 || !strings.Contains(res.errOut, "interrupted; results so far are stored") {
 		t.Fatalf("exit %d: %s", res.code, res.errOut)
 	}
-	paid := srv.Stats().Succeeded
+	paid := settled(srv).Succeeded
 	again := h.run(context.Background(), "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(), "-f", "json")
 	if again.code != 0 {
 		t.Fatalf("resume: exit %d: %s", again.code, again.errOut)
