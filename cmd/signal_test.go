@@ -56,12 +56,21 @@ func TestMain(m *testing.M) {
 // it after its first summary has been stored, and checks the promise of
 // exit code 130: what finished is kept, and a rerun pays only for the rest.
 func TestSIGINTStoresFinishedWorkAndExits130(t *testing.T) {
+	signalMidRun(t, syscall.SIGINT)
+}
+
+// signalMidRun sends sig to a real digest summarize once its first summary
+// is stored, and checks that the run stopped as an interrupt: exit 130, a
+// last line saying what was kept, no claim left behind, some but not all
+// summaries stored, and a rerun that pays only for the rest.
+func signalMidRun(t *testing.T, sig syscall.Signal) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := buildDigest(t)
 	r := gittest.New(t)
-	const commits = 600
+	const commits = 300
 	var body strings.Builder
 	for i := range commits {
 		fmt.Fprintf(&body, "line %d of a file that keeps growing, so every diff has some weight\n", i)
@@ -69,7 +78,7 @@ func TestSIGINTStoresFinishedWorkAndExits130(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "digest.db")
 
-	cmd := exec.Command(bin, "--db", db, "--verbose", "summarize", r.Dir, "--concurrency", "1")
+	cmd := exec.Command(bin, "--db", db, "--verbose", "summarize", r.Dir, "--concurrency", "1", "--batch-size", "1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +94,7 @@ func TestSIGINTStoresFinishedWorkAndExits130(t *testing.T) {
 			break
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	for lines.Scan() {
@@ -99,10 +108,12 @@ func TestSIGINTStoresFinishedWorkAndExits130(t *testing.T) {
 	if last := seen[len(seen)-1]; !strings.HasPrefix(last, "digest: interrupted after ") {
 		t.Errorf("last stderr line %q, want it to say digest was interrupted and what it kept", last)
 	}
-
+	if n := leaseCount(t, db); n != 0 {
+		t.Errorf("%d claims left behind", n)
+	}
 	stored := countSummaries(t, db)
 	if stored < 1 || stored >= commits {
-		t.Fatalf("%d summaries stored after the interrupt, want some but not all %d", stored, commits)
+		t.Fatalf("%d summaries stored after the signal, want some but not all %d", stored, commits)
 	}
 	out, err := exec.Command(bin, "--db", db, "summarize", r.Dir, "-f", "jsonl").CombinedOutput()
 	if err != nil {

@@ -5,10 +5,8 @@ package cmd
 // section names these tests.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -243,61 +241,7 @@ func TestBaseURLSpellingsShareOneCache(t *testing.T) {
 // stored summary kept, no claim left behind, and a rerun pays only for
 // the rest.
 func TestSIGHUPIsAnInterrupt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := buildDigest(t)
-	r := gittest.New(t)
-	const commits = 200
-	var body strings.Builder
-	for i := range commits {
-		fmt.Fprintf(&body, "line %d of a file that keeps growing\n", i)
-		r.Write("log.txt", body.String()).Commit(fmt.Sprintf("Change %d", i))
-	}
-	db := filepath.Join(t.TempDir(), "digest.db")
-	cmd := exec.Command(bin, "--db", db, "--verbose", "summarize", r.Dir, "--concurrency", "1", "--batch-size", "1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stderr)
-	var last string
-	for lines.Scan() {
-		if strings.Contains(lines.Text(), "msg=summarized") {
-			break
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	for lines.Scan() {
-		last = lines.Text()
-	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want status 130; last stderr line %q", err, last)
-	}
-	if !strings.HasPrefix(last, "digest: interrupted after ") {
-		t.Errorf("last stderr line %q, want it to say what was kept", last)
-	}
-	if n := leaseCount(t, db); n != 0 {
-		t.Errorf("%d claims left behind", n)
-	}
-	stored := countSummaries(t, db)
-	if stored < 1 || stored >= commits {
-		t.Fatalf("%d summaries stored, want some but not all %d", stored, commits)
-	}
-	out, err := exec.Command(bin, "--db", db, "summarize", r.Dir, "-f", "jsonl").CombinedOutput()
-	if err != nil {
-		t.Fatalf("rerun: %v\n%s", err, out)
-	}
-	if want := fmt.Sprintf("%d commits seen, %d cached, %d summarized", commits, stored, commits-stored); !strings.Contains(string(out), want) {
-		t.Errorf("rerun should pay only for the rest (%s):\n%s", want, out[max(0, len(out)-300):])
-	}
+	signalMidRun(t, syscall.SIGHUP)
 }
 
 // TestPasswordInTheBaseURLStaysHome: a base URL with user:password in it
