@@ -195,19 +195,3 @@ func shown(raw []byte) string {
 	}
 	return kind(raw)
 }
-
-func goKind(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	}
-	return "null"
-}

@@ -285,9 +285,9 @@ func TestRunPassesProviderErrorsToCommitAndContinues(t *testing.T) {
 
 // commitErrorScenario runs ten tasks through one worker and fails the third
 // commit at a moment where exactly one more call is in flight, blocked until
-// its ctx is cancelled. It returns Run's error, the keys the provider was
-// called for, the keys committed, and how many tasks the producer sent.
-func commitErrorScenario(t *testing.T, errStop error) (runErr error, called, committed []string, sent int64) {
+// its ctx is cancelled. It returns the keys the provider was called for,
+// the keys committed, how many tasks the producer sent, and Run's error.
+func commitErrorScenario(t *testing.T, errStop error) (called, committed []string, sent int64, runErr error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -330,7 +330,7 @@ func commitErrorScenario(t *testing.T, errStop error) (runErr error, called, com
 	wait(t, (<-chan struct{})(p.done), "the producer to stop")
 	mu.Lock()
 	defer mu.Unlock()
-	return runErr, called, committed, p.sent.Load()
+	return called, committed, p.sent.Load(), runErr
 }
 
 func TestRunStopsOnCommitError(t *testing.T) {
@@ -338,7 +338,7 @@ func TestRunStopsOnCommitError(t *testing.T) {
 	// commitErrorScenario also waits for the producer, selecting on ctx.Done, to
 	// stop once the caller cancels; what was sent after the failure is
 	// checked by TestRunNoProviderCallAfterCommitError.
-	runErr, called, committed, _ := commitErrorScenario(t, errStop)
+	called, committed, _, runErr := commitErrorScenario(t, errStop)
 	if !errors.Is(runErr, errStop) {
 		t.Fatalf("Run = %v, want the commit error %v", runErr, errStop)
 	}
@@ -476,7 +476,7 @@ func TestRunMeasuresLatency(t *testing.T) {
 func TestRunNoProviderCallAfterCommitError(t *testing.T) {
 	errStop := errors.New("stop")
 	for i := range 100 {
-		_, called, _, sent := commitErrorScenario(t, errStop)
+		called, _, sent, _ := commitErrorScenario(t, errStop)
 		// t0..t2 answered, t3 in flight when the commit failed.
 		if len(called) != 4 || sent != 4 {
 			t.Fatalf("run %d: provider called for %v and %d tasks sent, want [t0 t1 t2 t3] and 4: nothing after the failed commit",
