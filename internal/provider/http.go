@@ -322,6 +322,24 @@ func Unreadable(name string, status int, limits *Limits, what string) *Error {
 	return &Error{Provider: name, Kind: Malformed, StatusCode: status, Message: what, Limits: limits}
 }
 
+// UnreadableBody is the error for a success status whose body did not
+// decode as JSON. A body cut short is a transfer that broke, not a server
+// answering in a shape the client does not read: it is Transient, retried
+// as any broken connection is, where an answer that decodes to the wrong
+// shape is Malformed and retried once.
+func UnreadableBody(name string, status int, limits *Limits, data []byte, err error) *Error {
+	e := Unreadable(name, status, limits, DescribeJSON("", data, err))
+	if len(bytes.TrimSpace(data)) > 0 && cutShort(err) {
+		e.Kind = Transient
+	}
+	return e
+}
+
+func cutShort(err error) bool {
+	var syntax *json.SyntaxError
+	return errors.As(err, &syntax) && syntax.Error() == "unexpected end of JSON input"
+}
+
 // DescribeJSON says in a few words why data, the value at field ("" for
 // the whole body), did not decode with err: the part of an unreadable
 // answer a person can act on. It quotes none of the body, which may be
@@ -339,7 +357,7 @@ func DescribeJSON(field string, data []byte, err error) string {
 		return what + " is empty"
 	case trimmed[0] == '<':
 		return what + " is an HTML page, not JSON"
-	case errors.As(err, &syntax) && syntax.Error() == "unexpected end of JSON input":
+	case cutShort(err):
 		return fmt.Sprintf("the JSON is cut short after %d bytes", len(data))
 	case errors.As(err, &syntax):
 		return fmt.Sprintf("%s is not JSON (%s at byte %d)", what, syntax.Error(), syntax.Offset)

@@ -116,7 +116,7 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 
 	var out messagesResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits, provider.DescribeJSON("", data, err))
+		return provider.Response{}, provider.UnreadableBody(name, resp.StatusCode, limits, data, err)
 	}
 	if out.Error.Message != "" || out.Type == "error" {
 		// An error reported instead of an answer (a proxy's, or one that

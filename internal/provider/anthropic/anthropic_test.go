@@ -314,7 +314,7 @@ func TestUnreadableSuccessSaysWhatWasWrong(t *testing.T) {
 		want       string
 	}{
 		{"not json", `upstream connect error`, provider.Malformed, "the body is not JSON"},
-		{"truncated", `{"type":"message","content":[{"type":"text","text":"hal`, provider.Malformed, "the JSON is cut short after 55 bytes"},
+		{"truncated", `{"type":"message","content":[{"type":"text","text":"hal`, provider.Transient, "the JSON is cut short after 55 bytes"},
 		{"not a message", `{"id":"x"}`, provider.Malformed, "the answer has no content"},
 		{"another type", `{"type":"completion","completion":"x"}`, provider.Malformed, `the answer's type is "completion", not "message"`},
 		{"content a string", `{"type":"message","content":"hello"}`, provider.Malformed, "content is a string, not an array"},

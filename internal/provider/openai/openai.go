@@ -97,7 +97,7 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 
 	var out chatResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, provider.DescribeJSON("", data, err))
+		return provider.Response{}, provider.UnreadableBody(c.name, resp.StatusCode, limits, data, err)
 	}
 	var choices []choice
 	if kind := provider.JSONKind(out.Choices); kind != "nothing" && kind != "null" {

@@ -383,7 +383,7 @@ func TestUnreadableSuccessSaysWhatWasWrong(t *testing.T) {
 		want       string
 	}{
 		{"not json", `<html>gateway</html>`, provider.Malformed, "the body is an HTML page, not JSON"},
-		{"truncated", `{"choices":[{"message":{"content":"hal`, provider.Malformed, "the JSON is cut short after 38 bytes"},
+		{"truncated", `{"choices":[{"message":{"content":"hal`, provider.Transient, "the JSON is cut short after 38 bytes"},
 		{"empty", ``, provider.Malformed, "the body is empty"},
 		{"an array", `[1]`, provider.Malformed, "the body is an array, not an object"},
 		{"no choices", `{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}`, provider.Malformed, "the answer has no choices"},
