@@ -236,11 +236,11 @@ func TestBaseURLSpellingsShareOneCache(t *testing.T) {
 	}
 }
 
-// TestSIGHUPIsAnInterrupt: a hang-up (a closed terminal, a CI runner's
+// TestHangUpStopsTheRunAsCtrlCDoes: a hang-up (a closed terminal, a CI runner's
 // shell going away) stops the real process like Ctrl-C: exit 130, every
 // stored summary kept, no claim left behind, and a rerun pays only for
 // the rest.
-func TestSIGHUPIsAnInterrupt(t *testing.T) {
+func TestHangUpStopsTheRunAsCtrlCDoes(t *testing.T) {
 	signalMidRun(t, syscall.SIGHUP)
 }
 
