@@ -116,45 +116,6 @@ func (r *Redactor) Redact(text string) (string, Counts) {
 	return text, counts
 }
 
-const privateKeyRule = "private-key"
-
-var (
-	privateKeyBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	privateKeyEnd   = regexp.MustCompile(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-)
-
-// redactPrivateKeys replaces each private key block, from its BEGIN line to
-// its END line. gitleaks needs both ends and a long enough body; a diff cut to
-// the token budget can end inside a key, and what remains of it is still
-// secret, so a block without an end is replaced up to the next file's diff.
-func redactPrivateKeys(text string, counts Counts) string {
-	var b strings.Builder
-	for {
-		loc := privateKeyBegin.FindStringIndex(text)
-		if loc == nil {
-			break
-		}
-		b.WriteString(text[:loc[0]])
-		rest := text[loc[1]:]
-		var end int
-		if e := privateKeyEnd.FindStringIndex(rest); e != nil {
-			end = e[1]
-		} else if next := strings.Index(rest, "\ndiff --git "); next >= 0 {
-			end = next
-		} else {
-			end = len(rest)
-		}
-		b.WriteString(Marker(privateKeyRule))
-		counts[privateKeyRule]++
-		text = rest[end:]
-	}
-	if b.Len() == 0 {
-		return text
-	}
-	b.WriteString(text)
-	return b.String()
-}
-
 const highEntropyRule = "high-entropy-string"
 
 // A candidate token: the alphabets of base64, base64url and hex, long enough
