@@ -1,15 +1,26 @@
 // Package redact replaces secrets in text that is about to leave the machine
 // with a marker naming the rule that found them. The rules are gitleaks'
-// maintained set, used as a library, plus two of digest's own for what
-// gitleaks leaves alone: a private key cut short by the token budget, and a
-// bare high-entropy token with no telling keyword before it.
+// maintained set, used as a library, for well-formed vendor tokens, and
+// digest's own for what gitleaks leaves alone: a private key cut short by the
+// token budget, a password in a connection URL or on a command line, an
+// Authorization header, the value of any key whose name says it holds a
+// password, secret, token, key or credential, whatever that value's entropy,
+// and a bare random-looking token with no telling name before it.
+//
+// A marker replaces the secret only: the diff prefix of its line, the key
+// name and the rest of a URL stay, so that the model still reads what
+// changed. What is clearly no secret is left alone: an empty value, a
+// placeholder (<your-key>, ***, xxx, your_token_here, replace-me, the word
+// "password", foo, example, dummy), a reference to one (${VAR}, $VAR,
+// os.Getenv("X"), process.env.X, {{ secrets.X }}, cfg.Password), a
+// boolean, a number for any key but a password's, a path, and the
+// identifiers, hashes and hash-built URLs every diff is made of. A default
+// such as "changeme" is redacted: services run with it.
 package redact
 
 import (
 	"cmp"
 	"fmt"
-	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -20,9 +31,12 @@ import (
 	"github.com/zricethezav/gitleaks/v8/report"
 )
 
-// droppedRules fire on text every diff is full of: sourcegraph-access-token
-// matches any 40-hex git object name.
-var droppedRules = []string{"sourcegraph-access-token"}
+// droppedRules are gitleaks rules digest's own replace or must not run:
+// sourcegraph-access-token matches any 40-hex git object name, and
+// generic-api-key fires on hashes after words such as "authentication",
+// takes half of all the redaction time, and is outdone by the assignment
+// rules here, which keep the key name and catch values of any entropy.
+var droppedRules = []string{"sourcegraph-access-token", "generic-api-key"}
 
 // Redactor finds and replaces secrets. It is safe for concurrent use.
 type Redactor struct {
@@ -80,7 +94,7 @@ var newDetector = sync.OnceValues(func() (*detect.Detector, error) {
 	return d, nil
 })
 
-// New returns a Redactor with gitleaks' default rules.
+// New returns a Redactor with gitleaks' default rules and digest's own.
 func New() (*Redactor, error) {
 	d, err := newDetector()
 	if err != nil {
@@ -89,12 +103,16 @@ func New() (*Redactor, error) {
 	return &Redactor{detector: d}, nil
 }
 
+// markerPrefix starts every marker; a value that starts with it was
+// redacted already.
+const markerPrefix = "[REDACTED:"
+
 // Marker is what replaces a secret found by rule.
-func Marker(rule string) string { return "[REDACTED:" + rule + "]" }
+func Marker(rule string) string { return markerPrefix + rule + "]" }
 
 // Redact returns text with every secret replaced by its rule's marker, and
 // what it replaced. Every occurrence of a found secret is replaced, not only
-// the one the rule matched: the same key pasted twice leaks just the same.
+// the one a rule matched: the same key pasted twice leaks just the same.
 func (r *Redactor) Redact(text string) (string, Counts) {
 	counts := Counts{}
 	if text == "" {
@@ -112,102 +130,5 @@ func (r *Redactor) Redact(text string) (string, Counts) {
 		counts[f.RuleID] += strings.Count(text, f.Secret)
 		text = strings.ReplaceAll(text, f.Secret, Marker(f.RuleID))
 	}
-	text = redactHighEntropy(text, counts)
-	return text, counts
-}
-
-const privateKeyRule = "private-key"
-
-var (
-	privateKeyBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-	privateKeyEnd   = regexp.MustCompile(`-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`)
-)
-
-// redactPrivateKeys replaces each private key block, from its BEGIN line to
-// its END line. gitleaks needs both ends and a long enough body; a diff cut to
-// the token budget can end inside a key, and what remains of it is still
-// secret, so a block without an end is replaced up to the next file's diff.
-func redactPrivateKeys(text string, counts Counts) string {
-	var b strings.Builder
-	for {
-		loc := privateKeyBegin.FindStringIndex(text)
-		if loc == nil {
-			break
-		}
-		b.WriteString(text[:loc[0]])
-		rest := text[loc[1]:]
-		var end int
-		if e := privateKeyEnd.FindStringIndex(rest); e != nil {
-			end = e[1]
-		} else if next := strings.Index(rest, "\ndiff --git "); next >= 0 {
-			end = next
-		} else {
-			end = len(rest)
-		}
-		b.WriteString(Marker(privateKeyRule))
-		counts[privateKeyRule]++
-		text = rest[end:]
-	}
-	if b.Len() == 0 {
-		return text
-	}
-	b.WriteString(text)
-	return b.String()
-}
-
-const highEntropyRule = "high-entropy-string"
-
-// A candidate token: the alphabets of base64, base64url and hex, long enough
-// to be a credential.
-var tokenPattern = regexp.MustCompile(`[A-Za-z0-9+/_=-]{24,}`)
-
-// minEntropy is in bits per character. Random base64 scores about 4.7 over 32
-// characters, hex at most 4 (so git object names stay), English words and
-// identifiers well under 4.
-const minEntropy = 4.3
-
-// redactHighEntropy replaces random-looking tokens that name no rule: a key
-// pasted into a commit message with no "key=" before it. Only tokens mixing
-// upper case, lower case and digits qualify, so that hashes, identifiers and
-// words are left alone.
-func redactHighEntropy(text string, counts Counts) string {
-	return tokenPattern.ReplaceAllStringFunc(text, func(tok string) string {
-		if !mixedClasses(tok) || entropy(tok) < minEntropy {
-			return tok
-		}
-		counts[highEntropyRule]++
-		return Marker(highEntropyRule)
-	})
-}
-
-func mixedClasses(s string) bool {
-	var upper, lower, digits int
-	for _, c := range s {
-		switch {
-		case c >= 'A' && c <= 'Z':
-			upper++
-		case c >= 'a' && c <= 'z':
-			lower++
-		case c >= '0' && c <= '9':
-			digits++
-		}
-	}
-	return upper > 0 && lower > 0 && digits > 1
-}
-
-// entropy is the Shannon entropy of s's characters, in bits per character.
-func entropy(s string) float64 {
-	var freq [256]int
-	for i := 0; i < len(s); i++ {
-		freq[s[i]]++
-	}
-	var h float64
-	n := float64(len(s))
-	for _, c := range freq {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
-		}
-	}
-	return h
+	return redactLines(text, counts), counts
 }

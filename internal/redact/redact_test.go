@@ -1,9 +1,13 @@
 package redact
 
 import (
+	"encoding/base64"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/prompt"
 )
 
 // The secrets are built at run time from a seeded generator, so that this
@@ -42,6 +46,9 @@ func TestRedactReplacesEachKindOfSecretWithItsRuleMarker(t *testing.T) {
 	envToken := randomString(rng, alnum, 32)
 	key := pem(rng, 12)
 	bare := randomString(rng, alnum, 40)
+	password := "tangerine" + randomString(rng, digits, 3)
+	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + password))
+	hexSecret := randomString(rng, "0123456789abcdef", 40)
 
 	cases := []struct {
 		name, text, secret, rule string
@@ -51,8 +58,15 @@ func TestRedactReplacesEachKindOfSecretWithItsRuleMarker(t *testing.T) {
 		{"OpenAI project key", "+OPENAI_API_KEY=" + openai + "\n", openai, "openai-api-key"},
 		{"Slack bot token", "+slack: " + slack + "\n", slack, "slack-bot-token"},
 		{"PEM private key", "+++ b/server.key\n" + key, key, "private-key"},
-		{".env line", "+++ b/.env\n+API_TOKEN=" + envToken + "\n+DEBUG=true\n", envToken, "generic-api-key"},
+		{".env line", "+++ b/.env\n+API_TOKEN=" + envToken + "\n+DEBUG=true\n", envToken, "token-assignment"},
 		{"high-entropy string in a commit message", "Rotate the staging credentials\n\nThe new one is " + bare + ", see the vault.\n", bare, highEntropyRule},
+		{"password in a connection URL", "+DATABASE_URL=postgres://app:" + password + "@db/app\n", password, urlPasswordRule},
+		{"password on a command line", "+mysql -u root -p" + password + " app < dump.sql\n", password, cliPasswordRule},
+		{"Authorization header", "+\treq.Header.Set(\"Authorization\", \"Basic " + basic + "\")\n", basic, authorizationRule},
+		{"low-entropy password in .env", "+ADMIN_PASS=hunter2\n", "hunter2", "password-assignment"},
+		{"hex webhook secret in YAML", "+  webhook_secret: " + hexSecret + "\n", hexSecret, "secret-assignment"},
+		{"hex API key in JSON", "+  \"apiKey\": \"" + hexSecret + "\",\n", hexSecret, "key-assignment"},
+		{"Docker registry auth", "{\"auths\":{\"r.example.com\":{\"auth\":\"" + basic + "\"}}}\n", basic, "credential-assignment"},
 	}
 	r, err := New()
 	if err != nil {
@@ -89,6 +103,15 @@ index 4b825dc642cb6eb9a060e54bf8d69288fbee4904..e69de29bb2d1d6434b8b29ae775ad8c2
 +	sum := sha256.Sum256([]byte("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"))
 +	id := "550e8400-e29b-41d4-a716-446655440000"
 +	password := os.Getenv("DB_PASSWORD")
+@@ -120,7 +120,9 @@ func (s *StoreSuite) TestListPackedObjectsSHA256IndexRoundTrip() {
++	// https://github.com/example-org/widgets/commit/4b16103485a1c292be01e4fc2d031c41885221c2
++	// https://github.com/git/git/blob/60f210402362d53c9efc6d892aa68bfcc8c92834/Documentation/gitformat-commit-graph.txt#L88
++	var SigAlgoRSASHA256v01WithCertificateCheck = ssh.KeyAlgoRSASHA256
++	if apiKey == "" || token == "" {
++		Password: password,
++  password: ${{ secrets.DB_PASSWORD }}
++  api_key: <your-api-key>
++  primary_key: id
 `
 	r, err := New()
 	if err != nil {
@@ -120,6 +143,109 @@ func TestRedactPrivateKeyCutShortByTheBudget(t *testing.T) {
 	}
 }
 
+func TestRedactKeepsTheDiffPrefixKeyNameAndURL(t *testing.T) {
+	// The marker replaces the secret only: the model still reads which
+	// line changed, which setting it was, and where the URL points.
+	cases := map[string]string{
+		"+ADMIN_PASS=hunter2":                                       "+ADMIN_PASS=[REDACTED:password-assignment]",
+		"-ADMIN_PASS=hunter2":                                       "-ADMIN_PASS=[REDACTED:password-assignment]",
+		" ADMIN_PASS=hunter2":                                       " ADMIN_PASS=[REDACTED:password-assignment]",
+		"+  password: \"hunter2\"  # rotated":                       "+  password: \"[REDACTED:password-assignment]\"  # rotated",
+		"+postgres://app:hunter2@db/app":                            "+postgres://app:[REDACTED:url-password]@db/app",
+		"redis://:hunter2@cache:6379/0":                             "redis://:[REDACTED:url-password]@cache:6379/0",
+		"+Authorization: Bearer tok3n-0123456789":                   "+Authorization: Bearer [REDACTED:authorization-header]",
+		"+Server=db;User Id=sa;Password=hunter2;Encrypt=true":       "+Server=db;User Id=sa;Password=[REDACTED:password-assignment];Encrypt=true",
+		"+<password>hunter2</password>":                             "+<password>[REDACTED:password-assignment]</password>",
+		"ADMIN_PASS=hunter2\r\nDB_URL=postgres://a:hunter22@db\r\n": "ADMIN_PASS=[REDACTED:password-assignment]\r\nDB_URL=postgres://a:[REDACTED:url-password]@db\r\n",
+	}
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range cases {
+		if got, _ := r.Redact(in); got != want {
+			t.Errorf("Redact(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+func TestRedactCutPrivateKeyKeepsTheBudgetNoteAndPromptLines(t *testing.T) {
+	// A key the budget cut has no END line: it is replaced up to the end of
+	// its file's part, and no further, so that the note saying the diff was
+	// cut and the line closing the commit stay lines of their own.
+	rng := rand.New(rand.NewPCG(9, 10))
+	key := pem(rng, 40)
+	mainDiff := "diff --git a/main.go b/main.go\n--- a/main.go\n+++ b/main.go\n@@ -1,2 +1,3 @@\n package main\n+import \"os\"\n"
+	keyDiff := "diff --git a/deploy/id_rsa b/deploy/id_rsa\nnew file mode 100600\n--- /dev/null\n+++ b/deploy/id_rsa\n@@ -0,0 +1,42 @@\n" + key
+	tok, err := budget.NewTokenizer(budget.DefaultTokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := tok.Fit([]budget.Section{{Name: "main.go", Text: mainDiff}, {Name: "deploy/id_rsa", Text: keyDiff}},
+		tok.Count(mainDiff)+tok.Count(keyDiff)/2)
+	if !cut.Truncated || !strings.Contains(cut.Text, "BEGIN RSA PRIVATE KEY") || strings.Contains(cut.Text, "END RSA PRIVATE KEY") {
+		t.Fatalf("the budget did not cut the key in half:\n%s", cut.Text)
+	}
+	noteAt := strings.LastIndex(cut.Text, "[digest: diff cut to")
+	note := cut.Text[noteAt:]
+	hash := "84d18fb04e6bbda456a697cc40d8f6029c07e1bc"
+	block := prompt.Block(prompt.Commit{
+		Hash: hash, Author: "A U Thor", Date: "2026-02-18T12:17:24Z", Message: "Add the deploy key",
+		Files: []prompt.File{{Status: 'M', Path: "main.go", Added: 1}, {Status: 'A', Path: "deploy/id_rsa", Added: 42}},
+		Diff:  cut.Text,
+	})
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"the cut diff": cut.Text, "the prompt's block": block} {
+		got, counts := r.Redact(text)
+		if counts[privateKeyRule] != 1 {
+			t.Errorf("%s: counts %v, want one private key", name, counts)
+		}
+		for _, line := range strings.Split(cut.Text[:noteAt], "\n") {
+			if strings.HasPrefix(line, "+") && len(line) > 40 && strings.Contains(got, line) {
+				t.Fatalf("%s: a line of the key is left:\n%s", name, got)
+			}
+		}
+		if !strings.Contains(got, "+import \"os\"\n") || !strings.Contains(got, "\n+[REDACTED:private-key]\n"+note) {
+			t.Errorf("%s: want the key replaced up to the note, which stays a line of its own:\n%s", name, got)
+		}
+		if name == "the prompt's block" {
+			if !strings.Contains(got, note+"=== end "+hash+" ===\n") {
+				t.Errorf("the line closing the commit moved:\n%s", got)
+			}
+			if parsed := prompt.Parse(prompt.Header(1) + got); len(parsed) != 1 || parsed[0].Hash != hash {
+				t.Errorf("the redacted block no longer reads as one commit: %+v", parsed)
+			}
+		}
+	}
+}
+
+func TestRedactLeavesPublicKeyMaterialAlone(t *testing.T) {
+	// Signatures, certificates and public keys are random base64 and no
+	// secret; the private key next to them is.
+	rng := rand.New(rand.NewPCG(11, 12))
+	var sig strings.Builder
+	sig.WriteString("+-----BEGIN PGP SIGNATURE-----\n+\n")
+	for range 6 {
+		sig.WriteString("+" + randomString(rng, alnum+"+/", 64) + "\n")
+	}
+	sig.WriteString("+=VhHy\n+-----END PGP SIGNATURE-----\n")
+	text := "diff --git a/sig.asc b/sig.asc\n" + sig.String() + "diff --git a/k.pem b/k.pem\n" + pem(rng, 6)
+	r, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, counts := r.Redact(text)
+	if !strings.HasPrefix(got, "diff --git a/sig.asc b/sig.asc\n"+sig.String()) {
+		t.Errorf("the signature was redacted (%v):\n%s", counts, got)
+	}
+	if counts.Total() != 1 || counts[privateKeyRule] != 1 {
+		t.Errorf("counts %v, want the private key only", counts)
+	}
+}
+
 func TestRedactReplacesEveryOccurrenceOfASecret(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	aws := "AKIA" + randomString(rng, upperDigits, 16)
@@ -130,6 +256,17 @@ func TestRedactReplacesEveryOccurrenceOfASecret(t *testing.T) {
 	got, counts := r.Redact("-key = " + aws + "\n+key = " + aws + "\n")
 	if strings.Contains(got, aws) || counts["aws-access-token"] != 2 {
 		t.Errorf("counts %v:\n%s", counts, got)
+	}
+	// A password found by its key's name is replaced in the test that uses
+	// it too; one that reads as a name is not chased through the code.
+	text := "+DB_PASSWORD=s3cret-Tangerine7\n+\tconnect(\"s3cret-Tangerine7\")\n" +
+		"+ADMIN_PASSWORD=MonkeyBusiness\n+func MonkeyBusiness() {}\n"
+	got, counts = r.Redact(text)
+	if strings.Contains(got, "s3cret-Tangerine7") || strings.Contains(got, "PASSWORD=MonkeyBusiness") {
+		t.Errorf("counts %v:\n%s", counts, got)
+	}
+	if !strings.Contains(got, "func MonkeyBusiness()") || counts["password-assignment"] != 3 || counts.Total() != 3 {
+		t.Errorf("counts %v, want 3 password-assignment, and the function's name left:\n%s", counts, got)
 	}
 }
 
@@ -145,6 +282,15 @@ func FuzzRedact(f *testing.F) {
 	f.Add("-----BEGIN PRIVATE KEY-----\nabc")
 	f.Add("-----BEGIN EC PRIVATE KEY-----\n-----END EC PRIVATE KEY-----")
 	f.Add("diff --git a/x b/x\n+x")
+	f.Add("+ADMIN_PASS=hunter2\n+DB_PASSWORD=${DB_PASSWORD}\n")
+	f.Add("DATABASE_URL=postgres://app:s3cret-pw@db/app\nredis://:p4ss@cache:6379")
+	f.Add("curl -H \"Authorization: Bearer abcdef0123456789abcdef\" -u admin:hunter22 https://x")
+	f.Add("  - name: DB_PASSWORD\n    value: hunter2\n<password>s3cret</password>")
+	f.Add("mysql -u root -pS3cretPw app; echo pw | docker login --password-stdin")
+	f.Add("AccountKey=Zm9vYmFyYmF6cXV4cXV1eHg0NTY3ODkw;Password=Pa55w0rd!;")
+	f.Add("The staging password is hunter2! Use token Xk2pL9qR7vT4wY8zB3nM5cF6 now.")
+	f.Add("+-----BEGIN RSA PRIVATE KEY-----\n+MIIEabc\n[digest: diff cut to 10 tokens (limit 12); cut: k.pem (partly)]\n=== end 0123 ===\n")
+	f.Add("+-----BEGIN PGP SIGNATURE-----\n+iQGzBAABCAAdFiEE/h5sbbqJFh9j1AdUSqtFFGop\n+-----END PGP SIGNATURE-----\n")
 	r, err := New()
 	if err != nil {
 		f.Fatal(err)
