@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/digest-cli/digest/internal/gittest"
 )
@@ -360,5 +361,37 @@ func TestBloblessCloneDoesNotPoisonTheCache(t *testing.T) {
 	res = h.run(context.Background(), "summarize", partial, "-f", "jsonl")
 	if res.code != 0 || h.calls.Load() != 0 || strings.Contains(res.out, "missing object") {
 		t.Errorf("partial clone after the complete one: exit %d, %d calls, want the complete summaries: %s", res.code, h.calls.Load(), res.out)
+	}
+}
+
+// TestNamedPipeAsTheDatabaseIsRefused: --db naming a FIFO used to block
+// for ever in open, deaf to SIGTERM. The real process now refuses it at
+// once, exit 1, and the pipe is still a pipe.
+func TestNamedPipeAsTheDatabaseIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	fifo := filepath.Join(t.TempDir(), "digest.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	cmd := exec.Command(bin, "--db", fifo, "summarize", fixture(t).Dir)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second): // a guard against the old hang, not a speed goal
+		cmd.Process.Kill()
+		t.Fatal("digest blocked on the FIFO")
+	}
+	oneLineError(t, result{code: cmd.ProcessState.ExitCode(), errOut: errOut.String()}, 1, "named pipe", "--db")
+	if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is now %v (%v)", info.Mode(), err)
 	}
 }
