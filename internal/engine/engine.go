@@ -548,6 +548,19 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 	e.recent.add(time.Now())
 	resp, latency, err := e.call(ctx, t.Request)
 	kind := provider.KindOf(err)
+	var pe *provider.Error
+	errors.As(err, &pe)
+	// A 429 pauses every worker, and first of all: answers to the others'
+	// calls may come back in microseconds, and each would send again before
+	// the bookkeeping below was done.
+	var paused time.Duration
+	if kind == provider.RateLimited && ctx.Err() == nil {
+		asked := time.Duration(0)
+		if pe != nil {
+			asked = pe.RetryAfter
+		}
+		paused = e.budget.pause(max(asked, minRateLimitWait))
+	}
 	// An overloaded server wants fewer calls at once, like a 429. The slot
 	// is given back only once the stop, if any, is decided: the next call
 	// must not go out behind the one that stops the run.
@@ -561,8 +574,6 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 	tr.sent++
 	e.stats.requests.Add(1)
 
-	var pe *provider.Error
-	errors.As(err, &pe)
 	health := verdictOf(err, pe)
 	streak, opened := e.breaker.finish(probe, sent, health)
 	if e.MaxFailures > 0 && (health == unhealthy || health == refused) && streak >= e.MaxFailures {
@@ -635,7 +646,7 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 			e.budget.learn429(e.recent.count(time.Now(), e.budget.window))
 		}
 		// Workers that hear the same 429 at once report it once.
-		if e.budget.pause(max(wait, minRateLimitWait)) >= VisibleWait {
+		if paused+e.budget.pause(max(wait, minRateLimitWait)) >= VisibleWait {
 			e.showWait(max(shown, minRateLimitWait), "rate limited", source, nil)
 		}
 		wait = 0
