@@ -265,7 +265,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkEvalOutputs(f, o, []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
+	if err := checkEvalOutputs(f, o, true, []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
 		return err
 	}
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
@@ -409,10 +409,13 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 }
 
 // checkEvalOutputs refuses, before anything is sent, reports that would
-// overwrite the database, an input, or one another.
-func checkEvalOutputs(f *cmdutil.Factory, o *EvalOptions, inputs []cmdutil.NamedPath) error {
-	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}, {Flag: "--junit", Path: o.JUnit}, {Flag: "--html", Path: o.HTML},
-		{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")}}
+// overwrite the database, an input, or one another (the step summary too,
+// when this run appends to it).
+func checkEvalOutputs(f *cmdutil.Factory, o *EvalOptions, stepSummary bool, inputs []cmdutil.NamedPath) error {
+	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}, {Flag: "--junit", Path: o.JUnit}, {Flag: "--html", Path: o.HTML}}
+	if stepSummary {
+		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")})
+	}
 	return cmdutil.CheckOutputs(outputs, f.Globals.DB, inputs)
 }
 

@@ -69,7 +69,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 					return cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 				}
 			}
-			if err := checkEvalOutputs(f, o, nil); err != nil {
+			if err := checkEvalOutputs(f, o, false, nil); err != nil {
 				return err
 			}
 			st, err := f.Store(cmd.Context())
