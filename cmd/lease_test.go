@@ -17,7 +17,7 @@ import (
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/lease"
-	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
 // TestTwoProcessesPayEachCommitOnce runs two real digest processes on the
@@ -160,7 +160,7 @@ func TestEvalTakesOverExpiredAndDeadLeases(t *testing.T) {
 	h := newHarness(t)
 	h.env["OPENAI_API_KEY"] = "k"
 	ctx := context.Background()
-	st, err := store.Open(ctx, h.db)
+	st, err := sqlite.Open(ctx, h.db)
 	if err != nil {
 		t.Fatal(err)
 	}

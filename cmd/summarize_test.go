@@ -21,7 +21,7 @@ import (
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
-	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -497,14 +497,9 @@ func TestInterruptKeepsFinishedWork(t *testing.T) {
 	if want := "digest: interrupted after 3 new summaries, stored in " + h.db + "; run the same command again to continue\n"; res.errOut != want {
 		t.Errorf("stderr: %q, want the one line %q", res.errOut, want)
 	}
-	st, err := store.Open(context.Background(), h.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.IntegrityCheck(context.Background()); err != nil {
+	if err := sqlite.IntegrityCheck(context.Background(), h.db); err != nil {
 		t.Error(err)
 	}
-	st.Close()
 
 	h.wrap = nil
 	h.calls.Store(0)

@@ -18,6 +18,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/provider/openai"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
 // Globals are the flags every command takes.
@@ -36,7 +37,7 @@ type Factory struct {
 	Getenv    func(string) string
 
 	// Store opens the database named by --db; the caller closes it.
-	Store func(ctx context.Context) (*store.Store, error)
+	Store func(ctx context.Context) (store.Store, error)
 	// Provider returns the provider serving a model.
 	Provider func(spec provider.Spec, o ProviderOptions) (provider.Provider, error)
 }
@@ -51,8 +52,12 @@ type ProviderOptions struct {
 // New returns the factory of the real program.
 func New(ios *iostreams.IOStreams, version string) *Factory {
 	f := &Factory{IOStreams: ios, Version: version, Getenv: os.Getenv}
-	f.Store = func(ctx context.Context) (*store.Store, error) {
-		return store.Open(ctx, f.Globals.DB)
+	f.Store = func(ctx context.Context) (store.Store, error) {
+		s, err := sqlite.Open(ctx, f.Globals.DB)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return s, nil
 	}
 	f.Provider = f.NewProvider
 	return f
@@ -60,7 +65,7 @@ func New(ios *iostreams.IOStreams, version string) *Factory {
 
 // OpenStore opens the database named by --db; a dry run with no database
 // yet gets nil instead: it reads a cache if there is one, and creates none.
-func (f *Factory) OpenStore(ctx context.Context, dryRun bool) (*store.Store, error) {
+func (f *Factory) OpenStore(ctx context.Context, dryRun bool) (store.Store, error) {
 	if _, err := os.Stat(f.Globals.DB); dryRun && err != nil {
 		return nil, nil
 	}

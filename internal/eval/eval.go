@@ -64,7 +64,7 @@ type Options struct {
 	MaxWait     time.Duration
 	MaxFailures int
 	Tokenizer   *budget.Tokenizer
-	Store       *store.Store
+	Store       store.Store
 	Progress    Progress
 	Log         *slog.Logger
 	Now         func() time.Time

@@ -26,7 +26,7 @@ func (g Gates) For(model string) (float64, bool) {
 // Report builds a run's report from the store: totals, intervals and
 // percentiles are computed in SQL, and results stream from it, so a run of
 // any size is reported in constant memory.
-func Report(ctx context.Context, st *store.Store, run store.EvalRun, gates Gates) (*report.Eval, error) {
+func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates) (*report.Eval, error) {
 	e := &report.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt}
 	for _, m := range run.Models {
 		t, err := st.RunTotals(ctx, run.ID, m)
@@ -75,7 +75,7 @@ func Report(ctx context.Context, st *store.Store, run store.EvalRun, gates Gates
 
 // latency reads the p50, p95 and p99 of answered results by rank, two rows
 // at most per percentile, never loading every latency.
-func latency(ctx context.Context, st *store.Store, runID, model string, n int) (report.Latency, error) {
+func latency(ctx context.Context, st store.Store, runID, model string, n int) (report.Latency, error) {
 	at := func(rank int) (float64, error) { return st.LatencyAt(ctx, runID, model, rank) }
 	var l report.Latency
 	var err error

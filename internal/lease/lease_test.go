@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
 // deadPID is the id of a process that has run and exited.
@@ -50,9 +51,9 @@ func TestDead(t *testing.T) {
 	}
 }
 
-func openStore(t *testing.T) *store.Store {
+func openStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "d.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func openStore(t *testing.T) *store.Store {
 
 // heldLeases is a store with three leases held for an hour: by a process
 // of this machine that died, by a live one, and by another machine's.
-func heldLeases(t *testing.T) *store.Store {
+func heldLeases(t *testing.T) store.Store {
 	t.Helper()
 	st := openStore(t)
 	host := Machine()

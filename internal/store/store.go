@@ -1,342 +1,175 @@
-// Package store keeps every result digest has paid for in one SQLite file, so
-// that a rerun, a second clone or a crashed run never pays for it again.
+// Package store names what digest keeps of the work it paid for, and the
+// one interface every database it keeps it in implements: a rerun, a second
+// clone, a crashed run or another process on another machine never pays for
+// it again. The backends live in packages of their own (sqlite, postgres),
+// over one SQL core (sqlstore).
 package store
 
 import (
 	"context"
-	"database/sql"
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
+	"iter"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// busyTimeout is how long a writer waits for another digest process holding
-// the write lock before giving up; summaries land one at a time, so waits are short.
-const busyTimeout = 10 * time.Second
+// Store is an open digest database. Every method is safe for concurrent
+// use, by goroutines and by processes sharing the database: results are
+// written in one transaction each, the first stored for a key wins (a
+// complete summary replaces a partial one), and claims are taken
+// atomically against the database's own clock.
+type Store interface {
+	// Path says where the database is, fit to print: a file's path, or a
+	// server's URL without its password.
+	Path() string
+	Close() error
 
-// Store is an open digest database.
-type Store struct {
-	db   *sql.DB
-	path string
+	// SaveRepository records a repository, refreshing where it was seen.
+	SaveRepository(ctx context.Context, r Repository) error
+	// RepositoriesOf lists the repositories holding a stored commit.
+	RepositoriesOf(ctx context.Context, commit string) ([]Repository, error)
+	// Summaries returns the stored summaries among commits for one model,
+	// prompt version and scope, keyed by commit hash.
+	Summaries(ctx context.Context, repoID, model, promptVersion, scope string, commits []string) (map[string]Summary, error)
+	// SaveSummary commits one summary and its commit together.
+	SaveSummary(ctx context.Context, c Commit, sum Summary) error
+
+	// EvalResults returns the stored answers among keys.
+	EvalResults(ctx context.Context, keys []string) (map[string]EvalResult, error)
+	// SaveEvalResult stores a paid answer and its payloads.
+	SaveEvalResult(ctx context.Context, r EvalResult) error
+	// StartRun, FinishRun and DropRunIfEmpty keep the record of eval runs.
+	StartRun(ctx context.Context, r EvalRun) error
+	FinishRun(ctx context.Context, id string, at time.Time) error
+	DropRunIfEmpty(ctx context.Context, id string) error
+	// SaveRunResults records how answers scored within a run.
+	SaveRunResults(ctx context.Context, rrs []RunResult) error
+	// Runs lists the runs, newest first; Run finds one by id or a unique
+	// prefix of it.
+	Runs(ctx context.Context) ([]EvalRun, error)
+	Run(ctx context.Context, id string) (EvalRun, bool, error)
+	// RunRows streams a run's results; RunTotals, LatencyAt and PairCounts
+	// aggregate them in the database, never loading them.
+	RunRows(ctx context.Context, runID string, models []string, withBodies bool) iter.Seq2[RunRow, error]
+	RunTotals(ctx context.Context, runID, model string) (ModelTotals, error)
+	LatencyAt(ctx context.Context, runID, model string, i int) (float64, error)
+	PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnly, both, neither int, err error)
+
+	// Claim takes the lease on key for owner until ttl from now (the
+	// database's now): it inserts the lease, or takes it over if it has
+	// expired or is owner's already, and reports whether owner holds it.
+	Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error)
+	// ClaimAll is Claim for each of keys, in one transaction.
+	ClaimAll(ctx context.Context, keys []string, owner string, ttl time.Duration) (won []bool, err error)
+	// Release gives up owner's lease on key, if owner still holds it.
+	Release(ctx context.Context, key, owner string) error
+	// LeaseOwner returns who holds the lease on key, if anyone does.
+	LeaseOwner(ctx context.Context, key string) (string, bool, error)
+	// TakeOver gives the lease on key to owner if from still holds it.
+	TakeOver(ctx context.Context, key, from, owner string, ttl time.Duration) (bool, error)
+	// Renew pushes owner's leases to ttl from now and counts them.
+	Renew(ctx context.Context, owner string, ttl time.Duration) (int, error)
+	// LeaseOwners lists the owners of the leases held, expired or not.
+	LeaseOwners(ctx context.Context) ([]string, error)
+	// DropLeases deletes owner's leases and every expired one.
+	DropLeases(ctx context.Context, owner string) error
 }
 
-// Open opens the database at path, creating it (mode 0600, directory 0700)
-// and migrating it to the current schema. It refuses files that are not
-// digest databases rather than recreating them over the user's data.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("database path is empty. Try: --db PATH or DIGEST_DB")
-	}
-	if err := notFiles(path); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		if full := diskFull(path, err); full != nil {
-			return nil, full
-		}
-		return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
-	}
-	// SQLite would create the file with the umask's mode; create it first so
-	// summaries of private code are readable by the owner alone.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		if full := diskFull(path, err); full != nil {
-			return nil, full
-		}
-		return nil, fmt.Errorf("open database %s: %w. Try: --db with a writable path", path, err)
-	}
-	info, statErr := f.Stat()
-	if statErr == nil && !info.Mode().IsRegular() {
-		// Replaced since notFiles looked: nothing is read from it.
-		f.Close()
-		return nil, notFile(path, info.Mode())
-	}
-	head := make([]byte, 100)
-	n, _ := io.ReadFull(f, head)
-	f.Close()
-	if n > 0 && (n < 16 || string(head[:16]) != "SQLite format 3\x00") {
-		return nil, fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
-	}
-	if statErr == nil && truncated(path, head[:n], info.Size()) {
-		return nil, fmt.Errorf("database %s is not a usable SQLite database (truncated: %d bytes, shorter than its header says); digest will not overwrite it. Try: restore it from a backup, or --db with another path", path, info.Size())
-	}
-	if n > 0 {
-		// Opening for writing switches the file to WAL, migrating adds
-		// tables, and every run writes: none of it may happen to a database
-		// of another program, or to a damaged one, which SQLite would write
-		// to until a read happened on a damaged page.
-		if err := probe(ctx, path); err != nil {
-			return nil, err
-		}
-	}
-
-	dsn := "file:" + uriEscaper.Replace(filepath.ToSlash(path)) +
-		fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()) +
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path}
-	// A brand-new file is switched to WAL by the first connection; SQLite
-	// reports SQLITE_BUSY to a concurrent opener without waiting, so retry.
-	deadline := time.Now().Add(busyTimeout)
-	for {
-		err := s.check(ctx)
-		if err == nil {
-			break
-		}
-		var se *sqlite.Error
-		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
-			db.Close()
-			return nil, err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return s, nil
+// Repository is a history digest has seen, under its clone-independent id.
+type Repository struct {
+	ID         string
+	RootCommit string
+	Path       string // where it was last seen; informational only
 }
 
-// truncated reports a database file shorter than the pages its header
-// counts, which SQLite would otherwise open and write to, growing the file
-// over the lost pages. The count is trusted only when SQLite marks it valid
-// (its change counter equals the version-valid-for number), and only when
-// no -wal file exists: a checkpoint under way in another process writes the
-// header before the pages that follow it.
-func truncated(path string, head []byte, size int64) bool {
-	if len(head) < 100 {
-		return false
-	}
-	if _, err := os.Stat(path + "-wal"); !errors.Is(err, os.ErrNotExist) {
-		return false
-	}
-	pageSize := int64(binary.BigEndian.Uint16(head[16:18]))
-	if pageSize == 1 {
-		pageSize = 65536
-	}
-	pages := int64(binary.BigEndian.Uint32(head[28:32]))
-	valid := pages > 0 && binary.BigEndian.Uint32(head[24:28]) == binary.BigEndian.Uint32(head[92:96])
-	return valid && size < pages*pageSize
+// Commit is the metadata of a summarized commit.
+type Commit struct {
+	RepoID      string
+	Hash        string
+	AuthorName  string
+	AuthorEmail string
+	AuthorDate  time.Time
+	CommitDate  time.Time
+	Subject     string
 }
 
-// notFiles refuses a database path, or a journal beside it, that exists
-// and is not a regular file once symbolic links are followed: SQLite would
-// block for ever reading a named pipe (deaf to SIGTERM, in a system call),
-// and write to a device. Paths it cannot look at are left to the opening
-// that follows, which says why.
-func notFiles(path string) error {
-	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
-		info, err := os.Stat(p)
-		if err != nil || info.Mode().IsRegular() {
-			continue
-		}
-		if p != path {
-			return fmt.Errorf("database %s: %s beside it is %s, not a file SQLite can use; digest will not open it. Try: move %s away, or --db with another path",
-				path, filepath.Base(p), kind(info.Mode()), p)
-		}
-		return notFile(path, info.Mode())
-	}
-	return nil
+// SummaryKey names one paid-for answer. Every field is part of the identity:
+// a summary from another model, prompt version or path scope is another row.
+type SummaryKey struct {
+	RepoID        string
+	Commit        string
+	Model         string
+	PromptVersion string
+	Scope         string
 }
 
-func notFile(path string, mode os.FileMode) error {
-	return fmt.Errorf("database %s is %s, not a database file; digest will not open it. Try: --db with a file path", path, kind(mode))
+// Summary is a commit summary with what it cost and what was sent for it.
+type Summary struct {
+	SummaryKey
+	Text         string
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+	DiffTokens   int
+	Truncated    bool
+	SkippedFiles []string
+	CreatedAt    time.Time
+	// Partial is a summary written without some of the commit's blobs
+	// (from a partial clone): a complete one replaces it when stored.
+	Partial bool
 }
 
-func kind(mode os.FileMode) string {
-	switch {
-	case mode&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case mode&os.ModeSocket != 0:
-		return "a socket"
-	case mode&os.ModeDevice != 0:
-		return "a device"
-	case mode.IsDir():
-		return "a directory"
-	}
-	return "not a regular file"
+// EvalResult is a paid answer to one request.
+type EvalResult struct {
+	Key          string
+	Model        string
+	LatencyMS    float64
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+	Request      []byte // the request as sent, provider-neutral JSON
+	Answer       string
 }
 
-// diskFull explains an error that is a full disk, as the file system or
-// SQLite reports it (SQLITE_FULL is also max_page_count reached), and
-// returns nil for any other.
-func diskFull(path string, err error) error {
-	var se *sqlite.Error
-	if !errors.Is(err, syscall.ENOSPC) && !(errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL) {
-		return nil
-	}
-	return fmt.Errorf("database %s: the disk is full (%v). Try: free space on the disk holding %s, or --db on another disk", path, err, path)
+// EvalRun is one invocation of digest eval.
+type EvalRun struct {
+	ID         string
+	Dataset    string
+	Models     []string
+	Params     map[string]any
+	CreatedAt  time.Time
+	FinishedAt time.Time // zero while running or when interrupted
 }
 
-// probe reads an existing database without writing to it and refuses one
-// that is damaged, that belongs to another program (a database with tables
-// but no schema_migrations was not made by digest), or whose schema is
-// newer than this digest's. Damage anywhere is looked for, since SQLite
-// finds it only on reading the damaged page: quick_check reads every page,
-// about 110 ms for a 163 MB database in the page cache.
-//
-// A read-only connection to a WAL database creates the -wal and -shm files
-// and, unable to checkpoint, leaves them behind; a read-write one deletes
-// them on closing, under SQLite's exclusive lock, so it is the one used
-// unless a journal is already there: closing would then checkpoint its
-// frames into the file, or roll a hot journal back. query_only keeps either
-// from writing.
-func probe(ctx context.Context, path string) error {
-	mode := "rw"
-	for _, journal := range []string{path + "-wal", path + "-journal"} {
-		if _, err := os.Lstat(journal); err == nil {
-			mode = "ro"
-		}
-	}
-	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode="+mode+
-		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busyTimeout.Milliseconds()))
-	if err != nil {
-		return fmt.Errorf("open database %s: %w", path, err)
-	}
-	defer db.Close()
-	s := &Store{db: db, path: path}
-	var tables int
-	var ours bool
-	err = db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(name = 'schema_migrations'), 0)
-		FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).Scan(&tables, &ours)
-	if err != nil {
-		return s.explain(err)
-	}
-	if tables > 0 && !ours {
-		return fmt.Errorf("database %s is a SQLite database of another program (%d tables, none of them digest's); digest will not change it. Try: --db with another path", path, tables)
-	}
-	if problems, err := s.consistencyProblems(ctx, "quick_check"); err != nil {
-		return err
-	} else if problems != "" {
-		return fmt.Errorf("database %s is not a usable SQLite database (damaged: %s); digest will not write to it. Try: restore it from a backup, or --db with another path", path, problems)
-	}
-	if ours {
-		var version int
-		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&version); err != nil {
-			return s.explain(err)
-		}
-		if err := newerSchema(path, version); err != nil {
-			return err
-		}
-	}
-	return nil
+// RunResult is how one answer (or failure) scored within a run.
+type RunResult struct {
+	RunID    string
+	Model    string
+	Item     string
+	Line     int
+	Repeat   int
+	Key      string
+	Pass     bool
+	Score    float64
+	Reasons  []string
+	Expected []string
+	Error    string
+	Cached   bool
 }
 
-func newerSchema(path string, version int) error {
-	if latest := len(migrations) - 1; version > latest {
-		return fmt.Errorf("database %s has schema version %d, newer than this digest understands (%d). Try: a newer digest, or another --db", path, version, latest)
-	}
-	return nil
+// RunRow is a run's result with what was paid for it, for reports.
+type RunRow struct {
+	RunResult
+	Answer       string
+	LatencyMS    float64
+	InputTokens  int
+	OutputTokens int
+	CostUSD      float64
+	Request      []byte
 }
 
-// consistencyProblems runs SQLite's integrity_check or quick_check and
-// returns the problems found, on one line and cut short; "" if none.
-func (s *Store) consistencyProblems(ctx context.Context, pragma string) (string, error) {
-	rows, err := s.db.QueryContext(ctx, "PRAGMA "+pragma+"(3)")
-	if err != nil {
-		return "", s.explain(err)
-	}
-	defer rows.Close()
-	var problems []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return "", s.explain(err)
-		}
-		if p != "ok" {
-			problems = append(problems, strings.Join(strings.Fields(strings.ReplaceAll(p, "*** in database main ***", "")), " "))
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return "", s.explain(err)
-	}
-	return strings.Join(problems, "; "), nil
+// ModelTotals sums a model's results in a run.
+type ModelTotals struct {
+	Items, Passed, Errors, Cached int
+	InputTokens, OutputTokens     int
+	CostUSD                       float64
+	Answered                      int // results with a paid answer (scored or not), whose latency counts
 }
-
-// check proves the pragmas took effect: a DSN typo or a read-only file would
-// otherwise surface later as a confusing error in the middle of a run.
-func (s *Store) check(ctx context.Context) error {
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return s.explain(err)
-	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("database %s: journal mode is %q, want wal. Try: a database on a local file system", s.path, mode)
-	}
-	var timeout int64
-	if err := s.db.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&timeout); err != nil {
-		return s.explain(err)
-	}
-	if timeout != busyTimeout.Milliseconds() {
-		return fmt.Errorf("database %s: busy_timeout is %d ms, want %d", s.path, timeout, busyTimeout.Milliseconds())
-	}
-	// Without foreign keys a summary could be stored for a commit that is
-	// not; synchronous=NORMAL is WAL's safe setting (FULL costs a sync per
-	// transaction, OFF loses transactions on a power cut).
-	for _, p := range []struct {
-		name string
-		want int64
-	}{{"foreign_keys", 1}, {"synchronous", 1}} {
-		var got int64
-		if err := s.db.QueryRowContext(ctx, "PRAGMA "+p.name).Scan(&got); err != nil {
-			return s.explain(err)
-		}
-		if got != p.want {
-			return fmt.Errorf("database %s: %s is %d, want %d", s.path, p.name, got, p.want)
-		}
-	}
-	return nil
-}
-
-// explain turns SQLite's terse codes into a message that says what to do.
-func (s *Store) explain(err error) error {
-	if err == nil {
-		return nil
-	}
-	if full := diskFull(s.path, err); full != nil {
-		return full
-	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-			return fmt.Errorf("database %s is not a usable SQLite database (%v); digest will not overwrite it. Try: --db with another path, or move the file away", s.path, err)
-		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
-			return fmt.Errorf("database %s cannot be written (%v). Try: --db with a writable path", s.path, err)
-		}
-	}
-	return fmt.Errorf("database %s: %w", s.path, err)
-}
-
-// Path is the file the store lives in.
-func (s *Store) Path() string { return s.path }
-
-// Close releases the database.
-func (s *Store) Close() error { return s.db.Close() }
-
-// IntegrityCheck runs SQLite's own consistency check.
-func (s *Store) IntegrityCheck(ctx context.Context) error {
-	problems, err := s.consistencyProblems(ctx, "integrity_check")
-	if err != nil {
-		return err
-	}
-	if problems != "" {
-		return fmt.Errorf("database %s failed its integrity check: %s. Try: restore it from a backup, or --db with another path", s.path, problems)
-	}
-	return nil
-}
-
-// uriEscaper escapes the characters a SQLite URI filename gives a meaning.
-var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")

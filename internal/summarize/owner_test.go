@@ -13,6 +13,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
 // startHook runs fn when the run has looked commits up and is about to
@@ -33,7 +34,7 @@ func TestSummaryStoredAfterTheLookupIsNotPaidAgain(t *testing.T) {
 	for i := range 3 {
 		hashes = append(hashes, r.Write("f.txt", fmt.Sprint(i)).Commit(fmt.Sprintf("Change %d", i)))
 	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
-	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
 // A batch that the model's token limit, learned from the first answer's
@@ -30,7 +30,7 @@ func TestBatchTooLargeForALearnedLimitIsSentCommitByCommit(t *testing.T) {
 		}
 		r.Write(fmt.Sprintf("f%d.txt", i), body.String()).Commit(fmt.Sprintf("Add file %d", i))
 	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -6,54 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/digest-cli/digest/internal/store"
 )
 
-// Repository is a history digest has seen, under its clone-independent id.
-type Repository struct {
-	ID         string
-	RootCommit string
-	Path       string // where it was last seen; informational only
-}
-
-// Commit is the metadata of a summarized commit.
-type Commit struct {
-	RepoID      string
-	Hash        string
-	AuthorName  string
-	AuthorEmail string
-	AuthorDate  time.Time
-	CommitDate  time.Time
-	Subject     string
-}
-
-// SummaryKey names one paid-for answer. Every field is part of the identity:
-// a summary from another model, prompt version or path scope is another row.
-type SummaryKey struct {
-	RepoID        string
-	Commit        string
-	Model         string
-	PromptVersion string
-	Scope         string
-}
-
-// Summary is a commit summary with what it cost and what was sent for it.
-type Summary struct {
-	SummaryKey
-	Text         string
-	InputTokens  int
-	OutputTokens int
-	CostUSD      float64
-	DiffTokens   int
-	Truncated    bool
-	SkippedFiles []string
-	CreatedAt    time.Time
-	// Partial is a summary written without some of the commit's blobs
-	// (from a partial clone): a complete one replaces it when stored.
-	Partial bool
-}
-
 // SaveRepository records a repository, refreshing the path it was seen at.
-func (s *Store) SaveRepository(ctx context.Context, r Repository) error {
+func (s *DB) SaveRepository(ctx context.Context, r store.Repository) error {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO repositories(id, root_commit, path, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?)
@@ -70,8 +28,8 @@ const lookupChunk = 500
 
 // Summaries returns the stored summaries among commits for one model,
 // prompt version and scope, keyed by commit hash.
-func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, scope string, commits []string) (map[string]Summary, error) {
-	found := make(map[string]Summary)
+func (s *DB) Summaries(ctx context.Context, repoID, model, promptVersion, scope string, commits []string) (map[string]store.Summary, error) {
+	found := make(map[string]store.Summary)
 	for start := 0; start < len(commits); start += lookupChunk {
 		chunk := commits[start:min(start+lookupChunk, len(commits))]
 		args := []any{repoID, model, promptVersion, scope}
@@ -86,7 +44,7 @@ func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, sco
 			return nil, s.explain(err)
 		}
 		for rows.Next() {
-			sum := Summary{SummaryKey: SummaryKey{RepoID: repoID, Model: model, PromptVersion: promptVersion, Scope: scope}}
+			sum := store.Summary{SummaryKey: store.SummaryKey{RepoID: repoID, Model: model, PromptVersion: promptVersion, Scope: scope}}
 			var skipped, created string
 			if err := rows.Scan(&sum.Commit, &sum.Text, &sum.InputTokens, &sum.OutputTokens, &sum.CostUSD,
 				&sum.DiffTokens, &sum.Truncated, &skipped, &created, &sum.Partial); err != nil {
@@ -95,7 +53,7 @@ func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, sco
 			}
 			if err := json.Unmarshal([]byte(skipped), &sum.SkippedFiles); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("database %s: summary of %s has unreadable skipped_files: %w", s.path, sum.Commit, err)
+				return nil, fmt.Errorf("database %s: summary of %s has unreadable skipped_files: %w", s.name, sum.Commit, err)
 			}
 			sum.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 			found[sum.Commit] = sum
@@ -114,7 +72,7 @@ func (s *Store) Summaries(ctx context.Context, repoID, model, promptVersion, sco
 // so a crash leaves either both or neither. The first summary stored for a
 // key wins: a concurrent duplicate is dropped, never overwriting what was
 // paid, except that a complete summary replaces a partial one.
-func (s *Store) SaveSummary(ctx context.Context, c Commit, sum Summary) error {
+func (s *DB) SaveSummary(ctx context.Context, c store.Commit, sum store.Summary) error {
 	skipped, err := json.Marshal(nonNil(sum.SkippedFiles))
 	if err != nil {
 		return err

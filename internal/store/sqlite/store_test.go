@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 // These tests run against real SQLite files in t.TempDir(). They live in
 // package store (not store_test) only to read the migration list, so the
@@ -20,6 +20,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlstore"
 )
 
 const (
@@ -32,7 +35,7 @@ const (
 
 func latestVersion() int { return len(migrations) - 1 }
 
-func openStore(t *testing.T, path string) *Store {
+func openStore(t *testing.T, path string) *sqlstore.DB {
 	t.Helper()
 	s, err := Open(context.Background(), path)
 	if err != nil {
@@ -42,24 +45,24 @@ func openStore(t *testing.T, path string) *Store {
 	return s
 }
 
-func newStore(t *testing.T) *Store {
+func newStore(t *testing.T) *sqlstore.DB {
 	t.Helper()
 	s := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
 	saveRepo(t, s, testRepo, testRoot)
 	return s
 }
 
-func saveRepo(t *testing.T, s *Store, id, root string) {
+func saveRepo(t *testing.T, s *sqlstore.DB, id, root string) {
 	t.Helper()
-	if err := s.SaveRepository(context.Background(), Repository{ID: id, RootCommit: root, Path: "/src/" + id}); err != nil {
+	if err := s.SaveRepository(context.Background(), store.Repository{ID: id, RootCommit: root, Path: "/src/" + id}); err != nil {
 		t.Fatalf("SaveRepository(%s): %v", id, err)
 	}
 }
 
 func hash(i int) string { return fmt.Sprintf("%040x", i) }
 
-func commitFor(k SummaryKey) Commit {
-	return Commit{
+func commitFor(k store.SummaryKey) store.Commit {
+	return store.Commit{
 		RepoID: k.RepoID, Hash: k.Commit, AuthorName: "Ada", AuthorEmail: "ada@example.com",
 		AuthorDate: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC),
 		CommitDate: time.Date(2024, 1, 2, 3, 4, 6, 0, time.UTC),
@@ -67,18 +70,18 @@ func commitFor(k SummaryKey) Commit {
 	}
 }
 
-func key(commit string) SummaryKey {
-	return SummaryKey{RepoID: testRepo, Commit: commit, Model: testModel, PromptVersion: testPrompt, Scope: testScope}
+func key(commit string) store.SummaryKey {
+	return store.SummaryKey{RepoID: testRepo, Commit: commit, Model: testModel, PromptVersion: testPrompt, Scope: testScope}
 }
 
-func save(t *testing.T, s *Store, sum Summary) {
+func save(t *testing.T, s *sqlstore.DB, sum store.Summary) {
 	t.Helper()
 	if err := s.SaveSummary(context.Background(), commitFor(sum.SummaryKey), sum); err != nil {
 		t.Fatalf("SaveSummary(%+v): %v", sum.SummaryKey, err)
 	}
 }
 
-func lookup(t *testing.T, s *Store, k SummaryKey, commits ...string) map[string]Summary {
+func lookup(t *testing.T, s *sqlstore.DB, k store.SummaryKey, commits ...string) map[string]store.Summary {
 	t.Helper()
 	got, err := s.Summaries(context.Background(), k.RepoID, k.Model, k.PromptVersion, k.Scope, commits)
 	if err != nil {
@@ -126,7 +129,7 @@ func TestOpenCreatesPrivateFileAndDirectories(t *testing.T) {
 	// The WAL and shared-memory files hold summaries too; SQLite gives them
 	// the database file's mode, which is why Open creates that file itself.
 	saveRepo(t, s, testRepo, testRoot)
-	save(t, s, Summary{SummaryKey: key(hash(1)), Text: "private"})
+	save(t, s, store.Summary{SummaryKey: key(hash(1)), Text: "private"})
 	for _, suffix := range []string{"-wal", "-shm"} {
 		if got := perm(t, path+suffix); got != 0o600 {
 			t.Errorf("%s file has mode %o, want 600", suffix, got)
@@ -141,7 +144,7 @@ func TestOpenCreatesPrivateFileAndDirectories(t *testing.T) {
 		t.Errorf("journal_mode persisted in the file is %q, want wal", mode)
 	}
 
-	v, err := s.SchemaVersion(ctx)
+	v, err := schemaVersion(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +164,7 @@ func TestReopenKeepsDataAndDoesNotMigrateAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	saveRepo(t, s, testRepo, testRoot)
-	save(t, s, Summary{SummaryKey: key(hash(1)), Text: "kept across reopen", InputTokens: 7})
+	save(t, s, store.Summary{SummaryKey: key(hash(1)), Text: "kept across reopen", InputTokens: 7})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +175,7 @@ func TestReopenKeepsDataAndDoesNotMigrateAgain(t *testing.T) {
 		if got[hash(1)].Text != "kept across reopen" || got[hash(1)].InputTokens != 7 {
 			t.Errorf("reopen %d: got %+v, want the summary saved before closing", round, got)
 		}
-		v, err := s.SchemaVersion(ctx)
+		v, err := schemaVersion(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,13 +183,13 @@ func TestReopenKeepsDataAndDoesNotMigrateAgain(t *testing.T) {
 			t.Errorf("reopen %d: SchemaVersion = %d, want %d", round, v, latestVersion())
 		}
 		var rows int
-		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&rows); err != nil {
+		if err := s.SQL().QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
 		if rows != latestVersion() {
 			t.Errorf("reopen %d: schema_migrations has %d rows, want one per migration (%d)", round, rows, latestVersion())
 		}
-		if err := s.IntegrityCheck(ctx); err != nil {
+		if err := IntegrityCheck(ctx, s.Path()); err != nil {
 			t.Error(err)
 		}
 		s.Close()
@@ -200,12 +203,12 @@ func TestSummaryRoundTrip(t *testing.T) {
 	created := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.FixedZone("UTC+2", 2*3600))
 	tests := []struct {
 		name        string
-		in          Summary
+		in          store.Summary
 		wantSkipped []string
 	}{
 		{
 			name: "every field set",
-			in: Summary{
+			in: store.Summary{
 				SummaryKey:   key(hash(1)),
 				Text:         "Adds a \"quoted\" thing.\nSecond line; ünïcödé ✓ and 'single' quotes.",
 				InputTokens:  1234,
@@ -220,7 +223,7 @@ func TestSummaryRoundTrip(t *testing.T) {
 		},
 		{
 			name:        "zero values and nil skipped files",
-			in:          Summary{SummaryKey: key(hash(2))},
+			in:          store.Summary{SummaryKey: key(hash(2))},
 			wantSkipped: []string{},
 		},
 	}
@@ -276,7 +279,7 @@ func TestSummariesChunksLongLists(t *testing.T) {
 	const total = 33000
 	stored := []int{0, 1, 498, 499, 500, 501, 999, 1000, 1001, 1500, 32765, 32766, 32767, total - 1}
 	for _, i := range stored {
-		save(t, s, Summary{SummaryKey: key(hash(i)), Text: "summary " + hash(i)})
+		save(t, s, store.Summary{SummaryKey: key(hash(i)), Text: "summary " + hash(i)})
 	}
 	all := make([]string, total)
 	for i := range all {
@@ -307,16 +310,16 @@ func TestSummaryKeySeparation(t *testing.T) {
 	s := newStore(t)
 	saveRepo(t, s, "repo-b", "0000000000000000000000000000000000000002")
 	base := key(hash(1))
-	save(t, s, Summary{SummaryKey: base, Text: "base"})
+	save(t, s, store.Summary{SummaryKey: base, Text: "base"})
 
 	variants := []struct {
 		name string
-		key  SummaryKey
+		key  store.SummaryKey
 	}{
-		{"other model", SummaryKey{base.RepoID, base.Commit, "anthropic:claude", base.PromptVersion, base.Scope}},
-		{"other prompt version", SummaryKey{base.RepoID, base.Commit, base.Model, "p2", base.Scope}},
-		{"other scope", SummaryKey{base.RepoID, base.Commit, base.Model, base.PromptVersion, "src/"}},
-		{"other repository", SummaryKey{"repo-b", base.Commit, base.Model, base.PromptVersion, base.Scope}},
+		{"other model", store.SummaryKey{RepoID: base.RepoID, Commit: base.Commit, Model: "anthropic:claude", PromptVersion: base.PromptVersion, Scope: base.Scope}},
+		{"other prompt version", store.SummaryKey{RepoID: base.RepoID, Commit: base.Commit, Model: base.Model, PromptVersion: "p2", Scope: base.Scope}},
+		{"other scope", store.SummaryKey{RepoID: base.RepoID, Commit: base.Commit, Model: base.Model, PromptVersion: base.PromptVersion, Scope: "src/"}},
+		{"other repository", store.SummaryKey{RepoID: "repo-b", Commit: base.Commit, Model: base.Model, PromptVersion: base.PromptVersion, Scope: base.Scope}},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
@@ -324,7 +327,7 @@ func TestSummaryKeySeparation(t *testing.T) {
 				t.Fatalf("summary stored under %+v was served for %+v: %+v", base, v.key, got)
 			}
 			// A summary under the other key is a row of its own: both coexist.
-			save(t, s, Summary{SummaryKey: v.key, Text: v.name})
+			save(t, s, store.Summary{SummaryKey: v.key, Text: v.name})
 			if got := lookup(t, s, v.key, base.Commit)[base.Commit].Text; got != v.name {
 				t.Errorf("variant text = %q, want %q", got, v.name)
 			}
@@ -338,8 +341,8 @@ func TestSummaryKeySeparation(t *testing.T) {
 func TestFirstWriteWins(t *testing.T) {
 	s := newStore(t)
 	k := key(hash(1))
-	save(t, s, Summary{SummaryKey: k, Text: "first", InputTokens: 1, CostUSD: 0.5})
-	save(t, s, Summary{SummaryKey: k, Text: "second", InputTokens: 2, CostUSD: 0.25})
+	save(t, s, store.Summary{SummaryKey: k, Text: "first", InputTokens: 1, CostUSD: 0.5})
+	save(t, s, store.Summary{SummaryKey: k, Text: "second", InputTokens: 2, CostUSD: 0.25})
 	got := lookup(t, s, k, k.Commit)[k.Commit]
 	if got.Text != "first" || got.InputTokens != 1 || got.CostUSD != 0.5 {
 		t.Errorf("after two saves got %+v, want the first one kept", got)
@@ -351,14 +354,14 @@ func TestRepositoriesOf(t *testing.T) {
 	s := newStore(t)
 	const rootB = "00000000000000000000000000000000000000bb"
 	saveRepo(t, s, "repo-b", rootB)
-	save(t, s, Summary{SummaryKey: key(hash(10))})
+	save(t, s, store.Summary{SummaryKey: key(hash(10))})
 	kb := key(hash(20))
 	kb.RepoID = "repo-b"
-	save(t, s, Summary{SummaryKey: kb})
+	save(t, s, store.Summary{SummaryKey: kb})
 	// The same commit under a second id, as --repo-id would store it.
 	kb2 := key(hash(10))
 	kb2.RepoID = "repo-b"
-	save(t, s, Summary{SummaryKey: kb2})
+	save(t, s, store.Summary{SummaryKey: kb2})
 
 	tests := []struct {
 		commit string
@@ -434,7 +437,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	newer := latestVersion() + 1
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`,
+	if _, err := s.SQL().ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`,
 		newer, time.Now().UTC().Format(time.RFC3339)); err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +527,7 @@ func TestOpenReportsUnusablePaths(t *testing.T) {
 
 // concurrentSaves runs workers goroutines, each saving perWorker distinct
 // summaries plus one shared key, through stores[w%len(stores)].
-func concurrentSaves(t *testing.T, stores []*Store, workers, perWorker int) {
+func concurrentSaves(t *testing.T, stores []*sqlstore.DB, workers, perWorker int) {
 	t.Helper()
 	ctx := context.Background()
 	shared := key(hash(1 << 20))
@@ -535,11 +538,11 @@ func concurrentSaves(t *testing.T, stores []*Store, workers, perWorker int) {
 		wg.Go(func() {
 			for i := range perWorker {
 				k := key(hash(w*perWorker + i))
-				if err := s.SaveSummary(ctx, commitFor(k), Summary{SummaryKey: k, Text: k.Commit}); err != nil {
+				if err := s.SaveSummary(ctx, commitFor(k), store.Summary{SummaryKey: k, Text: k.Commit}); err != nil {
 					errs <- fmt.Errorf("worker %d save %d: %w", w, i, err)
 				}
 			}
-			if err := s.SaveSummary(ctx, commitFor(shared), Summary{SummaryKey: shared, Text: fmt.Sprint("worker ", w)}); err != nil {
+			if err := s.SaveSummary(ctx, commitFor(shared), store.Summary{SummaryKey: shared, Text: fmt.Sprint("worker ", w)}); err != nil {
 				errs <- fmt.Errorf("worker %d shared save: %w", w, err)
 			}
 		})
@@ -569,7 +572,7 @@ func concurrentSaves(t *testing.T, stores []*Store, workers, perWorker int) {
 		if !strings.HasPrefix(sh, "worker ") {
 			t.Errorf("store %d: shared key holds %q, want one worker's summary", n, sh)
 		}
-		if err := s.IntegrityCheck(ctx); err != nil {
+		if err := IntegrityCheck(ctx, s.Path()); err != nil {
 			t.Errorf("store %d: %v", n, err)
 		}
 	}
@@ -577,7 +580,7 @@ func concurrentSaves(t *testing.T, stores []*Store, workers, perWorker int) {
 
 func TestConcurrentSavesOneStore(t *testing.T) {
 	s := newStore(t)
-	concurrentSaves(t, []*Store{s}, 8, 25)
+	concurrentSaves(t, []*sqlstore.DB{s}, 8, 25)
 }
 
 func TestConcurrentSavesTwoStoresOnOneFile(t *testing.T) {
@@ -585,7 +588,7 @@ func TestConcurrentSavesTwoStoresOnOneFile(t *testing.T) {
 	a := openStore(t, path)
 	b := openStore(t, path)
 	saveRepo(t, a, testRepo, testRoot)
-	concurrentSaves(t, []*Store{a, b}, 8, 25)
+	concurrentSaves(t, []*sqlstore.DB{a, b}, 8, 25)
 }
 
 // Two digest processes opening a database that does not exist yet must not
@@ -638,7 +641,7 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 				t.Fatalf("Open(%q): %v", path, err)
 			}
 			saveRepo(t, s, testRepo, testRoot)
-			save(t, s, Summary{SummaryKey: key(hash(1)), Text: "here"})
+			save(t, s, store.Summary{SummaryKey: key(hash(1)), Text: "here"})
 			s.Close()
 
 			head := make([]byte, 16)
@@ -665,9 +668,9 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 }
 
 // SchemaVersion reports the newest migration applied.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+func schemaVersion(ctx context.Context, s *sqlstore.DB) (int, error) {
 	var v int
-	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	err := s.SQL().QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err
 }
 
@@ -677,17 +680,17 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 func TestCompleteSummaryReplacesAPartialOne(t *testing.T) {
 	s := newStore(t)
 	k := key(hash(1))
-	save(t, s, Summary{SummaryKey: k, Text: "from a blobless clone", Partial: true})
-	save(t, s, Summary{SummaryKey: k, Text: "another blobless clone", Partial: true})
+	save(t, s, store.Summary{SummaryKey: k, Text: "from a blobless clone", Partial: true})
+	save(t, s, store.Summary{SummaryKey: k, Text: "another blobless clone", Partial: true})
 	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a blobless clone" || !got.Partial {
 		t.Fatalf("after two partial summaries: %+v, want the first, partial", got)
 	}
-	save(t, s, Summary{SummaryKey: k, Text: "from a full clone", InputTokens: 7})
+	save(t, s, store.Summary{SummaryKey: k, Text: "from a full clone", InputTokens: 7})
 	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a full clone" || got.Partial || got.InputTokens != 7 {
 		t.Fatalf("after a complete summary: %+v, want it to replace the partial one", got)
 	}
-	save(t, s, Summary{SummaryKey: k, Text: "partial again", Partial: true})
-	save(t, s, Summary{SummaryKey: k, Text: "complete again"})
+	save(t, s, store.Summary{SummaryKey: k, Text: "partial again", Partial: true})
+	save(t, s, store.Summary{SummaryKey: k, Text: "complete again"})
 	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a full clone" {
 		t.Fatalf("a complete summary was replaced: %+v", got)
 	}

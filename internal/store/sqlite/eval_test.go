@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"bytes"
@@ -6,12 +6,14 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/digest-cli/digest/internal/store"
 )
 
 func TestEvalResultsRoundTripAndAggregate(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
-	run := EvalRun{ID: "20261130-aaaa", Dataset: "d.jsonl", Models: []string{"m1", "m2"}, Params: map[string]any{"repeat": 1}, CreatedAt: time.Now()}
+	run := store.EvalRun{ID: "20261130-aaaa", Dataset: "d.jsonl", Models: []string{"m1", "m2"}, Params: map[string]any{"repeat": 1}, CreatedAt: time.Now()}
 	if err := s.StartRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -20,12 +22,12 @@ func TestEvalResultsRoundTripAndAggregate(t *testing.T) {
 	for _, m := range run.Models {
 		for line := 1; line <= 3; line++ {
 			k := m + "-key-" + string(rune('0'+line))
-			rr := RunResult{RunID: run.ID, Model: m, Item: "item", Line: line, Key: k, Pass: pass[m][line-1], Score: 1, Expected: []string{"42"}}
-			var paid *EvalResult
+			rr := store.RunResult{RunID: run.ID, Model: m, Item: "item", Line: line, Key: k, Pass: pass[m][line-1], Score: 1, Expected: []string{"42"}}
+			var paid *store.EvalResult
 			if m == "m2" && line == 3 {
 				rr.Error, rr.Score = "HTTP 500", 0
 			} else {
-				paid = &EvalResult{Key: k, Model: m, LatencyMS: float64(100 * line), InputTokens: 10, OutputTokens: 2, CostUSD: 0.001,
+				paid = &store.EvalResult{Key: k, Model: m, LatencyMS: float64(100 * line), InputTokens: 10, OutputTokens: 2, CostUSD: 0.001,
 					Request: []byte(`{"messages":[{"role":"user","content":"q"}]}`), Answer: "answer " + k}
 			}
 			if paid != nil {
@@ -33,7 +35,7 @@ func TestEvalResultsRoundTripAndAggregate(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := s.SaveRunResults(ctx, []RunResult{rr}); err != nil {
+			if err := s.SaveRunResults(ctx, []store.RunResult{rr}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -90,19 +92,19 @@ func TestEvalResultsRoundTripAndAggregate(t *testing.T) {
 func TestPayloadsAreContentAddressed(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
-	s.StartRun(ctx, EvalRun{ID: "r", CreatedAt: time.Now()})
+	s.StartRun(ctx, store.EvalRun{ID: "r", CreatedAt: time.Now()})
 	big := bytes.Repeat([]byte("the same long prompt "), 5000)
 	for i, k := range []string{"k1", "k2"} {
-		rr := RunResult{RunID: "r", Model: "m", Line: i + 1, Key: k}
-		if err := s.SaveEvalResult(ctx, EvalResult{Key: k, Model: "m", Request: big, Answer: "same"}); err != nil {
+		rr := store.RunResult{RunID: "r", Model: "m", Line: i + 1, Key: k}
+		if err := s.SaveEvalResult(ctx, store.EvalResult{Key: k, Model: "m", Request: big, Answer: "same"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SaveRunResults(ctx, []RunResult{rr}); err != nil {
+		if err := s.SaveRunResults(ctx, []store.RunResult{rr}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var n, size int
-	s.db.QueryRow(`SELECT COUNT(*), SUM(LENGTH(gz)) FROM payloads`).Scan(&n, &size)
+	s.SQL().QueryRow(`SELECT COUNT(*), SUM(LENGTH(gz)) FROM payloads`).Scan(&n, &size)
 	if n != 2 || size > len(big)/10 {
 		t.Errorf("%d payloads of %d bytes for one %d-byte request and one answer", n, size, len(big))
 	}

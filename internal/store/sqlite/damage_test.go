@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/digest-cli/digest/internal/store"
 )
 
 // digestDatabase is a closed digest database of several dozen pages, as a
@@ -23,7 +25,7 @@ func digestDatabase(t *testing.T) []byte {
 	}
 	saveRepo(t, s, testRepo, testRoot)
 	for i := range 150 {
-		save(t, s, Summary{SummaryKey: key(hash(i)), Text: strings.Repeat("summary of a commit ", 30)})
+		save(t, s, store.Summary{SummaryKey: key(hash(i)), Text: strings.Repeat("summary of a commit ", 30)})
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -71,7 +73,7 @@ func TestOpenLeavesRefusedDatabasesAsTheyWere(t *testing.T) {
 	newer := func() []byte {
 		path := filepath.Join(t.TempDir(), "digest.db")
 		s := openStore(t, path)
-		if _, err := s.db.Exec(`INSERT INTO schema_migrations VALUES (?, 'later')`, latestVersion()+1); err != nil {
+		if _, err := s.SQL().Exec(`INSERT INTO schema_migrations VALUES (?, 'later')`, latestVersion()+1); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -127,7 +129,7 @@ func TestOpenLeavesRefusedDatabasesAsTheyWere(t *testing.T) {
 		path := filepath.Join(dir, "digest.db")
 		os.WriteFile(path, real, 0o600)
 		s := openStore(t, path)
-		save(t, s, Summary{SummaryKey: key(hash(1000)), Text: "in the WAL only"})
+		save(t, s, store.Summary{SummaryKey: key(hash(1000)), Text: "in the WAL only"})
 		files := map[string][]byte{}
 		for _, name := range []string{"digest.db", "digest.db-wal", "digest.db-shm"} {
 			b, err := os.ReadFile(filepath.Join(dir, name))
@@ -151,7 +153,7 @@ func TestOpenLeavesRefusedDatabasesAsTheyWere(t *testing.T) {
 	if got := lookup(t, s, key(""), hash(149)); len(got) != 1 {
 		t.Fatalf("the intact copy: %d summaries found, want 1", len(got))
 	}
-	if err := s.IntegrityCheck(context.Background()); err != nil {
+	if err := IntegrityCheck(context.Background(), s.Path()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -203,7 +205,7 @@ func TestIntegrityCheckIsOneLine(t *testing.T) {
 	s := openStore(t, path)
 	// Damaged under an open store, as by another program or the disk.
 	os.WriteFile(path, damagePage(real, len(real)/4096/2), 0o600)
-	err := s.IntegrityCheck(context.Background())
+	err := IntegrityCheck(context.Background(), s.Path())
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "failed its integrity check: ") {
 		t.Fatalf("err = %q, want one line naming the problem", err)
 	}

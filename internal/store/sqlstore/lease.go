@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 // Claim takes the lease on key for owner until ttl from now: atomically, it
 // inserts the lease, or takes it over if it has expired or is owner's
 // already. It reports whether owner holds the lease now.
-func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+func (s *DB) Claim(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	won, err := s.ClaimAll(ctx, []string{key}, owner, ttl)
 	if err != nil {
 		return false, err
@@ -21,7 +21,7 @@ func (s *Store) Claim(ctx context.Context, key, owner string, ttl time.Duration)
 // it is reached then costs a transaction per run of keys, not per key, each
 // contending with the writes of results. won[i] reports whether owner holds
 // keys[i] now.
-func (s *Store) ClaimAll(ctx context.Context, keys []string, owner string, ttl time.Duration) (won []bool, err error) {
+func (s *DB) ClaimAll(ctx context.Context, keys []string, owner string, ttl time.Duration) (won []bool, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, s.explain(err)
@@ -31,17 +31,17 @@ func (s *Store) ClaimAll(ctx context.Context, keys []string, owner string, ttl t
 			tx.Rollback()
 		}
 	}()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO leases(key, owner, expires_at) VALUES (?, ?, ?)
+	now := s.d.NowMillis
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO leases(key, owner, expires_at) VALUES (?, ?, `+now+` + ?)
 		ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE leases.expires_at <= ? OR leases.owner = excluded.owner`)
+		WHERE leases.expires_at <= `+now+` OR leases.owner = excluded.owner`)
 	if err != nil {
 		return nil, s.explain(err)
 	}
 	defer stmt.Close()
-	now := time.Now()
 	won = make([]bool, len(keys))
 	for i, key := range keys {
-		res, err := stmt.ExecContext(ctx, key, owner, now.Add(ttl).UnixMilli(), now.UnixMilli())
+		res, err := stmt.ExecContext(ctx, key, owner, ttl.Milliseconds())
 		if err != nil {
 			return nil, s.explain(err)
 		}
@@ -58,7 +58,7 @@ func (s *Store) ClaimAll(ctx context.Context, keys []string, owner string, ttl t
 }
 
 // Release gives up owner's lease on key, if owner still holds it.
-func (s *Store) Release(ctx context.Context, key, owner string) error {
+func (s *DB) Release(ctx context.Context, key, owner string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE key = ? AND owner = ?`, key, owner); err != nil {
 		return s.explain(err)
 	}
@@ -66,7 +66,7 @@ func (s *Store) Release(ctx context.Context, key, owner string) error {
 }
 
 // LeaseOwner returns who holds the lease on key, if anyone does.
-func (s *Store) LeaseOwner(ctx context.Context, key string) (string, bool, error) {
+func (s *DB) LeaseOwner(ctx context.Context, key string) (string, bool, error) {
 	var owner string
 	err := s.db.QueryRowContext(ctx, `SELECT owner FROM leases WHERE key = ?`, key).Scan(&owner)
 	if err == sql.ErrNoRows {
@@ -80,9 +80,9 @@ func (s *Store) LeaseOwner(ctx context.Context, key string) (string, bool, error
 
 // TakeOver gives the lease on key to owner if it is still held by from:
 // for a lease whose holder is known to be dead.
-func (s *Store) TakeOver(ctx context.Context, key, from, owner string, ttl time.Duration) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE leases SET owner = ?, expires_at = ? WHERE key = ? AND owner = ?`,
-		owner, time.Now().Add(ttl).UnixMilli(), key, from)
+func (s *DB) TakeOver(ctx context.Context, key, from, owner string, ttl time.Duration) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE leases SET owner = ?, expires_at = `+s.d.NowMillis+` + ? WHERE key = ? AND owner = ?`,
+		owner, ttl.Milliseconds(), key, from)
 	if err != nil {
 		return false, s.explain(err)
 	}
@@ -92,8 +92,8 @@ func (s *Store) TakeOver(ctx context.Context, key, from, owner string, ttl time.
 
 // Renew pushes the expiry of every lease owner holds to ttl from now, and
 // reports how many it holds.
-func (s *Store) Renew(ctx context.Context, owner string, ttl time.Duration) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE leases SET expires_at = ? WHERE owner = ?`, time.Now().Add(ttl).UnixMilli(), owner)
+func (s *DB) Renew(ctx context.Context, owner string, ttl time.Duration) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE leases SET expires_at = `+s.d.NowMillis+` + ? WHERE owner = ?`, ttl.Milliseconds(), owner)
 	if err != nil {
 		return 0, s.explain(err)
 	}
@@ -102,7 +102,7 @@ func (s *Store) Renew(ctx context.Context, owner string, ttl time.Duration) (int
 }
 
 // LeaseOwners lists the owners of the leases held, expired or not.
-func (s *Store) LeaseOwners(ctx context.Context) ([]string, error) {
+func (s *DB) LeaseOwners(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT owner FROM leases`)
 	if err != nil {
 		return nil, s.explain(err)
@@ -123,8 +123,8 @@ func (s *Store) LeaseOwners(ctx context.Context) ([]string, error) {
 }
 
 // DropLeases deletes every lease of owner, and every lease that has expired.
-func (s *Store) DropLeases(ctx context.Context, owner string) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE owner = ? OR expires_at <= ?`, owner, time.Now().UnixMilli()); err != nil {
+func (s *DB) DropLeases(ctx context.Context, owner string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE owner = ? OR expires_at <= `+s.d.NowMillis, owner); err != nil {
 		return s.explain(err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package store
+package sqlstore
 
 import (
 	"bytes"
@@ -13,45 +13,9 @@ import (
 	"iter"
 	"strings"
 	"time"
+
+	"github.com/digest-cli/digest/internal/store"
 )
-
-// EvalResult is a paid answer to one request.
-type EvalResult struct {
-	Key          string
-	Model        string
-	LatencyMS    float64
-	InputTokens  int
-	OutputTokens int
-	CostUSD      float64
-	Request      []byte // the request as sent, provider-neutral JSON
-	Answer       string
-}
-
-// EvalRun is one invocation of digest eval.
-type EvalRun struct {
-	ID         string
-	Dataset    string
-	Models     []string
-	Params     map[string]any
-	CreatedAt  time.Time
-	FinishedAt time.Time // zero while running or when interrupted
-}
-
-// RunResult is how one answer (or failure) scored within a run.
-type RunResult struct {
-	RunID    string
-	Model    string
-	Item     string
-	Line     int
-	Repeat   int
-	Key      string
-	Pass     bool
-	Score    float64
-	Reasons  []string
-	Expected []string
-	Error    string
-	Cached   bool
-}
 
 // payloadHash names a payload by its content.
 func payloadHash(b []byte) string {
@@ -76,8 +40,8 @@ func gunzip(b []byte) ([]byte, error) {
 }
 
 // EvalResults returns the stored results among keys.
-func (s *Store) EvalResults(ctx context.Context, keys []string) (map[string]EvalResult, error) {
-	found := make(map[string]EvalResult, len(keys))
+func (s *DB) EvalResults(ctx context.Context, keys []string) (map[string]store.EvalResult, error) {
+	found := make(map[string]store.EvalResult, len(keys))
 	for start := 0; start < len(keys); start += lookupChunk {
 		chunk := keys[start:min(start+lookupChunk, len(keys))]
 		args := make([]any, len(chunk))
@@ -91,7 +55,7 @@ func (s *Store) EvalResults(ctx context.Context, keys []string) (map[string]Eval
 			return nil, s.explain(err)
 		}
 		for rows.Next() {
-			var r EvalResult
+			var r store.EvalResult
 			var body []byte
 			if err := rows.Scan(&r.Key, &r.Model, &r.LatencyMS, &r.InputTokens, &r.OutputTokens, &r.CostUSD, &body); err != nil {
 				rows.Close()
@@ -100,7 +64,7 @@ func (s *Store) EvalResults(ctx context.Context, keys []string) (map[string]Eval
 			answer, err := gunzip(body)
 			if err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("database %s: answer of %s is unreadable: %w", s.path, r.Key, err)
+				return nil, fmt.Errorf("database %s: answer of %s is unreadable: %w", s.name, r.Key, err)
 			}
 			r.Answer = string(answer)
 			found[r.Key] = r
@@ -113,7 +77,7 @@ func (s *Store) EvalResults(ctx context.Context, keys []string) (map[string]Eval
 }
 
 // StartRun records a new run.
-func (s *Store) StartRun(ctx context.Context, r EvalRun) error {
+func (s *DB) StartRun(ctx context.Context, r store.EvalRun) error {
 	models, _ := json.Marshal(r.Models)
 	params, _ := json.Marshal(r.Params)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO eval_runs(id, dataset, models, params, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -125,7 +89,7 @@ func (s *Store) StartRun(ctx context.Context, r EvalRun) error {
 }
 
 // FinishRun marks a run complete.
-func (s *Store) FinishRun(ctx context.Context, id string, at time.Time) error {
+func (s *DB) FinishRun(ctx context.Context, id string, at time.Time) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE eval_runs SET finished_at = ? WHERE id = ?`, at.UTC().Format(time.RFC3339Nano), id); err != nil {
 		return s.explain(err)
 	}
@@ -135,20 +99,20 @@ func (s *Store) FinishRun(ctx context.Context, id string, at time.Time) error {
 // SaveEvalResult stores a paid answer the moment it arrives, before it is
 // scored: a run stopped while scoring never pays for it again. A grading
 // model's verdicts are stored this way too.
-func (s *Store) SaveEvalResult(ctx context.Context, r EvalResult) error {
+func (s *DB) SaveEvalResult(ctx context.Context, r store.EvalResult) error {
 	return s.saveRunResults(ctx, nil, &r)
 }
 
 // SaveRunResults records how answers scored in a run, in one transaction:
 // a cached rerun is bound by the lookups, not by a commit per item.
-func (s *Store) SaveRunResults(ctx context.Context, rrs []RunResult) error {
+func (s *DB) SaveRunResults(ctx context.Context, rrs []store.RunResult) error {
 	if len(rrs) == 0 {
 		return nil
 	}
 	return s.saveRunResults(ctx, rrs, nil)
 }
 
-func (s *Store) saveRunResults(ctx context.Context, rrs []RunResult, paid *EvalResult) error {
+func (s *DB) saveRunResults(ctx context.Context, rrs []store.RunResult, paid *store.EvalResult) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.explain(err)
@@ -197,13 +161,13 @@ func (s *Store) saveRunResults(ctx context.Context, rrs []RunResult, paid *EvalR
 }
 
 // Runs lists past runs, newest first.
-func (s *Store) Runs(ctx context.Context) ([]EvalRun, error) {
+func (s *DB) Runs(ctx context.Context) ([]store.EvalRun, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, dataset, models, params, created_at, COALESCE(finished_at, '') FROM eval_runs ORDER BY created_at DESC`)
 	if err != nil {
 		return nil, s.explain(err)
 	}
 	defer rows.Close()
-	var out []EvalRun
+	var out []store.EvalRun
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -215,29 +179,29 @@ func (s *Store) Runs(ctx context.Context) ([]EvalRun, error) {
 }
 
 // Run returns one run, found by its id or a unique prefix of it.
-func (s *Store) Run(ctx context.Context, id string) (EvalRun, bool, error) {
+func (s *DB) Run(ctx context.Context, id string) (store.EvalRun, bool, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, dataset, models, params, created_at, COALESCE(finished_at, '') FROM eval_runs
-		WHERE id = ? OR id LIKE ? || '%' ORDER BY id = ? DESC LIMIT 2`, id, id, id)
+		WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC LIMIT 2`, id, likePrefix(id), id)
 	if err != nil {
-		return EvalRun{}, false, s.explain(err)
+		return store.EvalRun{}, false, s.explain(err)
 	}
 	defer rows.Close()
-	var found []EvalRun
+	var found []store.EvalRun
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return EvalRun{}, false, s.explain(err)
+			return store.EvalRun{}, false, s.explain(err)
 		}
 		found = append(found, r)
 	}
 	if len(found) == 0 || len(found) > 1 && found[0].ID != id {
-		return EvalRun{}, false, s.explain(rows.Err())
+		return store.EvalRun{}, false, s.explain(rows.Err())
 	}
 	return found[0], true, s.explain(rows.Err())
 }
 
-func scanRun(rows *sql.Rows) (EvalRun, error) {
-	var r EvalRun
+func scanRun(rows *sql.Rows) (store.EvalRun, error) {
+	var r store.EvalRun
 	var models, params, created, finished string
 	if err := rows.Scan(&r.ID, &r.Dataset, &models, &params, &created, &finished); err != nil {
 		return r, err
@@ -251,21 +215,10 @@ func scanRun(rows *sql.Rows) (EvalRun, error) {
 	return r, nil
 }
 
-// RunRow is a run's result with what was paid for it, for reports.
-type RunRow struct {
-	RunResult
-	Answer       string
-	LatencyMS    float64
-	InputTokens  int
-	OutputTokens int
-	CostUSD      float64
-	Request      []byte
-}
-
 // RunRows streams a run's results, model by model in the order given,
 // then by line and repeat. Answers are read only when withBodies is set.
-func (s *Store) RunRows(ctx context.Context, runID string, models []string, withBodies bool) iter.Seq2[RunRow, error] {
-	return func(yield func(RunRow, error) bool) {
+func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBodies bool) iter.Seq2[store.RunRow, error] {
+	return func(yield func(store.RunRow, error) bool) {
 		for _, model := range models {
 			bodies := "NULL, NULL"
 			if withBodies {
@@ -279,18 +232,18 @@ func (s *Store) RunRows(ctx context.Context, runID string, models []string, with
 				LEFT JOIN payloads pq ON pq.hash = r.request
 				WHERE rr.run_id = ? AND rr.model = ? ORDER BY rr.line, rr.repeat`, runID, model)
 			if err != nil {
-				yield(RunRow{}, s.explain(err))
+				yield(store.RunRow{}, s.explain(err))
 				return
 			}
 			for rows.Next() {
-				var row RunRow
+				var row store.RunRow
 				var reasons, expected string
 				var answer, request []byte
 				row.RunID = runID
 				if err := rows.Scan(&row.Model, &row.Item, &row.Line, &row.Repeat, &row.Key, &row.Pass, &row.Score, &reasons, &expected, &row.Error, &row.Cached,
 					&row.LatencyMS, &row.InputTokens, &row.OutputTokens, &row.CostUSD, &answer, &request); err != nil {
 					rows.Close()
-					yield(RunRow{}, s.explain(err))
+					yield(store.RunRow{}, s.explain(err))
 					return
 				}
 				json.Unmarshal([]byte(reasons), &row.Reasons)
@@ -308,25 +261,18 @@ func (s *Store) RunRows(ctx context.Context, runID string, models []string, with
 				}
 			}
 			if err := rows.Close(); err != nil {
-				yield(RunRow{}, s.explain(err))
+				yield(store.RunRow{}, s.explain(err))
 				return
 			}
 		}
 	}
 }
 
-// ModelTotals sums a model's results in a run.
-type ModelTotals struct {
-	Items, Passed, Errors, Cached int
-	InputTokens, OutputTokens     int
-	CostUSD                       float64
-	Answered                      int // results with a paid answer (scored or not), whose latency counts
-}
-
 // RunTotals aggregates a model's results in SQL, never loading them.
-func (s *Store) RunTotals(ctx context.Context, runID, model string) (ModelTotals, error) {
-	var t ModelTotals
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(rr.pass), 0), COALESCE(SUM(rr.error != ''), 0), COALESCE(SUM(rr.cached), 0),
+func (s *DB) RunTotals(ctx context.Context, runID, model string) (store.ModelTotals, error) {
+	var t store.ModelTotals
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN rr.pass THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN rr.error <> '' THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN rr.cached THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0), COALESCE(SUM(r.cost_usd), 0), COUNT(r.key)
 		FROM eval_run_results rr LEFT JOIN eval_results r ON r.key = rr.key
 		WHERE rr.run_id = ? AND rr.model = ?`, runID, model).Scan(
@@ -339,7 +285,7 @@ func (s *Store) RunTotals(ctx context.Context, runID, model string) (ModelTotals
 
 // LatencyAt returns the latency at rank i (0-based, ascending) of a
 // model's answered results: percentiles without loading every latency.
-func (s *Store) LatencyAt(ctx context.Context, runID, model string, i int) (float64, error) {
+func (s *DB) LatencyAt(ctx context.Context, runID, model string, i int) (float64, error) {
 	var v float64
 	err := s.db.QueryRowContext(ctx, `SELECT r.latency_ms FROM eval_run_results rr JOIN eval_results r ON r.key = rr.key
 		WHERE rr.run_id = ? AND rr.model = ? ORDER BY r.latency_ms LIMIT 1 OFFSET ?`, runID, model, i).Scan(&v)
@@ -354,9 +300,11 @@ func (s *Store) LatencyAt(ctx context.Context, runID, model string, i int) (floa
 
 // PairCounts compares two models on the items and repeats both answered in
 // a run: how often only a passed, only b, both and neither.
-func (s *Store) PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnly, both, neither int, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(x.pass AND NOT y.pass), 0), COALESCE(SUM(NOT x.pass AND y.pass), 0),
-		COALESCE(SUM(x.pass AND y.pass), 0), COALESCE(SUM(NOT x.pass AND NOT y.pass), 0)
+func (s *DB) PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnly, both, neither int, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN x.pass AND NOT y.pass THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN NOT x.pass AND y.pass THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN x.pass AND y.pass THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN NOT x.pass AND NOT y.pass THEN 1 ELSE 0 END), 0)
 		FROM eval_run_results x JOIN eval_run_results y
 		ON y.run_id = x.run_id AND y.line = x.line AND y.repeat = x.repeat
 		WHERE x.run_id = ? AND x.model = ? AND y.model = ?`, runID, a, b).Scan(&aOnly, &bOnly, &both, &neither)
@@ -368,11 +316,17 @@ func (s *Store) PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnl
 
 // DropRunIfEmpty deletes a run that stored no result, such as one stopped
 // by a dataset's first line: it would only clutter runs list.
-func (s *Store) DropRunIfEmpty(ctx context.Context, id string) error {
+func (s *DB) DropRunIfEmpty(ctx context.Context, id string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM eval_runs WHERE id = ?
 		AND NOT EXISTS (SELECT 1 FROM eval_run_results WHERE run_id = ?)`, id, id)
 	if err != nil {
 		return s.explain(err)
 	}
 	return nil
+}
+
+// likePrefix is a LIKE pattern matching what starts with prefix, its own
+// wildcards taken literally.
+func likePrefix(prefix string) string {
+	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(prefix) + "%"
 }

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/digest-cli/digest/internal/store/sqlstore"
 )
 
 func TestLeases(t *testing.T) {
@@ -55,7 +57,7 @@ func TestLeases(t *testing.T) {
 func TestLeasesAcrossConnectionsAreExclusive(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/d.db"
-	var stores [2]*Store
+	var stores [2]*sqlstore.DB
 	for i := range stores {
 		s, err := Open(ctx, path)
 		if err != nil {

@@ -1,0 +1,447 @@
+// Package sqlite keeps a digest database in one SQLite file (the pure-Go
+// modernc.org/sqlite), in WAL mode with a busy timeout: every process on
+// the machine shares it. It refuses files that are not digest databases,
+// or are damaged, before anything writes to them.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/digest-cli/digest/internal/store/sqlstore"
+)
+
+// busyTimeout is how long a writer waits for another digest process holding
+// the write lock before giving up; summaries land one at a time, so waits are short.
+const busyTimeout = 10 * time.Second
+
+// Open opens the database at path, creating it (mode 0600, directory 0700)
+// and migrating it to the current schema. It refuses files that are not
+// digest databases rather than recreating them over the user's data.
+func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
+	if path == "" {
+		return nil, errors.New("database path is empty. Try: --db PATH or DIGEST_DB")
+	}
+	if err := notFiles(path); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		if full := diskFull(path, err); full != nil {
+			return nil, full
+		}
+		return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
+	}
+	// SQLite would create the file with the umask's mode; create it first so
+	// summaries of private code are readable by the owner alone.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		if full := diskFull(path, err); full != nil {
+			return nil, full
+		}
+		return nil, fmt.Errorf("open database %s: %w. Try: --db with a writable path", path, err)
+	}
+	info, statErr := f.Stat()
+	if statErr == nil && !info.Mode().IsRegular() {
+		// Replaced since notFiles looked: nothing is read from it.
+		f.Close()
+		return nil, notFile(path, info.Mode())
+	}
+	head := make([]byte, 100)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if n > 0 && (n < 16 || string(head[:16]) != "SQLite format 3\x00") {
+		return nil, fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
+	}
+	if statErr == nil && truncated(path, head[:n], info.Size()) {
+		return nil, fmt.Errorf("database %s is not a usable SQLite database (truncated: %d bytes, shorter than its header says); digest will not overwrite it. Try: restore it from a backup, or --db with another path", path, info.Size())
+	}
+	if n > 0 {
+		// Opening for writing switches the file to WAL, migrating adds
+		// tables, and every run writes: none of it may happen to a database
+		// of another program, or to a damaged one, which SQLite would write
+		// to until a read happened on a damaged page.
+		if err := probe(ctx, path); err != nil {
+			return nil, err
+		}
+	}
+
+	dsn := "file:" + uriEscaper.Replace(filepath.ToSlash(path)) +
+		fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()) +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// A brand-new file is switched to WAL by the first connection; SQLite
+	// reports SQLITE_BUSY to a concurrent opener without waiting, so retry.
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := check(ctx, db, path)
+		if err == nil {
+			break
+		}
+		var se *sqlite.Error
+		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s, err := sqlstore.New(ctx, db, path, Dialect)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dialect is SQLite's: the schema below, SQLite's errors explained, and
+// the clock of the one machine every process on the file shares.
+var Dialect = sqlstore.Dialect{
+	Migrations: migrations,
+	Explain:    explain,
+	NowMillis:  "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+}
+
+// truncated reports a database file shorter than the pages its header
+// counts, which SQLite would otherwise open and write to, growing the file
+// over the lost pages. The count is trusted only when SQLite marks it valid
+// (its change counter equals the version-valid-for number), and only when
+// no -wal file exists: a checkpoint under way in another process writes the
+// header before the pages that follow it.
+func truncated(path string, head []byte, size int64) bool {
+	if len(head) < 100 {
+		return false
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	pageSize := int64(binary.BigEndian.Uint16(head[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(head[28:32]))
+	valid := pages > 0 && binary.BigEndian.Uint32(head[24:28]) == binary.BigEndian.Uint32(head[92:96])
+	return valid && size < pages*pageSize
+}
+
+// notFiles refuses a database path, or a journal beside it, that exists
+// and is not a regular file once symbolic links are followed: SQLite would
+// block for ever reading a named pipe (deaf to SIGTERM, in a system call),
+// and write to a device. Paths it cannot look at are left to the opening
+// that follows, which says why.
+func notFiles(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		info, err := os.Stat(p)
+		if err != nil || info.Mode().IsRegular() {
+			continue
+		}
+		if p != path {
+			return fmt.Errorf("database %s: %s beside it is %s, not a file SQLite can use; digest will not open it. Try: move %s away, or --db with another path",
+				path, filepath.Base(p), kind(info.Mode()), p)
+		}
+		return notFile(path, info.Mode())
+	}
+	return nil
+}
+
+func notFile(path string, mode os.FileMode) error {
+	return fmt.Errorf("database %s is %s, not a database file; digest will not open it. Try: --db with a file path", path, kind(mode))
+}
+
+func kind(mode os.FileMode) string {
+	switch {
+	case mode&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&os.ModeSocket != 0:
+		return "a socket"
+	case mode&os.ModeDevice != 0:
+		return "a device"
+	case mode.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
+}
+
+// diskFull explains an error that is a full disk, as the file system or
+// SQLite reports it (SQLITE_FULL is also max_page_count reached), and
+// returns nil for any other.
+func diskFull(path string, err error) error {
+	var se *sqlite.Error
+	if !errors.Is(err, syscall.ENOSPC) && !(errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL) {
+		return nil
+	}
+	return fmt.Errorf("database %s: the disk is full (%v). Try: free space on the disk holding %s, or --db on another disk", path, err, path)
+}
+
+// probe reads an existing database without writing to it and refuses one
+// that is damaged, that belongs to another program (a database with tables
+// but no schema_migrations was not made by digest), or whose schema is
+// newer than this digest's. Damage anywhere is looked for, since SQLite
+// finds it only on reading the damaged page: quick_check reads every page,
+// about 110 ms for a 163 MB database in the page cache.
+//
+// A read-only connection to a WAL database creates the -wal and -shm files
+// and, unable to checkpoint, leaves them behind; a read-write one deletes
+// them on closing, under SQLite's exclusive lock, so it is the one used
+// unless a journal is already there: closing would then checkpoint its
+// frames into the file, or roll a hot journal back. query_only keeps either
+// from writing.
+func probe(ctx context.Context, path string) error {
+	mode := "rw"
+	for _, journal := range []string{path + "-wal", path + "-journal"} {
+		if _, err := os.Lstat(journal); err == nil {
+			mode = "ro"
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode="+mode+
+		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busyTimeout.Milliseconds()))
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	defer db.Close()
+	var tables int
+	var ours bool
+	err = db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(name = 'schema_migrations'), 0)
+		FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).Scan(&tables, &ours)
+	if err != nil {
+		return explain(path, err)
+	}
+	if tables > 0 && !ours {
+		return fmt.Errorf("database %s is a SQLite database of another program (%d tables, none of them digest's); digest will not change it. Try: --db with another path", path, tables)
+	}
+	if problems, err := consistencyProblems(ctx, db, path, "quick_check"); err != nil {
+		return err
+	} else if problems != "" {
+		return fmt.Errorf("database %s is not a usable SQLite database (damaged: %s); digest will not write to it. Try: restore it from a backup, or --db with another path", path, problems)
+	}
+	if ours {
+		var version int
+		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&version); err != nil {
+			return explain(path, err)
+		}
+		if err := newerSchema(path, version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrations are SQLite's schema, version by version.
+var migrations = []string{
+	1: `
+CREATE TABLE repositories (
+	id          TEXT PRIMARY KEY,
+	root_commit TEXT NOT NULL,
+	path        TEXT NOT NULL,
+	created_at  TEXT NOT NULL,
+	updated_at  TEXT NOT NULL
+);
+CREATE TABLE commits (
+	repo_id      TEXT NOT NULL REFERENCES repositories(id),
+	hash         TEXT NOT NULL,
+	author_name  TEXT NOT NULL,
+	author_email TEXT NOT NULL,
+	author_date  TEXT NOT NULL,
+	commit_date  TEXT NOT NULL,
+	subject      TEXT NOT NULL,
+	PRIMARY KEY (repo_id, hash)
+);
+CREATE INDEX commits_by_hash ON commits(hash);
+-- model, prompt version and scope are part of the key so that a summary
+-- written by one model, prompt or path filter is never served for another.
+CREATE TABLE summaries (
+	repo_id        TEXT NOT NULL,
+	commit_hash    TEXT NOT NULL,
+	model          TEXT NOT NULL,
+	prompt_version TEXT NOT NULL,
+	scope          TEXT NOT NULL,
+	summary        TEXT NOT NULL,
+	input_tokens   INTEGER NOT NULL,
+	output_tokens  INTEGER NOT NULL,
+	cost_usd       REAL NOT NULL,
+	diff_tokens    INTEGER NOT NULL,
+	truncated      INTEGER NOT NULL,
+	skipped_files  TEXT NOT NULL,
+	created_at     TEXT NOT NULL,
+	PRIMARY KEY (repo_id, commit_hash, model, prompt_version, scope),
+	FOREIGN KEY (repo_id, commit_hash) REFERENCES commits(repo_id, hash)
+);`,
+	2: `
+-- A paid answer, under the content hash of everything that shaped it: a
+-- result is reused by any run that would send the same request again.
+-- Failed calls are never stored here.
+CREATE TABLE eval_results (
+	key           TEXT PRIMARY KEY,
+	model         TEXT NOT NULL,
+	latency_ms    REAL NOT NULL,
+	input_tokens  INTEGER NOT NULL,
+	output_tokens INTEGER NOT NULL,
+	cost_usd      REAL NOT NULL,
+	request       TEXT NOT NULL REFERENCES payloads(hash),
+	response      TEXT NOT NULL REFERENCES payloads(hash),
+	created_at    TEXT NOT NULL
+);
+-- The bodies themselves, gzipped and content-addressed, apart from the
+-- rows above so that aggregating results never reads them.
+CREATE TABLE payloads (
+	hash TEXT PRIMARY KEY,
+	gz   BLOB NOT NULL
+);
+CREATE TABLE eval_runs (
+	id         TEXT PRIMARY KEY,
+	dataset    TEXT NOT NULL,
+	models     TEXT NOT NULL,
+	params     TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	finished_at TEXT
+);
+-- One row per model, item and repeat of a run: how the answer scored.
+CREATE TABLE eval_run_results (
+	run_id   TEXT NOT NULL REFERENCES eval_runs(id),
+	model    TEXT NOT NULL,
+	item     TEXT NOT NULL,
+	line     INTEGER NOT NULL,
+	repeat   INTEGER NOT NULL,
+	key      TEXT NOT NULL,
+	pass     INTEGER NOT NULL,
+	score    REAL NOT NULL,
+	reasons  TEXT NOT NULL,
+	expected TEXT NOT NULL,
+	error    TEXT NOT NULL,
+	cached   INTEGER NOT NULL,
+	-- Lines, unlike ids a dataset may repeat, name items uniquely.
+	PRIMARY KEY (run_id, model, line, repeat)
+);`,
+	3: `
+-- Claims on work in progress, so that two processes on one database never
+-- pay for the same item: the SET key NX EX of a Redis design, in SQLite.
+CREATE TABLE leases (
+	key        TEXT PRIMARY KEY,
+	owner      TEXT NOT NULL,
+	expires_at INTEGER NOT NULL -- Unix milliseconds
+);`,
+	4: `
+-- A summary written from a diff that lacked some blobs (a partial clone's):
+-- served to partial clones, replaced by the first complete one.
+ALTER TABLE summaries ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;`,
+}
+
+func newerSchema(path string, version int) error {
+	if latest := len(migrations) - 1; version > latest {
+		return fmt.Errorf("database %s has schema version %d, newer than this digest understands (%d). Try: a newer digest, or another --db", path, version, latest)
+	}
+	return nil
+}
+
+// consistencyProblems runs SQLite's integrity_check or quick_check and
+// returns the problems found, on one line and cut short; "" if none.
+func consistencyProblems(ctx context.Context, db *sql.DB, path, pragma string) (string, error) {
+	rows, err := db.QueryContext(ctx, "PRAGMA "+pragma+"(3)")
+	if err != nil {
+		return "", explain(path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return "", explain(path, err)
+		}
+		if p != "ok" {
+			problems = append(problems, strings.Join(strings.Fields(strings.ReplaceAll(p, "*** in database main ***", "")), " "))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", explain(path, err)
+	}
+	return strings.Join(problems, "; "), nil
+}
+
+// check proves the pragmas took effect: a DSN typo or a read-only file would
+// otherwise surface later as a confusing error in the middle of a run.
+func check(ctx context.Context, db *sql.DB, path string) error {
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return explain(path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("database %s: journal mode is %q, want wal. Try: a database on a local file system", path, mode)
+	}
+	var timeout int64
+	if err := db.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&timeout); err != nil {
+		return explain(path, err)
+	}
+	if timeout != busyTimeout.Milliseconds() {
+		return fmt.Errorf("database %s: busy_timeout is %d ms, want %d", path, timeout, busyTimeout.Milliseconds())
+	}
+	// Without foreign keys a summary could be stored for a commit that is
+	// not; synchronous=NORMAL is WAL's safe setting (FULL costs a sync per
+	// transaction, OFF loses transactions on a power cut).
+	for _, p := range []struct {
+		name string
+		want int64
+	}{{"foreign_keys", 1}, {"synchronous", 1}} {
+		var got int64
+		if err := db.QueryRowContext(ctx, "PRAGMA "+p.name).Scan(&got); err != nil {
+			return explain(path, err)
+		}
+		if got != p.want {
+			return fmt.Errorf("database %s: %s is %d, want %d", path, p.name, got, p.want)
+		}
+	}
+	return nil
+}
+
+// explain turns SQLite's terse codes into a message that says what to do.
+func explain(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if full := diskFull(path, err); full != nil {
+		return full
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("database %s is not a usable SQLite database (%v); digest will not overwrite it. Try: --db with another path, or move the file away", path, err)
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+			return fmt.Errorf("database %s cannot be written (%v). Try: --db with a writable path", path, err)
+		}
+	}
+	return fmt.Errorf("database %s: %w", path, err)
+}
+
+// IntegrityCheck runs SQLite's own consistency check on the database at
+// path, reading it only.
+func IntegrityCheck(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode=ro")
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	defer db.Close()
+	problems, err := consistencyProblems(ctx, db, path, "integrity_check")
+	if err != nil {
+		return err
+	}
+	if problems != "" {
+		return fmt.Errorf("database %s failed its integrity check: %s. Try: restore it from a backup, or --db with another path", path, problems)
+	}
+	return nil
+}
+
+// uriEscaper escapes the characters a SQLite URI filename gives a meaning.
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
