@@ -14,8 +14,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlstore"
+	"github.com/digest-cli/digest/internal/store/storetest"
 )
 
 const (
@@ -199,195 +198,6 @@ func TestReopenKeepsDataAndDoesNotMigrateAgain(t *testing.T) {
 	}
 }
 
-func TestSummaryRoundTrip(t *testing.T) {
-	created := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.FixedZone("UTC+2", 2*3600))
-	tests := []struct {
-		name        string
-		in          store.Summary
-		wantSkipped []string
-	}{
-		{
-			name: "every field set",
-			in: store.Summary{
-				SummaryKey:   key(hash(1)),
-				Text:         "Adds a \"quoted\" thing.\nSecond line; ünïcödé ✓ and 'single' quotes.",
-				InputTokens:  1234,
-				OutputTokens: 56,
-				CostUSD:      0.000123,
-				DiffTokens:   98765,
-				Truncated:    true,
-				SkippedFiles: []string{"vendor/a.go", "logo.png (binary)", "dir with space/ü.txt"},
-				CreatedAt:    created,
-			},
-			wantSkipped: []string{"vendor/a.go", "logo.png (binary)", "dir with space/ü.txt"},
-		},
-		{
-			name:        "zero values and nil skipped files",
-			in:          store.Summary{SummaryKey: key(hash(2))},
-			wantSkipped: []string{},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newStore(t)
-			before := time.Now()
-			save(t, s, tt.in)
-			after := time.Now()
-
-			got, ok := lookup(t, s, tt.in.SummaryKey, tt.in.Commit)[tt.in.Commit]
-			if !ok {
-				t.Fatalf("summary of %s not returned", tt.in.Commit)
-			}
-			if got.SummaryKey != tt.in.SummaryKey {
-				t.Errorf("key = %+v, want %+v", got.SummaryKey, tt.in.SummaryKey)
-			}
-			if got.Text != tt.in.Text {
-				t.Errorf("Text = %q, want %q", got.Text, tt.in.Text)
-			}
-			if got.InputTokens != tt.in.InputTokens || got.OutputTokens != tt.in.OutputTokens {
-				t.Errorf("tokens = %d/%d, want %d/%d", got.InputTokens, got.OutputTokens, tt.in.InputTokens, tt.in.OutputTokens)
-			}
-			if got.CostUSD != tt.in.CostUSD {
-				t.Errorf("CostUSD = %v, want %v", got.CostUSD, tt.in.CostUSD)
-			}
-			if got.DiffTokens != tt.in.DiffTokens {
-				t.Errorf("DiffTokens = %d, want %d", got.DiffTokens, tt.in.DiffTokens)
-			}
-			if got.Truncated != tt.in.Truncated {
-				t.Errorf("Truncated = %v, want %v", got.Truncated, tt.in.Truncated)
-			}
-			if got.SkippedFiles == nil || !slices.Equal(got.SkippedFiles, tt.wantSkipped) {
-				t.Errorf("SkippedFiles = %#v, want %#v", got.SkippedFiles, tt.wantSkipped)
-			}
-			if tt.in.CreatedAt.IsZero() {
-				// Unset means "now": it must fall within the call.
-				if got.CreatedAt.Before(before.Truncate(time.Nanosecond)) || got.CreatedAt.After(after) {
-					t.Errorf("CreatedAt = %v, want between %v and %v", got.CreatedAt, before, after)
-				}
-			} else if !got.CreatedAt.Equal(tt.in.CreatedAt) {
-				t.Errorf("CreatedAt = %v, want %v (to the nanosecond)", got.CreatedAt, tt.in.CreatedAt)
-			}
-		})
-	}
-}
-
-func TestSummariesChunksLongLists(t *testing.T) {
-	s := newStore(t)
-	// Stored commits sit on both sides of every chunk boundary (500, 1000)
-	// and of SQLite's default limit of 32766 bound parameters, which a
-	// single unchunked IN list over total hashes would exceed.
-	const total = 33000
-	stored := []int{0, 1, 498, 499, 500, 501, 999, 1000, 1001, 1500, 32765, 32766, 32767, total - 1}
-	for _, i := range stored {
-		save(t, s, store.Summary{SummaryKey: key(hash(i)), Text: "summary " + hash(i)})
-	}
-	all := make([]string, total)
-	for i := range all {
-		all[i] = hash(i)
-	}
-
-	for _, n := range []int{0, 1, 499, 500, 501, 1000, 1001, 1002, total} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			got := lookup(t, s, key(""), all[:n]...)
-			want := 0
-			for _, i := range stored {
-				if i >= n {
-					continue
-				}
-				want++
-				if got[hash(i)].Text != "summary "+hash(i) {
-					t.Errorf("commit #%d: got %+v, want its stored summary", i, got[hash(i)])
-				}
-			}
-			if len(got) != want {
-				t.Errorf("got %d summaries, want exactly the %d stored ones", len(got), want)
-			}
-		})
-	}
-}
-
-func TestSummaryKeySeparation(t *testing.T) {
-	s := newStore(t)
-	saveRepo(t, s, "repo-b", "0000000000000000000000000000000000000002")
-	base := key(hash(1))
-	save(t, s, store.Summary{SummaryKey: base, Text: "base"})
-
-	variants := []struct {
-		name string
-		key  store.SummaryKey
-	}{
-		{"other model", store.SummaryKey{RepoID: base.RepoID, Commit: base.Commit, Model: "anthropic:claude", PromptVersion: base.PromptVersion, Scope: base.Scope}},
-		{"other prompt version", store.SummaryKey{RepoID: base.RepoID, Commit: base.Commit, Model: base.Model, PromptVersion: "p2", Scope: base.Scope}},
-		{"other scope", store.SummaryKey{RepoID: base.RepoID, Commit: base.Commit, Model: base.Model, PromptVersion: base.PromptVersion, Scope: "src/"}},
-		{"other repository", store.SummaryKey{RepoID: "repo-b", Commit: base.Commit, Model: base.Model, PromptVersion: base.PromptVersion, Scope: base.Scope}},
-	}
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) {
-			if got := lookup(t, s, v.key, base.Commit); len(got) != 0 {
-				t.Fatalf("summary stored under %+v was served for %+v: %+v", base, v.key, got)
-			}
-			// A summary under the other key is a row of its own: both coexist.
-			save(t, s, store.Summary{SummaryKey: v.key, Text: v.name})
-			if got := lookup(t, s, v.key, base.Commit)[base.Commit].Text; got != v.name {
-				t.Errorf("variant text = %q, want %q", got, v.name)
-			}
-			if got := lookup(t, s, base, base.Commit)[base.Commit].Text; got != "base" {
-				t.Errorf("base text = %q after saving %s, want %q", got, v.name, "base")
-			}
-		})
-	}
-}
-
-func TestFirstWriteWins(t *testing.T) {
-	s := newStore(t)
-	k := key(hash(1))
-	save(t, s, store.Summary{SummaryKey: k, Text: "first", InputTokens: 1, CostUSD: 0.5})
-	save(t, s, store.Summary{SummaryKey: k, Text: "second", InputTokens: 2, CostUSD: 0.25})
-	got := lookup(t, s, k, k.Commit)[k.Commit]
-	if got.Text != "first" || got.InputTokens != 1 || got.CostUSD != 0.5 {
-		t.Errorf("after two saves got %+v, want the first one kept", got)
-	}
-}
-
-func TestRepositoriesOf(t *testing.T) {
-	ctx := context.Background()
-	s := newStore(t)
-	const rootB = "00000000000000000000000000000000000000bb"
-	saveRepo(t, s, "repo-b", rootB)
-	save(t, s, store.Summary{SummaryKey: key(hash(10))})
-	kb := key(hash(20))
-	kb.RepoID = "repo-b"
-	save(t, s, store.Summary{SummaryKey: kb})
-	// The same commit under a second id, as --repo-id would store it.
-	kb2 := key(hash(10))
-	kb2.RepoID = "repo-b"
-	save(t, s, store.Summary{SummaryKey: kb2})
-
-	tests := []struct {
-		commit string
-		want   []string // "id=root"
-	}{
-		{hash(10), []string{testRepo + "=" + testRoot, "repo-b=" + rootB}},
-		{hash(20), []string{"repo-b=" + rootB}},
-		{hash(30), nil},
-		{testRoot, nil}, // a root that was never stored as a commit
-	}
-	for _, tt := range tests {
-		repos, err := s.RepositoriesOf(ctx, tt.commit)
-		if err != nil {
-			t.Errorf("RepositoriesOf(%s): %v", tt.commit, err)
-		}
-		var got []string
-		for _, r := range repos {
-			got = append(got, r.ID+"="+r.RootCommit)
-		}
-		sort.Strings(got)
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("RepositoriesOf(%s) = %v, want %v", tt.commit, got, tt.want)
-		}
-	}
-}
-
 func TestOpenRefusesFilesThatAreNotSQLite(t *testing.T) {
 	random := make([]byte, 8192)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -525,72 +335,6 @@ func TestOpenReportsUnusablePaths(t *testing.T) {
 	}
 }
 
-// concurrentSaves runs workers goroutines, each saving perWorker distinct
-// summaries plus one shared key, through stores[w%len(stores)].
-func concurrentSaves(t *testing.T, stores []*sqlstore.DB, workers, perWorker int) {
-	t.Helper()
-	ctx := context.Background()
-	shared := key(hash(1 << 20))
-	var wg sync.WaitGroup
-	errs := make(chan error, workers*(perWorker+1))
-	for w := range workers {
-		s := stores[w%len(stores)]
-		wg.Go(func() {
-			for i := range perWorker {
-				k := key(hash(w*perWorker + i))
-				if err := s.SaveSummary(ctx, commitFor(k), store.Summary{SummaryKey: k, Text: k.Commit}); err != nil {
-					errs <- fmt.Errorf("worker %d save %d: %w", w, i, err)
-				}
-			}
-			if err := s.SaveSummary(ctx, commitFor(shared), store.Summary{SummaryKey: shared, Text: fmt.Sprint("worker ", w)}); err != nil {
-				errs <- fmt.Errorf("worker %d shared save: %w", w, err)
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-
-	want := make([]string, workers*perWorker)
-	for i := range want {
-		want[i] = hash(i)
-	}
-	for n, s := range stores {
-		got := lookup(t, s, key(""), want...)
-		if len(got) != len(want) {
-			t.Errorf("store %d sees %d summaries, want %d", n, len(got), len(want))
-		}
-		for _, h := range want {
-			if got[h].Text != h {
-				t.Errorf("store %d: summary of %s = %q", n, h, got[h].Text)
-				break
-			}
-		}
-		sh := lookup(t, s, shared, shared.Commit)[shared.Commit].Text
-		if !strings.HasPrefix(sh, "worker ") {
-			t.Errorf("store %d: shared key holds %q, want one worker's summary", n, sh)
-		}
-		if err := IntegrityCheck(ctx, s.Path()); err != nil {
-			t.Errorf("store %d: %v", n, err)
-		}
-	}
-}
-
-func TestConcurrentSavesOneStore(t *testing.T) {
-	s := newStore(t)
-	concurrentSaves(t, []*sqlstore.DB{s}, 8, 25)
-}
-
-func TestConcurrentSavesTwoStoresOnOneFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "digest.db")
-	a := openStore(t, path)
-	b := openStore(t, path)
-	saveRepo(t, a, testRepo, testRoot)
-	concurrentSaves(t, []*sqlstore.DB{a, b}, 8, 25)
-}
-
 // Two digest processes opening a database that does not exist yet must not
 // both apply migration 1 ("table repositories already exists"), and an opener
 // must wait out another's switch of the new file to WAL (SQLITE_BUSY, which
@@ -674,24 +418,16 @@ func schemaVersion(ctx context.Context, s *sqlstore.DB) (int, error) {
 	return v, err
 }
 
-// TestCompleteSummaryReplacesAPartialOne: a summary written from a partial
-// clone's diff is kept until a complete one arrives, which replaces it; a
-// complete one is never replaced, by a partial one or another complete one.
-func TestCompleteSummaryReplacesAPartialOne(t *testing.T) {
-	s := newStore(t)
-	k := key(hash(1))
-	save(t, s, store.Summary{SummaryKey: k, Text: "from a blobless clone", Partial: true})
-	save(t, s, store.Summary{SummaryKey: k, Text: "another blobless clone", Partial: true})
-	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a blobless clone" || !got.Partial {
-		t.Fatalf("after two partial summaries: %+v, want the first, partial", got)
-	}
-	save(t, s, store.Summary{SummaryKey: k, Text: "from a full clone", InputTokens: 7})
-	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a full clone" || got.Partial || got.InputTokens != 7 {
-		t.Fatalf("after a complete summary: %+v, want it to replace the partial one", got)
-	}
-	save(t, s, store.Summary{SummaryKey: k, Text: "partial again", Partial: true})
-	save(t, s, store.Summary{SummaryKey: k, Text: "complete again"})
-	if got := lookup(t, s, k, k.Commit)[k.Commit]; got.Text != "from a full clone" {
-		t.Fatalf("a complete summary was replaced: %+v", got)
-	}
+// TestBackend runs the table every backend passes against SQLite files.
+func TestBackend(t *testing.T) {
+	storetest.Run(t, storetest.Backend{
+		Fresh: func(t *testing.T) string { return filepath.Join(t.TempDir(), "digest.db") },
+		Open: func(ctx context.Context, path string) (store.Store, error) {
+			s, err := Open(ctx, path)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+	})
 }
