@@ -316,7 +316,10 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) && out != nil {
-			return cmdutil.Interrupted(fmt.Sprintf("interrupted; results so far are stored in %s as run %s: run the same command again to continue", f.Globals.DB, out.RunID))
+			if cfg.Store == nil { // a dry run stores nothing
+				return cmdutil.Interrupted("interrupted")
+			}
+			return cmdutil.Interrupted(fmt.Sprintf("interrupted; results so far are stored in %s as run %s: run the same command again to continue", cfg.Store.Path(), out.RunID))
 		}
 		return err
 	}
@@ -416,7 +419,7 @@ func checkEvalOutputs(f *cmdutil.Factory, o *EvalOptions, stepSummary bool, inpu
 	if stepSummary {
 		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")})
 	}
-	return cmdutil.CheckOutputs(outputs, f.Globals.DB, inputs)
+	return cmdutil.CheckOutputs(outputs, f.DBFile(), inputs)
 }
 
 // gateError fails the run, exit 3, when a model is below its --min-accuracy.

@@ -109,7 +109,7 @@ needs more, and sizes its caches by it; GOMEMLIMIT sets another limit
 	})
 
 	pf := root.PersistentFlags()
-	pf.StringVar(&f.Globals.DB, "db", cmdutil.DefaultDB(), "SQLite database that caches every result")
+	pf.StringVar(&f.Globals.DB, "db", cmdutil.DefaultDB(), "the cache of every result: an SQLite file, or postgres://USER:PASS@HOST:PORT/DB to share one PostgreSQL database between machines")
 	pf.BoolVarP(&f.Globals.Quiet, "quiet", "q", false, "print only data and errors: no progress, no summary line")
 	pf.BoolVarP(&f.Globals.Verbose, "verbose", "v", false, "log each step to standard error")
 	cmdutil.DocumentEnv(pf)

@@ -239,7 +239,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if o.StepSummary {
 		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")})
 	}
-	if err := cmdutil.CheckOutputs(outputs, f.Globals.DB, []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
+	if err := cmdutil.CheckOutputs(outputs, f.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
 		return err
 	}
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
@@ -276,6 +276,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		}
 	}
 	if err != nil {
+		if errors.Is(err, context.Canceled) && res != nil && cfg.Store == nil {
+			return cmdutil.Interrupted("interrupted") // a dry run stores nothing
+		}
 		if errors.Is(err, context.Canceled) && res != nil {
 			return cmdutil.Interrupted(fmt.Sprintf("interrupted after %d new summaries, stored in %s; run the same command again to continue",
 				res.Changelog.Stats.Summarized, cfg.Store.Path()))

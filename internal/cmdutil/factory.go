@@ -18,6 +18,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/provider/openai"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/postgres"
 	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
@@ -52,24 +53,45 @@ type ProviderOptions struct {
 // New returns the factory of the real program.
 func New(ios *iostreams.IOStreams, version string) *Factory {
 	f := &Factory{IOStreams: ios, Version: version, Getenv: os.Getenv}
-	f.Store = func(ctx context.Context) (store.Store, error) {
-		s, err := sqlite.Open(ctx, f.Globals.DB)
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return s, nil
-	}
+	f.Store = func(ctx context.Context) (store.Store, error) { return OpenDB(ctx, f.Globals.DB) }
 	f.Provider = f.NewProvider
 	return f
 }
 
+// OpenDB opens the database --db names: a postgres:// or postgresql://
+// URL is a PostgreSQL server shared by every machine that names it (and
+// never a local file), anything else an SQLite file.
+func OpenDB(ctx context.Context, db string) (store.Store, error) {
+	var s store.Store
+	var err error
+	if postgres.IsURL(db) {
+		s, err = postgres.Open(ctx, db)
+	} else {
+		s, err = sqlite.Open(ctx, db)
+	}
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return s, nil
+}
+
 // OpenStore opens the database named by --db; a dry run with no database
-// yet gets nil instead: it reads a cache if there is one, and creates none.
+// file yet gets nil instead: it reads a cache if there is one, and creates
+// none. A server is always asked: its cache is everyone's.
 func (f *Factory) OpenStore(ctx context.Context, dryRun bool) (store.Store, error) {
-	if _, err := os.Stat(f.Globals.DB); dryRun && err != nil {
+	if _, err := os.Stat(f.Globals.DB); dryRun && err != nil && !postgres.IsURL(f.Globals.DB) {
 		return nil, nil
 	}
 	return f.Store(ctx)
+}
+
+// DBFile is the database's file, which no report may overwrite; "" for a
+// server.
+func (f *Factory) DBFile() string {
+	if postgres.IsURL(f.Globals.DB) {
+		return ""
+	}
+	return f.Globals.DB
 }
 
 // Providers lists the provider names --model accepts.

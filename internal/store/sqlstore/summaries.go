@@ -98,8 +98,8 @@ func (s *DB) SaveSummary(ctx context.Context, c store.Commit, sum store.Summary)
 		ON CONFLICT(repo_id, commit_hash, model, prompt_version, scope) DO UPDATE SET
 			summary = excluded.summary, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
 			cost_usd = excluded.cost_usd, diff_tokens = excluded.diff_tokens, truncated = excluded.truncated,
-			skipped_files = excluded.skipped_files, created_at = excluded.created_at, partial = 0
-		WHERE summaries.partial = 1 AND excluded.partial = 0`,
+			skipped_files = excluded.skipped_files, created_at = excluded.created_at, partial = excluded.partial
+		WHERE summaries.partial AND NOT excluded.partial`,
 		sum.RepoID, sum.Commit, sum.Model, sum.PromptVersion, sum.Scope,
 		sum.Text, sum.InputTokens, sum.OutputTokens, sum.CostUSD, sum.DiffTokens, sum.Truncated,
 		string(skipped), created.UTC().Format(time.RFC3339Nano), sum.Partial); err != nil {

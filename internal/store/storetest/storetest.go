@@ -42,7 +42,7 @@ func Run(t *testing.T, b Backend) {
 		{"RepositoriesOf", testRepositoriesOf},
 		{"CompleteSummaryReplacesAPartialOne", testCompleteSummaryReplacesAPartialOne},
 		{"ConcurrentSavesOneStore", testConcurrentSavesOneStore},
-		{"ConcurrentSavesTwoStoresOnOneFile", testConcurrentSavesTwoStoresOnOneFile},
+		{"ConcurrentSavesTwoStoresOnOneDatabase", testConcurrentSavesTwoStoresOnOneDatabase},
 		{"Leases", testLeases},
 		{"LeasesAcrossConnectionsAreExclusive", testLeasesAcrossConnectionsAreExclusive},
 		{"ClaimAll", testClaimAll},
@@ -333,7 +333,7 @@ func testConcurrentSavesOneStore(t *testing.T, b Backend) {
 	concurrentSaves(t, []store.Store{s}, 8, 25)
 }
 
-func testConcurrentSavesTwoStoresOnOneFile(t *testing.T, b Backend) {
+func testConcurrentSavesTwoStoresOnOneDatabase(t *testing.T, b Backend) {
 	where := b.Fresh(t)
 	one, other := open(t, b, where), open(t, b, where)
 	saveRepo(t, one, testRepo, testRoot)

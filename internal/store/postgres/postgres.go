@@ -1,0 +1,260 @@
+// Package postgres keeps a digest database on a PostgreSQL server, so that
+// processes on many machines share one cache and one set of claims. It
+// speaks the same SQL core as SQLite (sqlstore) through pgx's database/sql
+// driver; what differs is the schema's types, the migration lock (an
+// advisory lock, so processes starting together do not race) and the clock
+// claims expire by (the server's).
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/digest-cli/digest/internal/store/sqlstore"
+)
+
+// IsURL reports whether db names a PostgreSQL database rather than a file.
+func IsURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// connectTimeout bounds reaching the server: an unreachable host must fail
+// the run with a message, not hang it.
+const connectTimeout = 10 * time.Second
+
+// Open connects to the database named by a postgres:// URL (parts it
+// leaves out come from the usual PG* variables: PGHOST, PGPORT, PGUSER,
+// PGPASSWORD, PGDATABASE, PGSSLMODE...), migrates it to the current schema
+// and returns it. Nothing is created on the local file system. Errors name
+// the server, never the password.
+func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (%s). Try: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable",
+			Redacted(rawURL), withoutPassword(err.Error(), rawURL))
+	}
+	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
+		cfg.ConnectTimeout = connectTimeout
+	}
+	name := displayName(cfg.Config)
+	db := stdlib.OpenDB(*cfg)
+	pingCtx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, unreachable(name, cfg.Config, err, rawURL)
+	}
+	s, err := sqlstore.New(ctx, db, name, Dialect)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrationLock is the advisory lock every digest takes to migrate: a
+// constant of its own, so no other program's lock is waited for.
+const migrationLock = 0x6469676573740001 // "digest" 0001
+
+// Dialect is PostgreSQL's: numbered placeholders, its own schema, the
+// server's clock, and an advisory lock around each migration.
+var Dialect = sqlstore.Dialect{
+	Migrations: migrations,
+	Numbered:   true,
+	Explain:    explain,
+	LockMigrations: func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock))
+		return err
+	},
+	// clock_timestamp, not now(): now() is when the transaction began.
+	NowMillis: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT",
+}
+
+// migrations are PostgreSQL's schema, version by version; version 1 is
+// everything SQLite's four first versions hold.
+var migrations = []string{
+	1: `
+CREATE TABLE repositories (
+	id          TEXT PRIMARY KEY,
+	root_commit TEXT NOT NULL,
+	path        TEXT NOT NULL,
+	created_at  TEXT NOT NULL,
+	updated_at  TEXT NOT NULL
+);
+CREATE TABLE commits (
+	repo_id      TEXT NOT NULL REFERENCES repositories(id),
+	hash         TEXT NOT NULL,
+	author_name  TEXT NOT NULL,
+	author_email TEXT NOT NULL,
+	author_date  TEXT NOT NULL,
+	commit_date  TEXT NOT NULL,
+	subject      TEXT NOT NULL,
+	PRIMARY KEY (repo_id, hash)
+);
+CREATE INDEX commits_by_hash ON commits(hash);
+CREATE TABLE summaries (
+	repo_id        TEXT NOT NULL,
+	commit_hash    TEXT NOT NULL,
+	model          TEXT NOT NULL,
+	prompt_version TEXT NOT NULL,
+	scope          TEXT NOT NULL,
+	summary        TEXT NOT NULL,
+	input_tokens   BIGINT NOT NULL,
+	output_tokens  BIGINT NOT NULL,
+	cost_usd       DOUBLE PRECISION NOT NULL,
+	diff_tokens    BIGINT NOT NULL,
+	truncated      BOOLEAN NOT NULL,
+	skipped_files  TEXT NOT NULL,
+	created_at     TEXT NOT NULL,
+	partial        BOOLEAN NOT NULL DEFAULT FALSE,
+	PRIMARY KEY (repo_id, commit_hash, model, prompt_version, scope),
+	FOREIGN KEY (repo_id, commit_hash) REFERENCES commits(repo_id, hash)
+);
+CREATE TABLE payloads (
+	hash TEXT PRIMARY KEY,
+	gz   BYTEA NOT NULL
+);
+CREATE TABLE eval_results (
+	key           TEXT PRIMARY KEY,
+	model         TEXT NOT NULL,
+	latency_ms    DOUBLE PRECISION NOT NULL,
+	input_tokens  BIGINT NOT NULL,
+	output_tokens BIGINT NOT NULL,
+	cost_usd      DOUBLE PRECISION NOT NULL,
+	request       TEXT NOT NULL REFERENCES payloads(hash),
+	response      TEXT NOT NULL REFERENCES payloads(hash),
+	created_at    TEXT NOT NULL
+);
+CREATE TABLE eval_runs (
+	id          TEXT PRIMARY KEY,
+	dataset     TEXT NOT NULL,
+	models      TEXT NOT NULL,
+	params      TEXT NOT NULL,
+	created_at  TEXT NOT NULL,
+	finished_at TEXT
+);
+CREATE TABLE eval_run_results (
+	run_id   TEXT NOT NULL REFERENCES eval_runs(id),
+	model    TEXT NOT NULL,
+	item     TEXT NOT NULL,
+	line     BIGINT NOT NULL,
+	repeat   BIGINT NOT NULL,
+	key      TEXT NOT NULL,
+	pass     BOOLEAN NOT NULL,
+	score    DOUBLE PRECISION NOT NULL,
+	reasons  TEXT NOT NULL,
+	expected TEXT NOT NULL,
+	error    TEXT NOT NULL,
+	cached   BOOLEAN NOT NULL,
+	PRIMARY KEY (run_id, model, line, repeat)
+);
+-- Claims on work in progress, shared by every machine: expiry is in the
+-- server's clock, Unix milliseconds.
+CREATE TABLE leases (
+	key        TEXT PRIMARY KEY,
+	owner      TEXT NOT NULL,
+	expires_at BIGINT NOT NULL
+);`,
+}
+
+// Redacted is a postgres:// URL fit to print: its password masked.
+func Redacted(rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		return u.Redacted()
+	}
+	if at := strings.LastIndex(rawURL, "@"); at >= 0 {
+		if i := strings.Index(rawURL, "://"); i >= 0 && i < at {
+			return rawURL[:i+3] + "xxxxx" + rawURL[at:]
+		}
+	}
+	return rawURL
+}
+
+// withoutPassword drops the URL's password from a library's message.
+func withoutPassword(msg, rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	return strings.ReplaceAll(msg, rawURL, Redacted(rawURL))
+}
+
+// displayName names the database as the server, user and database
+// connected to: what the URL and the PG* variables made of it.
+func displayName(c pgconn.Config) string {
+	host := c.Host
+	if strings.HasPrefix(host, "/") {
+		host = "[" + host + "]" // a Unix socket's directory
+	}
+	u := url.URL{Scheme: "postgres", User: url.User(c.User), Host: net.JoinHostPort(host, fmt.Sprint(c.Port)), Path: "/" + c.Database}
+	return u.String()
+}
+
+// unreachable says that the server could not be reached, naming it.
+func unreachable(name string, c pgconn.Config, err error, rawURL string) error {
+	msg := withoutPassword(err.Error(), rawURL)
+	if c.Password != "" {
+		msg = strings.ReplaceAll(msg, c.Password, "xxxxx")
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "28P01", "28000":
+			return fmt.Errorf("database %s refused the login (%s). Try: the user and password in --db, or PGUSER and PGPASSWORD", name, pe.Message)
+		case "3D000":
+			return fmt.Errorf("database %s does not exist on the server (%s). Try: createdb %s, or another database in --db", name, pe.Message, c.Database)
+		}
+	}
+	return fmt.Errorf("database %s cannot be reached (%s). Try: check that PostgreSQL runs at %s:%d and accepts connections, or --db with another URL",
+		name, oneLine(msg), c.Host, c.Port)
+}
+
+// explain turns PostgreSQL's errors into messages that say what to do.
+func explain(name string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "53100":
+			return fmt.Errorf("database %s: the server's disk is full (%s). Try: free space on the database server", name, pe.Message)
+		case pe.Code == "42501":
+			return fmt.Errorf("database %s: permission denied (%s). Try: a user that may create tables in that database", name, pe.Message)
+		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):
+			return fmt.Errorf("database %s: the connection was lost (%s). Try: run the same command again once the server is back; what was stored is kept", name, pe.Message)
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err) || isConnError(err) {
+		return fmt.Errorf("database %s: the server cannot be reached (%s). Try: run the same command again once the server is back; what was stored is kept", name, oneLine(err.Error()))
+	}
+	return fmt.Errorf("database %s: %w", name, err)
+}
+
+// isConnError recognises a connection that failed or was closed under a
+// statement, as pgx reports it.
+func isConnError(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "connection reset")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
