@@ -17,6 +17,7 @@ import (
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/lease"
+	"github.com/digest-cli/digest/internal/pgtest"
 	"github.com/digest-cli/digest/internal/store/sqlite"
 )
 
@@ -28,9 +29,20 @@ func TestTwoProcessesPayEachCommitOnce(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildDigest(t)
+	forEachDatabase(t, func(t *testing.T, db string) { twoProcessesPayEachCommitOnce(t, bin, db) })
+}
+
+// forEachDatabase runs test where processes share a cache: an SQLite file, and
+// a PostgreSQL database of its own when a server is given
+// (DIGEST_TEST_POSTGRES; required in CI).
+func forEachDatabase(t *testing.T, test func(t *testing.T, db string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "shared.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, pgtest.FreshDatabase(t)) })
+}
+
+func twoProcessesPayEachCommitOnce(t *testing.T, bin, db string) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 40 * time.Millisecond})
 	f := fixture(t)
-	db := filepath.Join(t.TempDir(), "shared.db")
 	outs := runTogether(t, bin, "--db", db, "summarize", f.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
 		"--batch-size", "1", "--concurrency", "2", "-f", "jsonl")
 	for i := range 2 {
@@ -100,10 +112,13 @@ func TestTwoEvalProcessesPayEachKeyOnce(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildDigest(t)
+	forEachDatabase(t, func(t *testing.T, db string) { twoEvalProcessesPayEachKeyOnce(t, bin, db) })
+}
+
+func twoEvalProcessesPayEachKeyOnce(t *testing.T, bin, db string) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 30 * time.Millisecond})
 	const items = 40
 	data := evalItems(t, items)
-	db := filepath.Join(t.TempDir(), "shared.db")
 	outs := runTogether(t, bin, "--db", db, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(),
 		"--concurrency", "2", "-f", "jsonl")
 	cached := 0
