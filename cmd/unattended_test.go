@@ -7,6 +7,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,7 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/pgtest"
 )
 
 // TestOutputsNeverDestroyWhatTheRunReads: a report path that names the
@@ -393,5 +396,69 @@ func TestNamedPipeAsTheDatabaseIsRefused(t *testing.T) {
 	oneLineError(t, result{code: cmd.ProcessState.ExitCode(), errOut: errOut.String()}, 1, "named pipe", "--db")
 	if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO is now %v (%v)", info.Mode(), err)
+	}
+}
+
+// TestPostgresServerLostMidRun: the PostgreSQL server stops (crashes) under
+// a running digest summarize. digest stops with one line naming the
+// server, no panic, exit 1; once the server is back, the same command
+// pays only for what was not stored.
+func TestPostgresServerLostMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	pg := pgtest.StartServer(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
+	r := gittest.New(t)
+	const commits = 120
+	for i := range commits {
+		r.Write(fmt.Sprintf("f%d.txt", i%5), fmt.Sprintf("version %d\n", i)).Commit(fmt.Sprint("change ", i))
+	}
+	args := []string{"--db", pg.URL, "summarize", r.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "1", "-f", "jsonl"}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for srv.Stats().Requests < 10 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	pg.Crash(t)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1: %s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	last := lines[len(lines)-1]
+	host := strings.TrimPrefix(strings.Split(strings.Split(pg.URL, "@")[1], "/")[0], "")
+	if !strings.Contains(last, host) || !strings.Contains(last, "Try: ") || strings.Contains(errOut.String(), "panic") {
+		t.Errorf("last line %q, want one naming the server %s and what to try", last, host)
+	}
+	paid := srv.Stats().Requests
+
+	pg.Restart(t)
+	again := exec.Command(bin, args...)
+	again.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	again.Stderr = &errOut
+	out, err := again.Output()
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, errOut.String())
+	}
+	// What was stored before the crash is not paid again: the rerun pays
+	// for exactly the commits it did not find. Those lost are the answers
+	// on their way when the server went: the one in flight, and the next
+	// sent while the first's store failed.
+	total := srv.Stats().Requests
+	cached := strings.Count(string(out), `"cached":true`)
+	if rerun := total - paid; rerun != commits-cached {
+		t.Errorf("the rerun paid %d requests for %d commits not stored", rerun, commits-cached)
+	}
+	if lost := total - commits; lost > 2 {
+		t.Errorf("%d requests in all for %d commits: %d paid twice, more than were in flight at the crash", total, commits, lost)
 	}
 }
