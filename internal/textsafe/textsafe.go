@@ -132,6 +132,10 @@ func plain(r rune) bool {
 		return false
 	case r == 0x2028 || r == 0x2029 || r == 0xfffe || r == 0xffff || r == flagBase:
 		return false
+	case r >= 0xe0000 && r <= 0xe007f:
+		// The Tags block, its unassigned first code point included: all of
+		// it is invisible, and only a flag's tags (see shows) may stand.
+		return false
 	}
 	return !unicode.Is(unicode.Cf, r) || keptFormat(r)
 }
