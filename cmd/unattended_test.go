@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/pgtest"
@@ -460,5 +461,84 @@ func TestPostgresServerLostMidRun(t *testing.T) {
 	}
 	if lost := total - commits; lost > 2 {
 		t.Errorf("%d requests in all for %d commits: %d paid twice, more than were in flight at the crash", total, commits, lost)
+	}
+}
+
+// TestKilledProcessOfAnotherMachine: three real processes summarize one
+// history through one PostgreSQL database, two of them in UTS namespaces
+// of their own with other host names, as processes on other machines. One
+// of those is killed (SIGKILL) mid-run: the others wait out its claims
+// (--lease), take them over and finish; each prints the whole changelog,
+// nothing stored is lost, and nothing is paid twice beyond what the killed
+// process had in flight.
+func TestKilledProcessOfAnotherMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("other host names need unshare -u, as root")
+	}
+	if err := exec.Command("unshare", "-u", "true").Run(); err != nil {
+		t.Skipf("unshare -u: %v", err)
+	}
+	bin := buildDigest(t)
+	db := pgtest.FreshDatabase(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 15 * time.Millisecond})
+	r := gittest.New(t)
+	const commits = 120
+	for i := range commits {
+		r.Write(fmt.Sprintf("f%d.txt", i%5), fmt.Sprintf("version %d\n", i)).Commit(fmt.Sprint("change ", i))
+	}
+	args := []string{bin, "--db", db, "summarize", r.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "1", "--lease", "3s", "-f", "jsonl"}
+	start := func(host string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+		cmd := exec.Command(args[0], args[1:]...)
+		if host != "" {
+			// A shell in a UTS namespace of its own renames its host, then
+			// becomes digest: to digest, another machine.
+			cmd = exec.Command("unshare", append([]string{"-u", "sh", "-c", `hostname "$0" && exec "$@"`, host}, args...)...)
+		}
+		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &out, &errOut
+	}
+	local, localOut, localErr := start("")
+	other, otherOut, otherErr := start("digest-test-machine-b")
+	doomed, _, _ := start("digest-test-machine-c")
+	for srv.Stats().Requests < 20 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := doomed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	doomed.Wait()
+	killedAt := srv.Stats().Requests
+	for i, p := range []struct {
+		cmd      *exec.Cmd
+		out, err *bytes.Buffer
+	}{{local, localOut, localErr}, {other, otherOut, otherErr}} {
+		if err := p.cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v: %s", i, err, p.err.String())
+		}
+		if n := strings.Count(p.out.String(), "\n"); n != commits {
+			t.Errorf("process %d printed %d commits, want %d", i, n, commits)
+		}
+	}
+	// The killed process had one request in flight, and may have sent the
+	// next while the first's answer was being stored.
+	if total := srv.Stats().Requests; total < commits || total > commits+2 {
+		t.Errorf("%d requests for %d commits (%d when one process was killed)", total, commits, killedAt)
+	}
+	st, err := cmdutil.OpenDB(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if owners, err := st.LeaseOwners(context.Background()); err != nil || len(owners) != 0 {
+		t.Errorf("claims left behind by %v (%v)", owners, err)
 	}
 }
