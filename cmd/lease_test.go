@@ -286,3 +286,51 @@ func runBoth(t *testing.T, bin string, beforeSecond func(), args ...string) [2]s
 	}
 	return [2]string{outs[0].String(), outs[1].String()}
 }
+
+// TestTwoEvalProcessesAskTheJudgeOnce: two real processes judging the same
+// answers at once ask the grading model once per verdict between them:
+// verdicts are claimed like answers.
+func TestTwoEvalProcessesAskTheJudgeOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	forEachDatabase(t, func(t *testing.T, db string) {
+		srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond, Answer: func(r fakeprovider.Received) string {
+			if strings.HasSuffix(r.Model, "grader") {
+				time.Sleep(20 * time.Millisecond)
+				return "PASS\nA greeting."
+			}
+			return "Good morning"
+		}})
+		const items = 24
+		lines := make([]string, items)
+		for i := range lines {
+			lines[i] = fmt.Sprintf(`{"id": "g%d", "prompt": "Say good morning, %d", "assert": [{"type": "llm-rubric", "value": "Is a greeting"}]}`, i, i)
+		}
+		data := writeDataset(t, lines...)
+		t.Setenv("OPENAI_BASE_URL", srv.OpenAIBaseURL()) // where the judge is served from
+		// The answers are stored first (graded by another judge), so that
+		// both processes come to the same verdicts at the same moments.
+		runTogether(t, bin, "--db", db, "eval", data, "--models", "openai:m", "--judge", "openai:first-grader", "-f", "jsonl")
+		before := len(srv.Requests())
+		outs := runTogether(t, bin, "--db", db, "eval", data, "--models", "openai:m", "--judge", "openai:grader",
+			"--concurrency", "2", "-f", "jsonl")
+		for i := range 2 {
+			if n := strings.Count(outs[i], `"pass":true`); n != items {
+				t.Errorf("process %d: %d passing results, want %d", i, n, items)
+			}
+		}
+		var answers, verdicts int
+		for _, r := range srv.Requests()[before:] {
+			if r.Model == "grader" {
+				verdicts++
+			} else {
+				answers++
+			}
+		}
+		if answers != 0 || verdicts != items {
+			t.Errorf("%d answers and %d verdicts paid between two processes, want the %d verdicts once each and no answer again", answers, verdicts, items)
+		}
+	})
+}

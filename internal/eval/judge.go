@@ -10,6 +10,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/store"
@@ -31,13 +32,14 @@ func (r *runner) judge(m Model) score.Judge {
 	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {
 		req, k := judgeRequest(m, rubric, question, answer)
 		if st != nil {
-			found, err := st.EvalResults(ctx, []string{k})
+			stored, release, err := r.claimVerdict(ctx, m, k)
 			if err != nil {
 				return false, "", err
 			}
-			if r, ok := found[k]; ok {
-				return verdict(r.Answer)
+			if stored != nil {
+				return verdict(stored.Answer)
 			}
+			defer release()
 		}
 		worst := m.Price.Cost(r.tokens(req)-judgeMaxTokens, judgeMaxTokens)
 		if !r.pledge(k, worst) {
@@ -58,6 +60,54 @@ func (r *runner) judge(m Model) score.Judge {
 			}
 		}
 		return verdict(o.Response.Text)
+	}
+}
+
+// claimVerdict returns the stored verdict under k, or claims k so that no
+// other process sharing the database asks the judge the same thing: a
+// process that finds another's live claim waits for the verdict to be
+// stored (or for the claim to lapse, its holder gone) instead of paying
+// for it again. release gives the claim back once the verdict is stored
+// or has failed. The offline judge, free and instant, is not claimed.
+func (r *runner) claimVerdict(ctx context.Context, m Model, k string) (stored *store.EvalResult, release func(), err error) {
+	st := r.o.Store
+	lookup := func() (*store.EvalResult, error) {
+		found, err := st.EvalResults(ctx, []string{k})
+		if res, ok := found[k]; ok {
+			return &res, err
+		}
+		return nil, err
+	}
+	if res, err := lookup(); res != nil || err != nil {
+		return res, nil, err
+	}
+	if m.Spec.Provider == provider.Offline {
+		return nil, func() {}, nil
+	}
+	for {
+		won, err := lease.Claim(ctx, st, k, r.o.Owner, r.o.Lease)
+		if err != nil {
+			return nil, nil, err
+		}
+		// Won or not, look again: the holder may have stored the verdict
+		// and let the claim go since the last look.
+		res, err := lookup()
+		if won && (res != nil || err != nil) {
+			st.Release(context.WithoutCancel(ctx), k, r.o.Owner)
+		}
+		if res != nil || err != nil {
+			return res, nil, err
+		}
+		if won {
+			return nil, func() {
+				if err := st.Release(context.WithoutCancel(ctx), k, r.o.Owner); err != nil {
+					r.releaseWarn.Warn("could not release a lease; it expires on its own", err, "key", k)
+				}
+			}, nil
+		}
+		if err := engine.Sleep(ctx, lease.Poll(r.o.Lease)); err != nil {
+			return nil, nil, err
+		}
 	}
 }
 
