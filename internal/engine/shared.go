@@ -56,9 +56,9 @@ func (e *SharedLimitError) Error() string {
 
 func (e *SharedLimitError) Unwrap() error { return e.Err }
 
-// interval is the time one unit of a local bucket's rate takes, and burst
-// its capacity as a time ahead of the pace: the same limit as the bucket,
-// margin and all, as a GCRA charge.
+// chargeOf is units of a bucket whose rate gives one unit per interval
+// and which holds burst units, as a GCRA charge: the same limit as the
+// local bucket, margin and all.
 func chargeOf(interval time.Duration, burst, units int) Charge {
 	return Charge{Cost: interval * time.Duration(units), Burst: interval * time.Duration(burst)}
 }
