@@ -279,6 +279,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			if cfg.Models[i].Provider, err = f.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
 				return err
 			}
+			if cfg.Models[i].LimitName, err = f.LimitName(m.Spec, o.BaseURL); err != nil {
+				return err
+			}
 		}
 	}
 	src := io.Reader(f.IOStreams.In)
@@ -527,6 +530,12 @@ func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer, file model
 	if err != nil {
 		return nil, err
 	}
-	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: info.Price,
+	limitName := ""
+	if !o.DryRun {
+		if limitName, err = f.LimitName(spec, ""); err != nil {
+			return nil, err
+		}
+	}
+	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: info.Price, LimitName: limitName,
 		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
 }

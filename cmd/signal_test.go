@@ -17,7 +17,7 @@ import (
 )
 
 // buildDigest compiles the real binary once per test run.
-func buildDigest(t *testing.T) string {
+func buildDigest(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		dir, err := os.MkdirTemp("", "digest-test-bin")

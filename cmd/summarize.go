@@ -257,6 +257,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		if cfg.Provider, err = f.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
 			return err
 		}
+		if cfg.LimitName, err = f.LimitName(cfg.Model, o.BaseURL); err != nil {
+			return err
+		}
 	}
 	if cfg.Store, err = f.OpenStore(ctx, o.DryRun); err != nil {
 		return err

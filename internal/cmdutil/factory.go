@@ -17,6 +17,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider/anthropic"
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/provider/openai"
+	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/postgres"
 	"github.com/digest-cli/digest/internal/store/sqlite"
@@ -132,6 +133,28 @@ func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.P
 		return openai.New(openai.Options{Name: "ollama", BaseURL: url, HTTPClient: httpClient(o.Concurrency)}), nil
 	}
 	return nil, UsageError("unknown provider %q in model %s. Try: one of %s", spec.Provider, spec, strings.Join(Providers, ", "))
+}
+
+// LimitName names the rate limit a model's requests share with every
+// process using the same account: provider, base URL (as BaseURL resolves
+// flag), model, and a hash of the API key NewProvider would send, never
+// the key. The offline model has no limit: "".
+func (f *Factory) LimitName(spec provider.Spec, flag string) (string, error) {
+	if spec.Provider == provider.Offline {
+		return "", nil
+	}
+	url, err := f.BaseURL(spec, flag)
+	if err != nil {
+		return "", err
+	}
+	apiKey := ""
+	switch spec.Provider {
+	case "openai":
+		apiKey = strings.TrimSpace(f.Getenv("OPENAI_API_KEY"))
+	case "anthropic":
+		apiKey = strings.TrimSpace(f.Getenv("ANTHROPIC_API_KEY"))
+	}
+	return sharedlimit.Name(spec.Provider, url, spec.Model, apiKey), nil
 }
 
 // BaseURL is the endpoint a model is served from: --base-url, else the

@@ -42,6 +42,17 @@ type budget struct {
 	credit      int           // tokens reserved but not used, taken off later reservations
 	clock       clock         // for the pause; the buckets keep real time
 	pausedUntil time.Time
+	// shared, when set, paces instead of the buckets, which then only keep
+	// the limits as rates. learned* are the limits this process was told
+	// of, shared* those the shared limit last reported: a difference is
+	// written there. owed is tokens used past their reservation, charged
+	// with the next request.
+	shared                 SharedLimit
+	model                  string
+	learnedRPM, learnedTPM int
+	sharedRPM, sharedTPM   int
+	owed                   int
+	onSharedPause          func(d time.Duration)
 	// taking serializes gathering a request's tokens: interleaved with
 	// others, a request would gather over a long span and then go out
 	// bunched with them.
@@ -137,6 +148,9 @@ func (b *budget) take(ctx context.Context, tokens int) error {
 		n -= used
 	}
 	b.mu.Unlock()
+	if b.shared != nil {
+		return b.takeShared(ctx, n)
+	}
 	if req != nil {
 		if err := req.Wait(ctx); err != nil {
 			return err
@@ -163,6 +177,108 @@ func (b *budget) take(ctx context.Context, tokens int) error {
 	return nil
 }
 
+// takeShared charges the shared limit with one request and n tokens, at
+// the buckets' rates, and waits what it says. It adopts the limits other
+// processes learned, and a pause one of them heard.
+func (b *budget) takeShared(ctx context.Context, n int) error {
+	b.mu.Lock()
+	var reqs, toks Charge
+	if b.req != nil {
+		reqs = chargeOf(intervalOf(float64(b.req.Limit())), b.req.Burst(), 1)
+	}
+	if b.tok != nil {
+		n += b.owed
+		b.owed = 0
+		toks = chargeOf(intervalOf(float64(b.tok.Limit())), b.tok.Burst(), n)
+	}
+	b.mu.Unlock()
+	st, err := b.shared.Take(ctx, reqs, toks)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &FatalError{&SharedLimitError{Model: b.model, Err: err}}
+	}
+	b.mu.Lock()
+	b.sharedRPM, b.sharedTPM = st.RPM, st.TPM
+	b.adopt(st.RPM, st.TPM)
+	b.mu.Unlock()
+	if st.Paused > 0 {
+		if b.pause(st.Paused) >= VisibleWait && b.onSharedPause != nil {
+			b.onSharedPause(st.Paused)
+		}
+	}
+	if st.Wait <= 0 {
+		return nil
+	}
+	return Sleep(ctx, st.Wait)
+}
+
+func intervalOf(perSecond float64) time.Duration {
+	return time.Duration(float64(time.Second) / perSecond)
+}
+
+// adopt applies learned limits under the rule every learning follows: set
+// a limit nobody declared, or lower a declared one. Callers hold mu.
+func (b *budget) adopt(rpm, tpm int) {
+	if rpm > 0 && (b.declared.RPM == 0 || rpm < b.declared.RPM) {
+		b.setRequests(rpm)
+	}
+	if tpm > 0 && (b.declared.TPM == 0 || tpm < b.declared.TPM) {
+		b.setTokens(tpm)
+	}
+}
+
+// share writes the limits this process learned to the shared limit, when
+// it does not hold them yet.
+func (b *budget) share(ctx context.Context) error {
+	if b.shared == nil {
+		return nil
+	}
+	b.mu.Lock()
+	rpm, tpm := b.learnedRPM, b.learnedTPM
+	if rpm == b.sharedRPM {
+		rpm = 0
+	}
+	if tpm == b.sharedTPM {
+		tpm = 0
+	}
+	b.mu.Unlock()
+	if rpm == 0 && tpm == 0 {
+		return nil
+	}
+	if err := b.shared.Learn(ctx, rpm, tpm); err != nil {
+		return b.sharedErr(ctx, err)
+	}
+	b.mu.Lock()
+	if rpm > 0 {
+		b.sharedRPM = rpm
+	}
+	if tpm > 0 {
+		b.sharedTPM = tpm
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// sharePause pauses every process using the account for d.
+func (b *budget) sharePause(ctx context.Context, d time.Duration) error {
+	if b.shared == nil {
+		return nil
+	}
+	if err := b.shared.Pause(ctx, d); err != nil {
+		return b.sharedErr(ctx, err)
+	}
+	return nil
+}
+
+func (b *budget) sharedErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return &FatalError{&SharedLimitError{Model: b.model, Err: err}}
+}
+
 // settle corrects a reservation with what the call used: a shortfall is
 // taken from the bucket now, and the surplus is credited to later
 // requests unless refund is false. (rate.Reservation.Cancel cannot do
@@ -182,6 +298,10 @@ func (b *budget) settle(reserved, used int, refund bool) {
 	case used > reserved:
 		// A server's count is not trusted past one window's worth: more
 		// would hold the model for hours on one wrong number.
+		if b.shared != nil {
+			b.owed = min(b.owed+used-reserved, b.tpm)
+			return
+		}
 		b.drain(min(used-reserved, b.tpm))
 	}
 }
@@ -209,9 +329,11 @@ func (b *budget) learn(l *provider.Limits) (pause time.Duration) {
 	defer b.mu.Unlock()
 	if l.RequestsLimit > 0 && (b.declared.RPM == 0 || l.RequestsLimit < b.declared.RPM) {
 		b.setRequests(l.RequestsLimit)
+		b.learnedRPM = l.RequestsLimit
 	}
 	if l.TokensLimit > 0 && (b.declared.TPM == 0 || l.TokensLimit < b.declared.TPM) {
 		b.setTokens(l.TokensLimit)
+		b.learnedTPM = l.TokensLimit
 	}
 	now := time.Now()
 	// Reset is when the provider's bucket is full again, not when it has
@@ -243,6 +365,7 @@ func (b *budget) learn429(admittedInWindow int) {
 	defer b.mu.Unlock()
 	if b.declared.RPM == 0 && admittedInWindow > 0 && (b.rpm == 0 || admittedInWindow < b.rpm) {
 		b.setRequests(admittedInWindow)
+		b.learnedRPM = admittedInWindow
 	}
 }
 

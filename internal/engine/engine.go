@@ -112,6 +112,12 @@ type Engine struct {
 	// what it is for; it is called from the workers, concurrently.
 	OnWait func(d time.Duration, why string)
 	Log    *slog.Logger
+	// Shared, when set, paces the model by the limit every process using
+	// the same account shares, in place of this engine's own buckets; the
+	// limits and pauses this engine learns are written there. A run whose
+	// shared limit cannot be reached stops with a *FatalError around a
+	// *SharedLimitError: alone, it would overrun the others' limit.
+	Shared SharedLimit
 
 	once    sync.Once
 	clock   clock
@@ -157,6 +163,10 @@ func (e *Engine) init() {
 		}
 		e.halted = make(chan struct{})
 		e.budget = newBudget(e.Limits, e.clock)
+		e.budget.shared, e.budget.model = e.Shared, e.name()
+		e.budget.onSharedPause = func(d time.Duration) {
+			e.showWait(d, "rate limited", "a pause another process heard", nil)
+		}
 		e.gate = newGate(e.Concurrency, e.SlowStart)
 		if e.MaxWait == 0 {
 			e.MaxWait = DefaultMaxWait
@@ -360,12 +370,20 @@ func (e *Engine) showWait(d time.Duration, cause, source string, err error) {
 // pauseAll pauses the whole model for d because the provider's reset
 // headers say it has nothing left, or stops the run when d is longer than
 // MaxWait.
-func (e *Engine) pauseAll(d time.Duration) *FatalError {
+func (e *Engine) pauseAll(ctx context.Context, d time.Duration) *FatalError {
 	if e.MaxWait > 0 && d > e.MaxWait {
 		return e.halt(&FatalError{&WaitError{Model: e.name(), Wait: d, Max: e.MaxWait, Source: "its rate-limit reset"}})
 	}
 	if e.budget.pause(d) >= VisibleWait {
 		e.showWait(d, "no requests left", "rate-limit reset", nil)
+	}
+	return e.haltShared(e.budget.sharePause(ctx, d))
+}
+
+// haltShared stops the engine when the shared limit could not be reached.
+func (e *Engine) haltShared(err error) *FatalError {
+	if fe := (*FatalError)(nil); errors.As(err, &fe) {
+		return e.halt(fe)
 	}
 	return nil
 }
@@ -590,15 +608,19 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 		e.stats.inputTokens.Add(int64(resp.Usage.InputTokens))
 		e.stats.outputTokens.Add(int64(resp.Usage.OutputTokens))
 		if pause > 0 {
-			e.pauseAll(pause) // a stop lets this answer through first
+			e.pauseAll(ctx, pause) // a stop lets this answer through first
 		}
+		e.haltShared(e.budget.share(ctx)) // likewise
 		return Outcome{Task: t, Response: resp, Latency: latency, Attempts: tr.sent}, 0, true
 	}
 	if pe != nil {
 		if d := e.budget.learn(pe.Limits); d > 0 {
-			if fe := e.pauseAll(d); fe != nil {
+			if fe := e.pauseAll(ctx, d); fe != nil {
 				return end(fe)
 			}
+		}
+		if fe := e.haltShared(e.budget.share(ctx)); fe != nil {
+			return end(fe)
 		}
 	}
 	if opened > 0 {
@@ -642,12 +664,19 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 		// With no header to go by, what went out in the last window is the
 		// best guess of a request limit, once a whole window has been seen
 		// and unless the 429 was about tokens.
-		if (pe == nil || pe.Limits == nil && !strings.Contains(pe.Type, "token")) && e.recent.seen(time.Now(), e.budget.window) {
+		// A shared limit is not guessed so: this process saw only its own
+		// share of what went out.
+		if e.Shared == nil && (pe == nil || pe.Limits == nil && !strings.Contains(pe.Type, "token")) && e.recent.seen(time.Now(), e.budget.window) {
 			e.budget.learn429(e.recent.count(time.Now(), e.budget.window))
 		}
 		// Workers that hear the same 429 at once report it once.
 		if paused+e.budget.pause(max(wait, minRateLimitWait)) >= VisibleWait {
 			e.showWait(max(shown, minRateLimitWait), "rate limited", source, nil)
+		}
+		// Every process using the account holds off too: each of them
+		// would otherwise hear a 429 of its own before learning.
+		if fe := e.haltShared(e.budget.sharePause(ctx, max(wait, minRateLimitWait))); fe != nil {
+			return end(fe)
 		}
 		wait = 0
 	} else {

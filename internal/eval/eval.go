@@ -23,6 +23,7 @@ import (
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -33,6 +34,10 @@ type Model struct {
 	Provider provider.Provider
 	Limits   engine.Limits
 	Price    models.Price
+	// LimitName names the rate limit the model's requests share, through
+	// the store, with every process using the same account (see
+	// sharedlimit.Name); empty paces this run alone.
+	LimitName string
 }
 
 // Params are the sampling parameters every request carries.
@@ -231,6 +236,7 @@ func (r *runner) run(ctx context.Context) error {
 			eng.SlowStart = true
 			eng.Tokens = r.tokens
 		}
+		eng.Shared = r.sharedLimit(m)
 		r.engines = append(r.engines, eng)
 		queues[i] = make(chan engine.Task)
 		wg.Go(func() {
@@ -664,6 +670,15 @@ func (r *runner) scored(ctx context.Context, j job, answer string, cached bool, 
 		}
 	}
 	return rr, nil
+}
+
+// sharedLimit is the limit m's engine shares with the other processes on
+// its account, or nil to pace alone.
+func (r *runner) sharedLimit(m Model) engine.SharedLimit {
+	if r.o.Store == nil || m.LimitName == "" {
+		return nil
+	}
+	return sharedlimit.Limit{Store: r.o.Store, Name: m.LimitName}
 }
 
 // dryRun counts what a run would send, per model, without sending or storing.

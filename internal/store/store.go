@@ -71,6 +71,39 @@ type Store interface {
 	LeaseOwners(ctx context.Context) ([]string, error)
 	// DropLeases deletes owner's leases and every expired one.
 	DropLeases(ctx context.Context, owner string) error
+
+	// TakeRate charges one request to the rate limit named limiter, which
+	// every process using the same account shares, in one atomic statement
+	// against the database's clock. Each of the request and token limits is
+	// a GCRA (a token bucket): its theoretical arrival time moves to
+	// max(tat, now, the pause's end) + Cost; the charge is always kept, and
+	// the request may go out after Wait, once tat - now <= Burst for both
+	// and the pause is over. A limiter no one has charged yet starts full.
+	TakeRate(ctx context.Context, limiter string, requests, tokens RateCharge) (RateState, error)
+	// PauseRate holds every request of limiter until d from the database's
+	// now, unless a pause already runs longer.
+	PauseRate(ctx context.Context, limiter string, d time.Duration) error
+	// LearnRate records the limits a provider told of (per its window);
+	// a zero leaves that limit as it was. TakeRate reports them to all.
+	LearnRate(ctx context.Context, limiter string, requests, tokens int) error
+}
+
+// RateCharge is what one request costs one GCRA limit: Cost is its units
+// times the limit's interval per unit, and Burst how far ahead of the
+// steady pace the limit lets requests go (zero for a limit not known: the
+// charge then only waits out the pause and earlier charges).
+type RateCharge struct {
+	Cost, Burst time.Duration
+}
+
+// RateState is a limiter as TakeRate left it.
+type RateState struct {
+	// Wait is how long the charged request must wait before it goes out.
+	Wait time.Duration
+	// Paused is how much longer the limiter is paused (0: not paused).
+	Paused time.Duration
+	// Requests and Tokens are the limits learned by any process (0: none).
+	Requests, Tokens int
 }
 
 // Repository is a history digest has seen, under its clone-independent id.

@@ -22,6 +22,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -66,8 +67,12 @@ type Options struct {
 	// diff before they are sent.
 	Redactor *redact.Redactor
 
-	Model     provider.Spec
-	Provider  provider.Provider
+	Model    provider.Spec
+	Provider provider.Provider
+	// LimitName names the rate limit this model's requests share, through
+	// Store, with every process using the same account (see
+	// sharedlimit.Name); empty paces this run alone.
+	LimitName string
 	Tokenizer *budget.Tokenizer
 	Store     store.Store
 	Progress  Progress
@@ -268,6 +273,9 @@ func newEngine(opts Options) *engine.Engine {
 	eng := &engine.Engine{
 		Provider: opts.Provider, Model: opts.Model.String(), Concurrency: opts.Concurrency, Limits: opts.Limits,
 		Timeout: opts.Timeout, MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log,
+	}
+	if opts.Store != nil && opts.LimitName != "" {
+		eng.Shared = sharedlimit.Limit{Store: opts.Store, Name: opts.LimitName}
 	}
 	if opts.Model.Provider != provider.Offline {
 		eng.SlowStart = true

@@ -81,6 +81,7 @@ var Dialect = sqlstore.Dialect{
 	},
 	// clock_timestamp, not now(): now() is when the transaction began.
 	NowMillis: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT",
+	Greatest:  "GREATEST",
 }
 
 // migrations are PostgreSQL's schema, version by version; version 1 is
@@ -167,6 +168,19 @@ CREATE TABLE leases (
 	key        TEXT PRIMARY KEY,
 	owner      TEXT NOT NULL,
 	expires_at BIGINT NOT NULL
+);`,
+	2: `
+-- One rate limit per account (provider, base URL, model, hash of the API
+-- key), shared by every machine using it. Times are Unix microseconds of
+-- the server's clock.
+CREATE TABLE rate_limits (
+	limiter       TEXT PRIMARY KEY,
+	requests_tat  BIGINT NOT NULL,
+	tokens_tat    BIGINT NOT NULL,
+	paused_until  BIGINT NOT NULL,
+	requests      BIGINT NOT NULL, -- learned limit per window; 0: unknown
+	tokens        BIGINT NOT NULL,
+	updated_at    BIGINT NOT NULL
 );`,
 }
 

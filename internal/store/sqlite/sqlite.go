@@ -113,6 +113,7 @@ var Dialect = sqlstore.Dialect{
 	Migrations: migrations,
 	Explain:    explain,
 	NowMillis:  "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+	Greatest:   "max",
 }
 
 // truncated reports a database file shorter than the pages its header
@@ -337,6 +338,19 @@ CREATE TABLE leases (
 -- A summary written from a diff that lacked some blobs (a partial clone's):
 -- served to partial clones, replaced by the first complete one.
 ALTER TABLE summaries ADD COLUMN partial INTEGER NOT NULL DEFAULT 0;`,
+	5: `
+-- One rate limit per account (provider, base URL, model, hash of the API
+-- key), shared by every process using it. Times are Unix microseconds of
+-- the database's clock.
+CREATE TABLE rate_limits (
+	limiter       TEXT PRIMARY KEY,
+	requests_tat  INTEGER NOT NULL,
+	tokens_tat    INTEGER NOT NULL,
+	paused_until  INTEGER NOT NULL,
+	requests      INTEGER NOT NULL, -- learned limit per window; 0: unknown
+	tokens        INTEGER NOT NULL,
+	updated_at    INTEGER NOT NULL
+);`,
 }
 
 func newerSchema(path string, version int) error {

@@ -31,6 +31,9 @@ type Dialect struct {
 	// NowMillis is an SQL expression for the database's clock, in Unix
 	// milliseconds: claims expire by it, not by any one client's clock.
 	NowMillis string
+	// Greatest names the function returning the largest of its
+	// arguments: max in SQLite, GREATEST in PostgreSQL.
+	Greatest string
 }
 
 // DB is an open digest database.

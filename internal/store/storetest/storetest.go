@@ -47,6 +47,9 @@ func Run(t *testing.T, b Backend) {
 		{"LeasesAcrossConnectionsAreExclusive", testLeasesAcrossConnectionsAreExclusive},
 		{"ClaimAll", testClaimAll},
 		{"EvalResultsRoundTripAndAggregate", testEvalResultsRoundTripAndAggregate},
+		{"RateStartsFullThenPaces", testRateStartsFullThenPaces},
+		{"RatePauseAndLearnedLimitsAreShared", testRatePauseAndLearnedLimitsAreShared},
+		{"RateSharedByStoresNeverExceedsTheLimit", testRateSharedByStoresNeverExceedsTheLimit},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, b) })
 	}
@@ -565,5 +568,134 @@ func concurrentSaves(t *testing.T, stores []store.Store, workers, perWorker int)
 		if !strings.HasPrefix(sh, "worker ") {
 			t.Errorf("store %d: shared key holds %q, want one worker's summary", n, sh)
 		}
+	}
+}
+
+func takeRate(t *testing.T, s store.Store, limiter string, requests, tokens store.RateCharge) store.RateState {
+	t.Helper()
+	st, err := s.TakeRate(context.Background(), limiter, requests, tokens)
+	if err != nil {
+		t.Fatalf("TakeRate(%s): %v", limiter, err)
+	}
+	return st
+}
+
+// A fresh limiter lets its burst through at once, then makes each request
+// wait its interval; the token limit holds a large request back by its size.
+func testRateStartsFullThenPaces(t *testing.T, b Backend) {
+	s := newStore(t, b)
+	const interval = 200 * time.Millisecond
+	one := store.RateCharge{Cost: interval, Burst: 2 * interval}
+	none := store.RateCharge{}
+	for i := range 2 {
+		if st := takeRate(t, s, "acct", one, none); st.Wait != 0 {
+			t.Fatalf("request %d of a burst of 2 waits %s", i+1, st.Wait)
+		}
+	}
+	// The third is due one interval after the burst, less the few
+	// milliseconds the calls took.
+	if st := takeRate(t, s, "acct", one, none); st.Wait <= interval-100*time.Millisecond || st.Wait > interval {
+		t.Errorf("third request waits %s, want about %s", st.Wait, interval)
+	}
+	if st := takeRate(t, s, "other", one, none); st.Wait != 0 {
+		t.Errorf("another account's first request waits %s", st.Wait)
+	}
+	// 50 tokens of 10ms each against a burst of 100ms: 400ms to wait.
+	tokens := store.RateCharge{Cost: 50 * 10 * time.Millisecond, Burst: 100 * time.Millisecond}
+	if st := takeRate(t, s, "tokens", none, tokens); st.Wait <= 300*time.Millisecond || st.Wait > 400*time.Millisecond {
+		t.Errorf("a request of 50 tokens waits %s, want about 400ms", st.Wait)
+	}
+}
+
+// A pause or a learned limit written through one store is read through
+// another, as another process would; a shorter pause never cuts a longer.
+func testRatePauseAndLearnedLimitsAreShared(t *testing.T, b Backend) {
+	ctx := context.Background()
+	where := b.Fresh(t)
+	a, other := open(t, b, where), open(t, b, where)
+	if err := a.PauseRate(ctx, "acct", 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PauseRate(ctx, "acct", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.LearnRate(ctx, "acct", 500, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.LearnRate(ctx, "acct", 0, 30000); err != nil {
+		t.Fatal(err)
+	}
+	st := takeRate(t, other, "acct", store.RateCharge{Cost: 100 * time.Millisecond, Burst: 100 * time.Millisecond}, store.RateCharge{})
+	if st.Paused <= time.Second || st.Paused > 2*time.Second {
+		t.Errorf("paused for %s, want about 2s", st.Paused)
+	}
+	if st.Wait < st.Paused {
+		t.Errorf("waits %s, less than the pause of %s", st.Wait, st.Paused)
+	}
+	if st.Requests != 500 || st.Tokens != 30000 {
+		t.Errorf("learned limits %d requests, %d tokens; want 500, 30000", st.Requests, st.Tokens)
+	}
+	// After the pause the charges are paced from its end, not bunched there.
+	next := takeRate(t, other, "acct", store.RateCharge{Cost: 100 * time.Millisecond, Burst: 100 * time.Millisecond}, store.RateCharge{})
+	if gap := next.Wait - st.Wait; gap < 90*time.Millisecond {
+		t.Errorf("the second request after a pause goes %s after the first, want about 100ms", gap)
+	}
+	if st := takeRate(t, other, "another", store.RateCharge{}, store.RateCharge{}); st.Paused != 0 || st.Requests != 0 {
+		t.Errorf("another account is paused %s with a learned limit of %d", st.Paused, st.Requests)
+	}
+}
+
+// Eight stores on one database, as eight processes, charge one limiter at
+// once. The times they are told to send at never put more than the limit
+// in any window: every charge is counted once, none lost to a race.
+func testRateSharedByStoresNeverExceedsTheLimit(t *testing.T, b Backend) {
+	where := b.Fresh(t)
+	const (
+		interval = 10 * time.Millisecond
+		burst    = 3
+		each     = 25
+	)
+	var stores [8]store.Store
+	for i := range stores {
+		stores[i] = open(t, b, where)
+	}
+	var mu sync.Mutex
+	var sends []time.Time
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Go(func() {
+			for range each {
+				st, err := s.TakeRate(context.Background(), "acct", store.RateCharge{Cost: interval, Burst: burst * interval}, store.RateCharge{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				at := time.Now().Add(st.Wait)
+				mu.Lock()
+				sends = append(sends, at)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	slices.SortFunc(sends, func(a, b time.Time) int { return a.Compare(b) })
+	// Each send time is read a little after the database's clock was: one
+	// more per window is the allowance for that.
+	const window = 200 * time.Millisecond
+	allowed := int(window/interval) + burst + 1
+	for i := range sends {
+		n := 0
+		for j := i; j < len(sends) && sends[j].Sub(sends[i]) < window; j++ {
+			n++
+		}
+		if n > allowed {
+			t.Fatalf("%d sends in the %s from send %d, more than the limit's %d", n, window, i, allowed)
+		}
+	}
+	if span, want := sends[len(sends)-1].Sub(sends[0]), time.Duration(len(sends)-burst-1)*interval; span < want-50*time.Millisecond {
+		t.Errorf("%d sends spread over %s, want at least %s", len(sends), span, want)
 	}
 }
