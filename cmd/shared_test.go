@@ -27,8 +27,8 @@ import (
 // limit (>= 90%) without tripping it (<= 1% of requests answered 429),
 // which processes pacing themselves each to the whole limit cannot do.
 func TestThreeMachinesShareOneCacheAndOneLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary, and takes the 24 s the limit allows")
+	if testing.Short() || raceEnabled {
+		t.Skip("builds the binary, and takes the 24 s the limit allows; its processes are not race-instrumented, so it runs once, without -race")
 	}
 	bin := buildDigest(t)
 	db := pgtest.FreshDatabase(t)
@@ -57,8 +57,8 @@ func TestThreeMachinesShareOneCacheAndOneLimit(t *testing.T) {
 // API key with --rpm 600 each: together they stay under the account's
 // limit (<= 1% 429s) and use it (>= 90%).
 func TestTwoRepositoriesOnOneMachineShareOneLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary, and takes the 20 s the limit allows")
+	if testing.Short() || raceEnabled {
+		t.Skip("builds the binary, and takes the 20 s the limit allows; its processes are not race-instrumented, so it runs once, without -race")
 	}
 	bin := buildDigest(t)
 	const commits = 100
