@@ -292,7 +292,10 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return err
 	}
 	if res.Estimate != nil {
-		return writeEstimate(f, o, res)
+		if err := writeEstimate(f, o, res); err != nil {
+			return err
+		}
+		return unusableError(f, o, res)
 	}
 
 	if err := cmdutil.WriteFile(o.Output, f.IOStreams.Out, func(w io.Writer) error { return reporter.Write(w, &res.Changelog) }); err != nil {
@@ -313,7 +316,10 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	for _, fl := range res.Failures {
 		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %s\n", textsafe.Line(fl.Repo), fl.Commit, textsafe.Line(fl.Err.Error()))
 	}
+	unusable := unusableError(f, o, res)
 	switch {
+	case unusable != nil:
+		return unusable
 	case res.NotSent > 0:
 		return fmt.Errorf("stopped before --max-cost $%g: %d commits summarized for $%.4f, %d left unsent, %d failed. Try: a higher --max-cost, and run again to continue",
 			o.MaxCost, s.Summarized, s.CostUSD, res.NotSent, len(res.Failures))
@@ -321,6 +327,20 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return fmt.Errorf("%d of %d commits could not be summarized; the rest are stored. Try: run again to retry them", len(res.Failures), s.Commits)
 	}
 	return nil
+}
+
+// unusableError names, one line each, the repositories a run set aside
+// (not a repository, no such --rev), and fails the run for them, exit 1,
+// once the others' changelog is written.
+func unusableError(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Result) error {
+	if len(res.Unusable) == 0 {
+		return nil
+	}
+	for _, u := range res.Unusable {
+		fmt.Fprintf(f.IOStreams.ErrOut, "digest: skipped %s: %s\n", textsafe.Line(u.Path), textsafe.Line(u.Err.Error()))
+	}
+	return fmt.Errorf("%d of %d repositories could not be summarized (named above); the others' changelog is written. Try: fix or drop those paths, and run again",
+		len(res.Unusable), len(o.Repos))
 }
 
 // writeEstimate prints what a --dry-run counted: a sentence for people, or

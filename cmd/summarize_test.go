@@ -711,16 +711,39 @@ func TestDamagedCommitKeepsWhatWasWalked(t *testing.T) {
 	}
 }
 
-// TestUnknownRevisionInALaterRepositoryPaysForNothing: repositories are
-// summarized one after another, but a --rev that one of them lacks fails the
-// run before the first is paid for.
-func TestUnknownRevisionInALaterRepositoryPaysForNothing(t *testing.T) {
+// TestOneUnusableRepositoryDoesNotStopTheOthers: a multi-repository run
+// sets aside a repository that lacks --rev, a path that is not a
+// repository and a file, before anything is paid for, summarizes the
+// others and writes their changelog, names each one set aside on a line of
+// its own, and exits 1. With one repository, its error is the run's.
+func TestOneUnusableRepositoryDoesNotStopTheOthers(t *testing.T) {
 	f := fixture(t)
 	other := gittest.New(t)
 	other.Write("a.txt", "a\n").Commit("Unrelated history")
-	h := newHarness(t)
-	res := h.run(context.Background(), "summarize", f.Dir, other.Dir, "--rev", f.Root)
-	if res.code != 1 || !strings.Contains(res.errOut, "unknown revision") || h.calls.Load() != 0 {
-		t.Errorf("exit %d after %d calls, stderr %q: want exit 1, unknown revision, no calls", res.code, h.calls.Load(), res.errOut)
+	notRepo := t.TempDir()
+	file := filepath.Join(f.Dir, "README.md")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", other.Dir, f.Dir, notRepo, file, "--rev", f.Root, "-f", "jsonl")
+	if res.code != 1 {
+		t.Fatalf("exit %d, want 1: %s", res.code, res.errOut)
+	}
+	if n := strings.Count(res.out, "\n"); n != 1 || !strings.Contains(res.out, f.Root) {
+		t.Errorf("the changelog of the usable repository was not written whole:\n%s", res.out)
+	}
+	lines := strings.Split(strings.TrimSpace(res.errOut), "\n")
+	for _, want := range []string{"digest: skipped " + other.Dir + ": ", "unknown revision", "digest: skipped " + notRepo + ": ", "not a git repository",
+		"digest: skipped " + file + ": ", "is a file, not a repository"} {
+		if !strings.Contains(res.errOut, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, res.errOut)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "3 of 4 repositories could not be summarized") || !strings.Contains(last, "Try: ") {
+		t.Errorf("last line %q", last)
+	}
+
+	res = h.run(context.Background(), "summarize", file)
+	oneLineError(t, res, 1, "is a file, not a repository")
 }

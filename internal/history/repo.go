@@ -82,8 +82,12 @@ func Open(path string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if _, err := os.Stat(abs); err != nil {
+	info, err := os.Stat(abs)
+	if err != nil {
 		return nil, fmt.Errorf("%s: no such directory. Try: a path to a git repository", path)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%s is a file, not a repository. Try: the directory of its repository (%s), and the file as a pathspec after --", path, filepath.Dir(path))
 	}
 	// A bare repository has no .git to detect, so try the path itself first.
 	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})

@@ -105,14 +105,23 @@ type Failure struct {
 	Err    error
 }
 
+// Unusable is a repository a run could not summarize.
+type Unusable struct {
+	Path string
+	Err  error
+}
+
 // Result is what a run produced: the changelog, and the commits that failed.
 type Result struct {
 	Changelog report.Changelog
 	Failures  []Failure
 	Empty     []string // repositories without commits
-	Engine    engine.Stats
-	NotSent   int           // commits left unsummarized by --max-cost
-	Redacted  redact.Counts // secrets replaced in what was sent, by rule
+	// Unusable are the repositories that could not be summarized at all
+	// (not a repository, no such --rev), each with why; the others were.
+	Unusable []Unusable
+	Engine   engine.Stats
+	NotSent  int           // commits left unsummarized by --max-cost
+	Redacted redact.Counts // secrets replaced in what was sent, by rule
 	// Estimate holds the counts of a --dry-run, which reports no entries.
 	Estimate *Estimate
 
@@ -211,30 +220,38 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Owner == "" {
 		opts.Owner = lease.NewOwner()
 	}
+	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}}
+	// Every repository is opened and its --rev resolved before any is
+	// summarized: one that cannot be (a typo in a path, a tag only some
+	// have) is set aside with why, and the others are summarized. With a
+	// single repository there is nothing else to do: its error is the run's.
 	var repos []*history.Repo
 	opened := map[string]bool{}
 	for _, p := range opts.Repos {
 		r, err := history.Open(p)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			if opened[r.Path()] { // the same repository named twice is walked once
+				r.Close()
+				continue
+			}
+			if err = r.Resolve(opts.Walk); err != nil && !errors.Is(err, history.ErrEmpty) {
+				r.Close()
+			} else {
+				err = nil
+			}
 		}
-		if opened[r.Path()] { // the same repository named twice is walked once
-			r.Close()
+		if err != nil {
+			if len(opts.Repos) == 1 {
+				return nil, err
+			}
+			res.Unusable = append(res.Unusable, Unusable{Path: p, Err: err})
 			continue
 		}
 		opened[r.Path()] = true
 		defer r.Close()
 		repos = append(repos, r)
 	}
-	for _, r := range repos {
-		// A mistyped --rev fails the run before anything is paid for, not
-		// once the repositories named before it are summarized.
-		if err := r.Resolve(opts.Walk); err != nil && !errors.Is(err, history.ErrEmpty) {
-			return nil, err
-		}
-	}
 
-	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}}
 	var eng *engine.Engine
 	var counted map[string]bool
 	if opts.DryRun {
