@@ -97,8 +97,13 @@ func Open(path string) (*Repo, error) {
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("%s is not a git repository. Try: a path inside a git work tree or a bare repository", path)
 	}
+	if errors.Is(err, git.ErrUnknownExtension) && strings.Contains(err.Error(), "objectformat") {
+		// go-git (v5) refuses any object format but SHA-1 as it opens a
+		// repository, before digest's own object reader could read it.
+		return nil, fmt.Errorf("%s is a SHA-256 repository (extensions.objectformat), which digest cannot read yet. Try: git log -p there; digest reads SHA-1 repositories", path)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("open repository %s: %w", path, err)
+		return nil, fmt.Errorf("open repository %s: %w. Try: git fsck in it", path, err)
 	}
 	root := repoRoot(r, abs)
 	st, ok := r.Storer.(*filesystem.Storage)
