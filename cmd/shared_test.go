@@ -73,6 +73,16 @@ func TestTwoRepositoriesOnOneMachineShareOneLimit(t *testing.T) {
 	checkLimitUse(t, srv, 2*commits)
 }
 
+// onMachine runs args on this machine when host is "", else on another
+// one to digest: in a UTS namespace of its own (unshare -u, as root), a
+// shell renames its host, then becomes the command.
+func onMachine(host string, args []string) *exec.Cmd {
+	if host == "" {
+		return exec.Command(args[0], args[1:]...)
+	}
+	return exec.Command("unshare", append([]string{"-u", "sh", "-c", `hostname "$0" && exec "$@"`, host}, args...)...)
+}
+
 // sharedRPS is the fake provider's limit: 600 requests a minute, scaled
 // to a second. It sends no rate-limit headers, which speak per minute.
 const sharedRPS = 10
@@ -97,12 +107,7 @@ func runSharing(t *testing.T, bin string, srv *fakeprovider.Server, db string, r
 	for i, repo := range repos {
 		args := []string{bin, "--db", db, "summarize", repo, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
 			"--rpm", fmt.Sprint(sharedRPS * 60), "--batch-size", "1", "--concurrency", "4", "-f", "jsonl"}
-		cmd := exec.Command(args[0], args[1:]...)
-		if hosts[i] != "" {
-			// A shell in a UTS namespace of its own renames its host, then
-			// becomes digest: to digest, another machine.
-			cmd = exec.Command("unshare", append([]string{"-u", "sh", "-c", `hostname "$0" && exec "$@"`, hosts[i]}, args...)...)
-		}
+		cmd := onMachine(hosts[i], args)
 		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=one-account-key")
 		cmd.Stdout, cmd.Stderr = &outs[i], &errs[i]
 		wg.Go(func() { fails[i] = cmd.Run() })

@@ -411,12 +411,9 @@ func TestPostgresServerLostMidRun(t *testing.T) {
 	bin := buildDigest(t)
 	pg := pgtest.StartServer(t)
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
-	r := gittest.New(t)
 	const commits = 120
-	for i := range commits {
-		r.Write(fmt.Sprintf("f%d.txt", i%5), fmt.Sprintf("version %d\n", i)).Commit(fmt.Sprint("change ", i))
-	}
-	args := []string{"--db", pg.URL, "summarize", r.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+	repo := historyOf(t, commits)
+	args := []string{"--db", pg.URL, "summarize", repo, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
 		"--batch-size", "1", "--concurrency", "1", "-f", "jsonl"}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
@@ -484,20 +481,12 @@ func TestKilledProcessOfAnotherMachine(t *testing.T) {
 	bin := buildDigest(t)
 	db := pgtest.FreshDatabase(t)
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 15 * time.Millisecond})
-	r := gittest.New(t)
 	const commits = 120
-	for i := range commits {
-		r.Write(fmt.Sprintf("f%d.txt", i%5), fmt.Sprintf("version %d\n", i)).Commit(fmt.Sprint("change ", i))
-	}
-	args := []string{bin, "--db", db, "summarize", r.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+	repo := historyOf(t, commits)
+	args := []string{bin, "--db", db, "summarize", repo, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
 		"--batch-size", "1", "--concurrency", "1", "--lease", "3s", "-f", "jsonl"}
 	start := func(host string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
-		cmd := exec.Command(args[0], args[1:]...)
-		if host != "" {
-			// A shell in a UTS namespace of its own renames its host, then
-			// becomes digest: to digest, another machine.
-			cmd = exec.Command("unshare", append([]string{"-u", "sh", "-c", `hostname "$0" && exec "$@"`, host}, args...)...)
-		}
+		cmd := onMachine(host, args)
 		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
