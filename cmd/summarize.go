@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -168,11 +169,12 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	if err != nil {
 		return cfg, nil, cmdutil.AsUsage(err)
 	}
-	paths, err := history.ParsePathspec(o.Pathspec)
-	if err != nil {
+	// Where each path leads is known only in each repository (from the
+	// directory digest runs in, as git takes them); their form is checked now.
+	if err := history.CheckPathspec(o.Pathspec); err != nil {
 		return cfg, nil, cmdutil.AsUsage(err)
 	}
-	walk := history.WalkOptions{Rev: o.Rev, All: o.All, MaxCommits: o.MaxCommits, IncludeMerges: o.IncludeMerges, Paths: paths}
+	walk := history.WalkOptions{Rev: o.Rev, All: o.All, MaxCommits: o.MaxCommits, IncludeMerges: o.IncludeMerges}
 	for _, d := range []struct {
 		flag, value string
 		into        *time.Time
@@ -204,7 +206,9 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	if err != nil {
 		return cfg, nil, err
 	}
+	workDir, _ := os.Getwd() // "" leaves pathspecs relative to each root
 	cfg = summarize.Options{
+		PathArgs: o.Pathspec, WorkDir: workDir,
 		MaxWait: maxWait, MaxFailures: maxFailures,
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,

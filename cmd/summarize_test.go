@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"os"
@@ -760,4 +761,58 @@ func TestSHA256RepositoryIsRefusedClearly(t *testing.T) {
 	}
 	res := newHarness(t).run(context.Background(), "summarize", dir)
 	oneLineError(t, res, 1, "is a SHA-256 repository", "cannot read yet")
+}
+
+// TestPathspecsAreTakenFromTheDirectoryDigestRunsIn: run from a
+// subdirectory, pathspecs are relative to it, as git takes them ("." is
+// that directory, ".." its parent, ":/" the root), and select the commits
+// git selects there; run from elsewhere, they are relative to the root.
+func TestPathspecsAreTakenFromTheDirectoryDigestRunsIn(t *testing.T) {
+	r := gittest.New(t)
+	r.Write("top.txt", "1\n").Commit("Top")
+	r.Write("site/content/a.md", "a\n").Commit("Content a")
+	r.Write("site/layout/b.html", "b\n").Commit("Layout b")
+	r.Write("docs/c.md", "c\n").Commit("Docs c")
+	r.Write("site/content/a.md", "a2\n").Write("top.txt", "2\n").Commit("Content and top")
+	sub := filepath.Join(r.Dir, "site")
+	gitLog := func(dir string, paths ...string) []string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"rev-list", "--no-merges", "--full-history", "HEAD", "--"}, paths...)...)
+		cmd.Dir, cmd.Env = dir, gittest.GitEnv(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Skipf("git rev-list: %v", err)
+		}
+		return strings.Fields(string(out))
+	}
+	h := newHarness(t)
+	digestLog := func(repo string, paths ...string) []string {
+		t.Helper()
+		res := h.run(context.Background(), append([]string{"summarize", repo, "-f", "jsonl", "--"}, paths...)...)
+		if res.code != 0 {
+			t.Fatalf("digest -- %v: exit %d: %s", paths, res.code, res.errOut)
+		}
+		var hashes []string
+		for line := range strings.Lines(res.out) {
+			var e struct{ Commit string }
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatal(err)
+			}
+			hashes = append(hashes, e.Commit)
+		}
+		return hashes
+	}
+	t.Chdir(sub)
+	for _, paths := range [][]string{{"."}, {"content"}, {"layout", "content"}, {"../docs"}, {":/top.txt"}, {":(top)docs"}, {"*.md"}, {"content/a.md"}} {
+		if got, want := digestLog(".", paths...), gitLog(sub, paths...); !slices.Equal(got, want) {
+			t.Errorf("in site/, -- %v: digest %d commits %v, git %d %v", paths, len(got), got, len(want), want)
+		}
+	}
+	// From outside the work tree they are the root's, like git -C REPO.
+	t.Chdir(t.TempDir())
+	if got, want := digestLog(r.Dir, "site/content"), gitLog(r.Dir, "site/content"); !slices.Equal(got, want) {
+		t.Errorf("from outside, -- site/content: digest %v, git %v", got, want)
+	}
+	res := h.run(context.Background(), "summarize", r.Dir, "--", "../elsewhere")
+	oneLineError(t, res, 1, "is outside the repository")
 }

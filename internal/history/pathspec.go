@@ -16,16 +16,51 @@ type Pathspec struct {
 	globs []*regexp.Regexp
 }
 
-// ParsePathspec validates and compiles path arguments.
+// ParsePathspec validates and compiles path arguments relative to the
+// repository root.
 func ParsePathspec(args []string) (Pathspec, error) {
+	return ParsePathspecIn(args, "")
+}
+
+// CheckPathspec reports what is wrong with path arguments wherever they are
+// given (a glob that does not compile); where they lead is for
+// ParsePathspecIn to say, in each repository.
+func CheckPathspec(args []string) error {
+	for _, a := range args {
+		if strings.ContainsAny(a, "*?[") {
+			if _, err := globRegexp(a); err != nil {
+				return fmt.Errorf("path %q: %v. Try: a valid glob such as '*.go' or 'docs/*'", a, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ParsePathspecIn validates and compiles path arguments given in dir, a
+// directory of the work tree relative to its root ("" for the root), as
+// git takes them from where it runs: "." is dir, "../x" a sibling of it.
+// A path starting ":/" (or ":(top)") is relative to the root wherever it
+// is given.
+func ParsePathspecIn(args []string, dir string) (Pathspec, error) {
 	var p Pathspec
 	for _, a := range args {
-		spec := strings.TrimSuffix(path.Clean(strings.TrimPrefix(a, "./")), "/")
+		rel := a
+		top := false
+		for _, magic := range []string{":(top)", ":/"} {
+			if r, ok := strings.CutPrefix(rel, magic); ok {
+				rel, top = r, true
+				break
+			}
+		}
+		if !top && dir != "" && !strings.HasPrefix(rel, "/") {
+			rel = path.Join(dir, rel)
+		}
+		spec := strings.TrimSuffix(path.Clean(strings.TrimPrefix(rel, "./")), "/")
 		if spec == "." || spec == "" {
-			return Pathspec{}, nil // "." is the whole tree: no filter at all
+			return Pathspec{}, nil // the whole tree: no filter at all
 		}
 		if spec == ".." || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") {
-			return Pathspec{}, fmt.Errorf("path %q is outside the repository. Try: a path relative to the repository root", a)
+			return Pathspec{}, fmt.Errorf("path %q is outside the repository. Try: a path inside it, relative to where digest runs (or to the root with :/)", a)
 		}
 		p.specs = append(p.specs, spec)
 		if strings.ContainsAny(spec, "*?[") {

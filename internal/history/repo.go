@@ -170,6 +170,35 @@ func repoRoot(r *git.Repository, fallback string) string {
 	return fallback
 }
 
+// InWorkTree returns dir, an absolute directory, relative to the root of
+// the repository's work tree, with slashes ("" for the root itself), and
+// whether dir lies in the work tree at all: pathspecs given there are
+// relative to it, as git takes them. A bare repository has no work tree.
+func (r *Repo) InWorkTree(dir string) (string, bool) {
+	if _, err := r.git.Worktree(); err != nil {
+		return "", false
+	}
+	root, err := filepath.EvalSymlinks(r.path)
+	if err != nil {
+		return "", false
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+		return "", false
+	}
+	if rel == "." {
+		rel = ""
+	}
+	return rel, true
+}
+
 // Path is the repository's absolute root.
 func (r *Repo) Path() string { return r.path }
 

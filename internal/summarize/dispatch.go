@@ -473,7 +473,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, 
 	st := &d.res.Changelog.Stats
 	sum := store.Summary{
 		SummaryKey: store.SummaryKey{RepoID: p.repo.id, Commit: p.commit.Hash, Model: d.opts.Model.String(),
-			PromptVersion: prompt.Version, Scope: d.opts.Walk.Paths.String()},
+			PromptVersion: prompt.Version, Scope: p.repo.walk.Paths.String()},
 		Text:         text,
 		InputTokens:  input,
 		OutputTokens: output,

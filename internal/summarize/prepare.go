@@ -113,7 +113,9 @@ func prepare(ctx context.Context, opts Options, misses <-chan *pending, take fun
 	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
 			for j := range next {
-				out := prepareOne(ctx, opts, diffOpts, j.p)
+				do := diffOpts
+				do.Paths = j.p.repo.walk.Paths // pathspecs are taken in each repository
+				out := prepareOne(ctx, opts, do, j.p)
 				out.p = j.p
 				slots[j.i%prepareWindow] <- out
 			}

@@ -77,7 +77,7 @@ func (s *scan) run(ctx context.Context, head string, headErr error, out chan<- *
 		lookup = min(2*lookup, maxLookup)
 		return err
 	}
-	err := r.Walk(ctx, s.opts.Walk, func(c history.Commit) error {
+	err := r.Walk(ctx, s.rr.walk, func(c history.Commit) error {
 		if c.Boundary {
 			// Summarized as adding its whole tree, it would be cached as such
 			// and served to every full clone that shares the cache.

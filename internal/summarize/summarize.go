@@ -32,8 +32,14 @@ const maxFileBytes = 1 << 20
 
 // Options configures a run.
 type Options struct {
-	Repos         []string // repository paths
-	Walk          history.WalkOptions
+	Repos []string // repository paths
+	Walk  history.WalkOptions
+	// PathArgs are the pathspecs as given, and WorkDir the directory
+	// digest runs in: in a repository whose work tree holds WorkDir, they
+	// are taken from there, as git takes them, elsewhere from its root.
+	// When set, they replace Walk.Paths.
+	PathArgs      []string
+	WorkDir       string
 	RepoID        string // overrides the root-commit id; only with one repository
 	Renames       bool
 	MaxDiffTokens int
@@ -172,6 +178,9 @@ type repoRun struct {
 	repo *history.Repo
 	id   string
 	root string
+	// walk is the run's walk, its pathspecs taken in this repository: from
+	// the directory digest runs in, when that lies in its work tree.
+	walk history.WalkOptions
 	// promisor names the remote of a partial clone, "" for a complete
 	// repository; incomplete counts the commits prepared without some of
 	// their blobs, said once per repository instead of once per object.
@@ -184,7 +193,7 @@ type repoRun struct {
 // no better one: a complete repository summarizes the commit again, and its
 // summary replaces the partial one.
 func (rr *repoRun) summaries(ctx context.Context, opts Options, hashes []string) (map[string]store.Summary, error) {
-	found, err := opts.Store.Summaries(ctx, rr.id, opts.Model.String(), prompt.Version, opts.Walk.Paths.String(), hashes)
+	found, err := opts.Store.Summaries(ctx, rr.id, opts.Model.String(), prompt.Version, rr.walk.Paths.String(), hashes)
 	if err != nil || rr.promisor != "" {
 		return found, err
 	}
@@ -226,6 +235,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	// have) is set aside with why, and the others are summarized. With a
 	// single repository there is nothing else to do: its error is the run's.
 	var repos []*history.Repo
+	var walks []history.WalkOptions // repos[i]'s walk, its pathspecs taken there
 	opened := map[string]bool{}
 	for _, p := range opts.Repos {
 		r, err := history.Open(p)
@@ -236,8 +246,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			}
 			if err = r.Resolve(opts.Walk); err != nil && !errors.Is(err, history.ErrEmpty) {
 				r.Close()
+			} else if walk, werr := walkIn(opts, r); werr != nil {
+				err = werr
+				r.Close()
 			} else {
 				err = nil
+				walks = append(walks, walk)
 			}
 		}
 		if err != nil {
@@ -266,8 +280,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		eng = newEngine(opts)
 	}
 	err := func() error {
-		for _, r := range repos {
-			if err := runRepo(ctx, opts, eng, r, res, counted); err != nil {
+		for i, r := range repos {
+			if err := runRepo(ctx, opts, eng, r, walks[i], res, counted); err != nil {
 				return err
 			}
 		}
@@ -312,7 +326,7 @@ func newEngine(opts Options) *engine.Engine {
 // runRepo walks one repository and sends the commits the cache lacks
 // through the engine (or counts them, in a dry run) while the walk goes on.
 // A walk that fails part way still sees what it handed on settled.
-func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.Repo, res *Result, counted map[string]bool) error {
+func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.Repo, walk history.WalkOptions, res *Result, counted map[string]bool) error {
 	head, headErr := r.Head()
 	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && opts.Walk.Rev == "" {
 		res.Empty = append(res.Empty, r.Path())
@@ -320,7 +334,7 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &scan{opts: opts, rr: &repoRun{repo: r, id: opts.RepoID, promisor: r.PromisorRemote()}, res: res, counted: counted}
+	s := &scan{opts: opts, rr: &repoRun{repo: r, id: opts.RepoID, promisor: r.PromisorRemote(), walk: walk}, res: res, counted: counted}
 	misses := make(chan *pending, scanAhead)
 	var walking sync.WaitGroup
 	var walkErr error
@@ -360,6 +374,26 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 		return err
 	}
 	return walkErr
+}
+
+// walkIn is the run's walk in r: pathspecs given from a directory of r's
+// work tree are taken from there, as git takes them; anywhere else, from
+// r's root. The cache keeps them root-relative either way.
+func walkIn(opts Options, r *history.Repo) (history.WalkOptions, error) {
+	walk := opts.Walk
+	if len(opts.PathArgs) == 0 {
+		return walk, nil
+	}
+	dir := ""
+	if opts.WorkDir != "" {
+		dir, _ = r.InWorkTree(opts.WorkDir)
+	}
+	paths, err := history.ParsePathspecIn(opts.PathArgs, dir)
+	if err != nil {
+		return walk, fmt.Errorf("%s: %w", r.Path(), err)
+	}
+	walk.Paths = paths
+	return walk, nil
 }
 
 // findRoot names the repository by the root of the history from head.
@@ -442,7 +476,7 @@ func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *R
 
 // leaseKey names the work of summarizing a commit, as the cache does.
 func (p *pending) leaseKey(opts Options) string {
-	return "summary:" + key.Of(p.repo.id, p.commit.Hash, opts.Model.String(), prompt.Version, opts.Walk.Paths.String())
+	return "summary:" + key.Of(p.repo.id, p.commit.Hash, opts.Model.String(), prompt.Version, p.repo.walk.Paths.String())
 }
 
 // feed hands on ps through a closed channel, as a walk would.
