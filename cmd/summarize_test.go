@@ -763,10 +763,11 @@ func TestSHA256RepositoryIsRefusedClearly(t *testing.T) {
 	oneLineError(t, res, 1, "is a SHA-256 repository", "cannot read yet")
 }
 
-// TestPathspecsAreTakenFromTheDirectoryDigestRunsIn: run from a
-// subdirectory, pathspecs are relative to it, as git takes them ("." is
-// that directory, ".." its parent, ":/" the root), and select the commits
-// git selects there; run from elsewhere, they are relative to the root.
+// TestPathspecsAreTakenFromTheDirectoryDigestRunsIn: pathspecs, git's magic
+// included (exclude, icase, glob, literal, top), select the commits git
+// selects, compared with git rev-list; run from a subdirectory they are
+// relative to it, as git takes them ("." is that directory, ".." its
+// parent, ":/" the root); run from elsewhere, to the root.
 func TestPathspecsAreTakenFromTheDirectoryDigestRunsIn(t *testing.T) {
 	r := gittest.New(t)
 	r.Write("top.txt", "1\n").Commit("Top")
@@ -802,8 +803,23 @@ func TestPathspecsAreTakenFromTheDirectoryDigestRunsIn(t *testing.T) {
 		}
 		return hashes
 	}
+	// From the root: git's magic, alone and combined.
+	t.Chdir(r.Dir)
+	for _, paths := range [][]string{{":!docs"}, {":^*.md"}, {":(exclude)site"}, {"site", ":!site/layout"}, {":(icase)TOP.TXT"},
+		{":(icase,exclude)SITE"}, {":(glob)site/**/*.md"}, {":(glob)*.md"}, {":(glob)**/*.html"}, {":(literal)site/content/a.md"},
+		{":(literal)*.md"}, {".", ":!top.txt"}, {":/!docs"}, {"*.md", ":(exclude)docs"}} {
+		if got, want := digestLog(".", paths...), gitLog(r.Dir, paths...); !slices.Equal(got, want) {
+			t.Errorf("-- %v: digest %d commits %v, git %d %v", paths, len(got), got, len(want), want)
+		}
+	}
+	for _, bad := range []string{":(attr:diff)x", ":(nonsense)x", ":(glob,literal)x", ":(exclude"} {
+		res := h.run(context.Background(), "summarize", ".", "--", bad)
+		oneLineError(t, res, 2, "path")
+	}
+
 	t.Chdir(sub)
-	for _, paths := range [][]string{{"."}, {"content"}, {"layout", "content"}, {"../docs"}, {":/top.txt"}, {":(top)docs"}, {"*.md"}, {"content/a.md"}} {
+	for _, paths := range [][]string{{"."}, {"content"}, {"layout", "content"}, {"../docs"}, {":/top.txt"}, {":(top)docs"}, {"*.md"}, {"content/a.md"},
+		{":!content"}, {".", ":!layout"}} {
 		if got, want := digestLog(".", paths...), gitLog(sub, paths...); !slices.Equal(got, want) {
 			t.Errorf("in site/, -- %v: digest %d commits %v, git %d %v", paths, len(got), got, len(want), want)
 		}
