@@ -245,17 +245,29 @@ func writeHeader(b *strings.Builder, fd FileDiff, oldMode, newMode filemode.File
 	}
 }
 
+// submoduleText is a submodule's change as git shows it: a one-line hunk
+// of "Subproject commit HASH" for each side that has the submodule.
 func submoduleText(fd FileDiff, ch change) (string, int, int) {
 	var b strings.Builder
 	writeHeader(&b, fd, ch.from.mode, ch.to.mode)
+	oldName, newName, oldRange, newRange := "a/"+fd.OldPath, "b/"+fd.Path, "1", "1"
 	added, removed := 0, 0
+	if ch.from.path == "" {
+		oldName, oldRange = "/dev/null", "0,0"
+	} else {
+		removed++
+	}
+	if ch.to.path == "" {
+		newName, newRange = "/dev/null", "0,0"
+	} else {
+		added++
+	}
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n@@ -%s +%s @@\n", oldName, newName, oldRange, newRange)
 	if ch.from.path != "" {
 		fmt.Fprintf(&b, "-Subproject commit %s\n", ch.from.hash)
-		removed++
 	}
 	if ch.to.path != "" {
 		fmt.Fprintf(&b, "+Subproject commit %s\n", ch.to.hash)
-		added++
 	}
 	return b.String(), added, removed
 }

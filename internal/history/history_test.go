@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -569,4 +571,51 @@ func TestDiffConcurrently(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// TestSubmoduleChangesAreInGitsFormat: a submodule added, moved to another
+// commit and removed is shown as git shows it, with its ---, +++ and @@
+// lines around "Subproject commit HASH".
+func TestSubmoduleChangesAreInGitsFormat(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	env := append(gittest.GitEnv(t), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@example.com")
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "a.txt")
+	git("commit", "-q", "-m", "base")
+	var hashes []string
+	for i, sub := range []string{strings.Repeat("1", 40), strings.Repeat("2", 40), ""} {
+		if sub == "" {
+			git("rm", "-q", "--cached", "lib")
+		} else {
+			git("update-index", "--add", "--cacheinfo", "160000,"+sub+",lib")
+		}
+		git("commit", "-q", "-m", fmt.Sprint("submodule ", i))
+		hashes = append(hashes, git("rev-parse", "HEAD"))
+	}
+	repo := open(t, dir)
+	for _, h := range hashes {
+		var ours strings.Builder
+		for _, fd := range diffOf(t, repo, h, history.DiffOptions{}).Files {
+			ours.WriteString(fd.Text)
+		}
+		if got, want := ours.String(), withoutIndexLines(gitShow(t, dir, h)); got != want {
+			t.Errorf("commit %s: patch differs from git show\n got %q\nwant %q", h[:7], got, want)
+		}
+	}
 }
