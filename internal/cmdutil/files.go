@@ -27,7 +27,7 @@ func WriteFile(path string, stdout io.Writer, write func(io.Writer) error) error
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if info != nil && !info.Mode().IsRegular() || isProcLink(target) {
-		if info.IsDir() {
+		if info != nil && info.IsDir() {
 			return fmt.Errorf("%s is a directory. Try: a file path", path)
 		}
 		return writeThrough(path, write)

@@ -164,3 +164,13 @@ func mustGetwd(t *testing.T) string {
 	}
 	return wd
 }
+
+// A path under /proc that does not exist is an error, not a panic.
+func TestWriteFileToAMissingProcPath(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc here")
+	}
+	if err := WriteFile("/proc/self/no-such-digest-file", nil, writeText("x")); err == nil {
+		t.Error("wrote a file that cannot exist")
+	}
+}
