@@ -21,6 +21,7 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/postgres"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Globals are the flags every command takes.
@@ -184,7 +185,7 @@ func (f *Factory) BaseURL(spec provider.Spec, flag string) (string, error) {
 		return "", nil
 	}
 	if err := checkBaseURL(raw); err != nil {
-		return "", UsageError("%s %s %v", from, displayURL(raw), err)
+		return "", UsageError("%s %s %v", from, textsafe.URL(raw), err)
 	}
 	return raw, nil
 }
@@ -201,7 +202,7 @@ func checkBaseURL(raw string) error {
 		return fmt.Errorf("is not a URL. Try: one such as http://localhost:8000/v1")
 	case !strings.Contains(raw, "://"):
 		// "localhost:11434" parses as scheme "localhost"; "host/v1" as a path.
-		return fmt.Errorf("has no http:// or https:// in front. Try: http://%s", displayURL(raw))
+		return fmt.Errorf("has no http:// or https:// in front. Try: http://%s", textsafe.URL(raw))
 	case scheme != "http" && scheme != "https":
 		return fmt.Errorf("is not an http or https URL. Try: one such as http://localhost:8000/v1")
 	case u.Hostname() == "":
@@ -210,23 +211,6 @@ func checkBaseURL(raw string) error {
 		return fmt.Errorf("has a query or fragment, which digest would drop. Try: the server's address alone")
 	}
 	return nil
-}
-
-// displayURL is an address fit to print: whatever stands before an @ (a
-// user and password) is masked, parsed as a URL or not.
-func displayURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	at := strings.LastIndex(raw, "@")
-	if at < 0 {
-		return raw
-	}
-	start := 0
-	if i := strings.Index(raw[:at], "://"); i >= 0 {
-		start = i + len("://")
-	}
-	return raw[:start] + "xxxxx" + raw[at:]
 }
 
 // httpClient shares one transport among a model's requests, keeping as many

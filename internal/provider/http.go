@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Helpers shared by the clients of HTTP wire formats: reading the headers
@@ -86,17 +88,17 @@ func TransportError(ctx context.Context, name, baseURL string, err error) error 
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		err = &url.Error{Op: ue.Op, URL: SafeURL(ue.URL), Err: ue.Err}
+		err = &url.Error{Op: ue.Op, URL: textsafe.URL(ue.URL), Err: ue.Err}
 	}
 	e := &Error{Provider: name, Kind: Transient, Err: err}
 	var dns *net.DNSError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED) && isLocal(baseURL):
-		e.Hint = fmt.Sprintf("Try: is the server running at %s?", SafeURL(baseURL))
+		e.Hint = fmt.Sprintf("Try: is the server running at %s?", textsafe.URL(baseURL))
 	case errors.As(err, &dns) && dns.IsNotFound:
 		// Not Fatal: a resolver can fail for a moment; the engine's count
 		// of failures in a row stops a run whose host does not exist.
-		e.Hint = "Try: check the host name in the base URL " + SafeURL(baseURL)
+		e.Hint = "Try: check the host name in the base URL " + textsafe.URL(baseURL)
 	}
 	return e
 }
@@ -116,38 +118,18 @@ func isLocal(base string) bool {
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified() || ip.IsPrivate())
 }
 
-// SafeURL is a URL fit to show: without the user name and password it may
-// carry ("http://user:pass@host/v1" shows as "http://host/v1"), even when
-// it does not parse as a URL.
-func SafeURL(raw string) string {
-	authority := raw
-	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 {
-		start = i + len("://")
-		authority = raw[start:]
-	}
-	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
-		authority = authority[:end]
-	}
-	at := strings.LastIndexByte(authority, '@')
-	if at < 0 {
-		return raw
-	}
-	return raw[:start] + raw[start+at+1:]
-}
-
 // checkURL refuses a URL net/http would only fail on at every try (no
 // scheme, another scheme, no host): the base URL is wrong for the whole run.
 func checkURL(name, baseURL, target string) *Error {
 	fatal := func(reason, hint string) *Error {
-		return &Error{Provider: name, Kind: Fatal, Message: fmt.Sprintf("base URL %q %s", SafeURL(baseURL), reason), Hint: hint}
+		return &Error{Provider: name, Kind: Fatal, Message: fmt.Sprintf("base URL %q %s", textsafe.URL(baseURL), reason), Hint: hint}
 	}
 	if !strings.Contains(baseURL, "://") {
 		scheme := "https://"
 		if isLocal("http://" + baseURL) {
 			scheme = "http://"
 		}
-		return fatal("has no scheme", "Try: "+scheme+SafeURL(baseURL))
+		return fatal("has no scheme", "Try: "+scheme+textsafe.URL(baseURL))
 	}
 	u, err := url.Parse(target)
 	if err != nil {
@@ -243,8 +225,8 @@ func Post(ctx context.Context, client *http.Client, name, baseURL, url string, h
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, &Error{Provider: name, Kind: Fatal, Message: "cannot make a request of the base URL " + SafeURL(baseURL),
-			Hint: "Try: check the base URL " + SafeURL(baseURL)}
+		return nil, nil, &Error{Provider: name, Kind: Fatal, Message: "cannot make a request of the base URL " + textsafe.URL(baseURL),
+			Hint: "Try: check the base URL " + textsafe.URL(baseURL)}
 	}
 	for k, v := range header {
 		req.Header[k] = v

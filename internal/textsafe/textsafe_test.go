@@ -249,3 +249,21 @@ func BenchmarkText(b *testing.B) {
 		})
 	}
 }
+
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://user:pass@localhost:11434/v1":  "http://localhost:11434/v1",
+		"https://key@api.example.com/v1?a=b@c": "https://api.example.com/v1?a=b@c",
+		"user:pass@localhost:11434/v1":         "localhost:11434/v1",
+		"http://u:p@local host/v1":             "http://local host/v1",
+		"http://a@b@host/v1":                   "http://host/v1",
+		"https://api.openai.com/v1":            "https://api.openai.com/v1",
+		"http://host/path/with@sign":           "http://host/path/with@sign",
+		"localhost:11434":                      "localhost:11434",
+		"":                                     "",
+	} {
+		if got := textsafe.URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Options configures a Client.
@@ -205,7 +206,7 @@ func (c *Client) statusError(status int, header http.Header, data []byte, limits
 	case status == http.StatusNotFound && isJSON && strings.Contains(strings.ToLower(body.Error.Message), "model"):
 		e.Hint = fmt.Sprintf("Try: check the model name %q", model)
 	case status == http.StatusNotFound:
-		e.Hint = "Try: check the base URL " + provider.SafeURL(c.baseURL)
+		e.Hint = "Try: check the base URL " + textsafe.URL(c.baseURL)
 	}
 	return e
 }

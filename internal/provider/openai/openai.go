@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Options configures a Client.
@@ -268,7 +269,7 @@ func (c *Client) statusError(status int, header http.Header, data []byte, limits
 	case status == http.StatusNotFound && isJSON && (eb.code == "model_not_found" || strings.Contains(strings.ToLower(eb.message), "model")):
 		e.Hint = fmt.Sprintf("Try: check the model name %q", model)
 	case status == http.StatusNotFound:
-		e.Hint = "Try: check the base URL " + provider.SafeURL(c.baseURL) + " (it usually ends in /v1)"
+		e.Hint = "Try: check the base URL " + textsafe.URL(c.baseURL) + " (it usually ends in /v1)"
 	}
 	return e
 }

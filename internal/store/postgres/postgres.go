@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/digest-cli/digest/internal/store/sqlstore"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // IsURL reports whether db names a PostgreSQL database rather than a file.
@@ -41,7 +42,7 @@ func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (%s). Try: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable",
-			Redacted(rawURL), withoutPassword(err.Error(), rawURL))
+			textsafe.URL(rawURL), withoutPassword(err.Error(), rawURL))
 	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout
@@ -184,27 +185,17 @@ CREATE TABLE rate_limits (
 );`,
 }
 
-// Redacted is a postgres:// URL fit to print: its password masked.
-func Redacted(rawURL string) string {
-	if u, err := url.Parse(rawURL); err == nil {
-		return u.Redacted()
-	}
-	if at := strings.LastIndex(rawURL, "@"); at >= 0 {
-		if i := strings.Index(rawURL, "://"); i >= 0 && i < at {
-			return rawURL[:i+3] + "xxxxx" + rawURL[at:]
-		}
-	}
-	return rawURL
-}
+// hidden stands for a password in a message.
+const hidden = "<password>"
 
 // withoutPassword drops the URL's password from a library's message.
 func withoutPassword(msg, rawURL string) string {
 	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
 		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+			msg = strings.ReplaceAll(msg, pw, hidden)
 		}
 	}
-	return strings.ReplaceAll(msg, rawURL, Redacted(rawURL))
+	return strings.ReplaceAll(msg, rawURL, textsafe.URL(rawURL))
 }
 
 // displayName names the database as the server, user and database
@@ -222,7 +213,7 @@ func displayName(c pgconn.Config) string {
 func unreachable(name string, c pgconn.Config, err error, rawURL string) error {
 	msg := withoutPassword(err.Error(), rawURL)
 	if c.Password != "" {
-		msg = strings.ReplaceAll(msg, c.Password, "xxxxx")
+		msg = strings.ReplaceAll(msg, c.Password, hidden)
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
