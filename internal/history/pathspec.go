@@ -39,11 +39,18 @@ func ParsePathspec(args []string) (Pathspec, error) {
 // given (unknown magic, a glob that does not compile); where they lead is
 // for ParsePathspecIn to say, in each repository.
 func CheckPathspec(args []string) error {
-	_, err := ParsePathspecIn(args, "anywhere/in/a/tree/deep/enough/for/dots/to/stay/inside")
-	if err != nil && strings.Contains(err.Error(), "is outside the repository") {
-		return nil
+	for _, a := range args {
+		m, rel, err := parseMagic(a)
+		if err != nil {
+			return err
+		}
+		if !m.literal && strings.ContainsAny(rel, "*?[") {
+			if _, err := globRegexp(rel, m.glob, m.icase); err != nil {
+				return fmt.Errorf("path %q: %v. Try: a valid glob such as '*.go' or 'docs/*'", a, err)
+			}
+		}
 	}
-	return err
+	return nil
 }
 
 // magic is what a spec's prefix asks for.
