@@ -60,15 +60,8 @@ func BenchmarkSharedLimitProcesses(b *testing.B) {
 					if len(st.Admitted) < total-procs {
 						b.Fatalf("%d admitted of %d", len(st.Admitted), total)
 					}
-					from := st.Admitted[0].At.Add(window)
-					span := st.Admitted[len(st.Admitted)-1].At.Sub(from)
-					reqs := 0
-					for _, a := range st.Admitted {
-						if !a.At.Before(from) {
-							reqs++
-						}
-					}
-					b.ReportMetric(100*float64(reqs)/(float64(rpm)*span.Seconds()/window.Seconds()), "%limit-used")
+					used, _ := st.LimitUse(rpm, 0, window)
+					b.ReportMetric(100*used, "%limit-used")
 					b.ReportMetric(100*float64(st.RateLimited)/float64(st.Requests), "%429")
 				}
 			})

@@ -68,18 +68,9 @@ func BenchmarkLimitUse(b *testing.B) {
 				}
 				// Steady state: from the end of the first window to the last
 				// admission, against what the limit would admit in that time.
-				from := st.Admitted[0].At.Add(window)
-				span := st.Admitted[len(st.Admitted)-1].At.Sub(from)
-				reqs, toks := 0, 0
-				for _, a := range st.Admitted {
-					if !a.At.Before(from) {
-						reqs++
-						toks += a.Tokens
-					}
-				}
-				used := float64(reqs) / (float64(rpm) * span.Seconds() / window.Seconds())
+				used, byTokens := st.LimitUse(rpm, tpm, window)
 				if sc.fake.TPM > 0 {
-					used = float64(toks) / (float64(tpm) * span.Seconds() / window.Seconds())
+					used = byTokens
 				}
 				b.ReportMetric(100*used, "%limit-used")
 				b.ReportMetric(100*float64(st.RateLimited)/float64(st.Requests), "%429")

@@ -81,3 +81,32 @@ func (s Stats) RateLimitedSince(t time.Time) int {
 	}
 	return n
 }
+
+// LimitUse is the share of the request and token limits (each per Window)
+// used from skip after the first admission to the last: 1 is all the limit
+// allows in that time. Skipping a Window leaves out a fresh bucket's first
+// burst, to read the steady state. A limit of 0 reads as 0.
+func (s Stats) LimitUse(rpm, tpm int, skip time.Duration) (requests, tokens float64) {
+	if len(s.Admitted) == 0 {
+		return 0, 0
+	}
+	from := s.Admitted[0].At.Add(skip)
+	windows := s.Admitted[len(s.Admitted)-1].At.Sub(from).Seconds() / s.Window.Seconds()
+	if windows <= 0 {
+		return 0, 0
+	}
+	reqs, toks := 0, 0
+	for _, a := range s.Admitted {
+		if !a.At.Before(from) {
+			reqs++
+			toks += a.Tokens
+		}
+	}
+	if rpm > 0 {
+		requests = float64(reqs) / (float64(rpm) * windows)
+	}
+	if tpm > 0 {
+		tokens = float64(toks) / (float64(tpm) * windows)
+	}
+	return requests, tokens
+}
