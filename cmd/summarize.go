@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/digest-cli/digest/internal/approxidate"
 	"io"
 	"os"
 	"strings"
@@ -183,9 +184,14 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		if d.value == "" {
 			continue
 		}
-		if *d.into, err = history.ParseDate(d.value, now, d.endOfDay); err != nil {
+		t, form, err := approxidate.Parse(d.value, now)
+		if err != nil {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("%s: %w", d.flag, err))
 		}
+		if d.endOfDay && form == approxidate.DayOnly {
+			t = t.AddDate(0, 0, 1).Add(-time.Nanosecond)
+		}
+		*d.into = t
 	}
 	info := models.Lookup(spec)
 	if o.ModelConfig != "" {

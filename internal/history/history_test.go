@@ -309,35 +309,6 @@ func withoutIndexLines(patch string) string {
 	return b.String()
 }
 
-func TestParseDate(t *testing.T) {
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for in, want := range map[string]time.Time{
-		"2026-01-31":           time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC),
-		"2026-01-31T15:04:05Z": time.Date(2026, 1, 31, 15, 4, 5, 0, time.UTC),
-		"2 weeks ago":          now.Add(-14 * 24 * time.Hour),
-		"3.days.ago":           now.Add(-72 * time.Hour),
-		"1 hour":               now.Add(-time.Hour),
-		"72h":                  now.Add(-72 * time.Hour),
-		"yesterday":            time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
-	} {
-		got, err := history.ParseDate(in, now, false)
-		if err != nil || !got.Equal(want) {
-			t.Errorf("ParseDate(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	if got, _ := history.ParseDate("2026-01-31", now, true); !got.Equal(time.Date(2026, 1, 31, 23, 59, 59, 999999999, time.UTC)) {
-		t.Errorf("--until 2026-01-31 ends at %v, want the end of that day", got)
-	}
-	if got, _ := history.ParseDate("2 days ago", now, true); !got.Equal(now.Add(-48 * time.Hour)) {
-		t.Errorf("end of day changed a relative date: %v", got)
-	}
-	for _, bad := range []string{"", "soon", "-5h", "2 fortnights ago", "2026-13-01"} {
-		if _, err := history.ParseDate(bad, now, false); err == nil {
-			t.Errorf("ParseDate(%q) accepted", bad)
-		}
-	}
-}
-
 // TestWalkOrderMatchesGitLog compares the walk with `git log` on a history
 // whose dates are skewed and tied, where order is decided by the queue.
 func TestWalkOrderMatchesGitLog(t *testing.T) {
