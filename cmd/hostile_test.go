@@ -184,7 +184,7 @@ func TestHostileShallowClone(t *testing.T) {
 
 	// A range reaching past the boundary names the missing revision.
 	res = h.run(context.Background(), "summarize", dir, "--rev", "HEAD~5..HEAD")
-	oneLineError(t, res, 1, `unknown revision "HEAD~5"`)
+	oneLineError(t, res, 1, `unknown revision "HEAD~3": it names`)
 }
 
 // TestHostileFiftyMegabyteLine commits a 50 MB file of one line next to a

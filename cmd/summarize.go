@@ -33,7 +33,7 @@ type SummarizeOptions struct {
 
 	Repos         []string
 	Pathspec      []string
-	Rev           string
+	Revs          []string
 	All           bool
 	Since         string
 	Until         string
@@ -105,7 +105,7 @@ extractive summary from the commit message and the diff.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Rev, "rev", "", "commits to summarize: REV, or A..B for those in B but not in A (default HEAD)")
+	fl.StringArrayVar(&opts.Revs, "rev", nil, "commits to summarize, as git rev-list reads revisions: REV, A..B, A...B, ^REV, X^!, main@{1}, @{u}, :/text (repeatable; default HEAD)")
 	fl.BoolVar(&opts.All, "all", false, "walk every branch, tag and remote branch instead of HEAD")
 	fl.StringVar(&opts.Since, "since", "", "only commits committed after this date (2026-01-31, \"2 weeks ago\", 72h)")
 	fl.StringVar(&opts.Until, "until", "", "only commits committed before this date")
@@ -155,7 +155,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, err
 	}
 	switch {
-	case o.All && o.Rev != "":
+	case o.All && len(o.Revs) > 0:
 		return cfg, nil, cmdutil.UsageError("--all and --rev cannot be combined. Try: one of them")
 	case o.RepoID != "" && len(o.Repos) > 1:
 		return cfg, nil, cmdutil.UsageError("--repo-id names one repository, but %d were given. Try: one PATH per run with --repo-id", len(o.Repos))
@@ -175,7 +175,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	if err := history.CheckPathspec(o.Pathspec); err != nil {
 		return cfg, nil, cmdutil.AsUsage(err)
 	}
-	walk := history.WalkOptions{Rev: o.Rev, All: o.All, MaxCommits: o.MaxCommits, IncludeMerges: o.IncludeMerges}
+	walk := history.WalkOptions{Revs: o.Revs, Now: now, All: o.All, MaxCommits: o.MaxCommits, IncludeMerges: o.IncludeMerges}
 	for _, d := range []struct {
 		flag, value string
 		into        *time.Time

@@ -55,9 +55,9 @@ func TestWalkLikeGitLog(t *testing.T) {
 		{"include merges", history.WalkOptions{IncludeMerges: true},
 			[]string{f.Vendor, f.BigTable, f.Merge, f.Latin1, f.Rename, f.Logo, f.Deps, f.Greet, f.Root}},
 		{"max commits", history.WalkOptions{MaxCommits: 2}, []string{f.Vendor, f.BigTable}},
-		{"range", history.WalkOptions{Rev: f.Logo + "..HEAD"}, []string{f.Vendor, f.BigTable, f.Latin1, f.Rename}},
-		{"range to a branch", history.WalkOptions{Rev: f.Deps + "..feature"}, []string{f.Rename, f.Logo}},
-		{"single revision", history.WalkOptions{Rev: "feature"}, []string{f.Rename, f.Logo, f.Deps, f.Greet, f.Root}},
+		{"range", history.WalkOptions{Revs: []string{f.Logo + "..HEAD"}}, []string{f.Vendor, f.BigTable, f.Latin1, f.Rename}},
+		{"range to a branch", history.WalkOptions{Revs: []string{f.Deps + "..feature"}}, []string{f.Rename, f.Logo}},
+		{"single revision", history.WalkOptions{Revs: []string{"feature"}}, []string{f.Rename, f.Logo, f.Deps, f.Greet, f.Root}},
 		{"since", history.WalkOptions{Since: gittest.Epoch.Add(5 * time.Hour)}, []string{f.Vendor, f.BigTable, f.Latin1}},
 		{"until", history.WalkOptions{Until: gittest.Epoch.Add(90 * time.Minute)}, []string{f.Greet, f.Root}},
 	}
@@ -112,7 +112,7 @@ func TestWalkAllFindsUnmergedBranches(t *testing.T) {
 func TestRemoteTrackingRange(t *testing.T) {
 	f := gittest.NewFixture(t)
 	f.AddRemoteBranch("main", f.BigTable)
-	got := walk(t, open(t, f.Dir), history.WalkOptions{Rev: "origin/main..HEAD"})
+	got := walk(t, open(t, f.Dir), history.WalkOptions{Revs: []string{"origin/main..HEAD"}})
 	if !slices.Equal(got, []string{f.Vendor}) {
 		t.Fatalf("origin/main..HEAD = %v, want [%s]", got, f.Vendor)
 	}
@@ -121,7 +121,7 @@ func TestRemoteTrackingRange(t *testing.T) {
 func TestWalkErrors(t *testing.T) {
 	f := gittest.NewFixture(t)
 	r := open(t, f.Dir)
-	err := r.Walk(context.Background(), history.WalkOptions{Rev: "no-such-branch"}, func(history.Commit) error { return nil })
+	err := r.Walk(context.Background(), history.WalkOptions{Revs: []string{"no-such-branch"}}, func(history.Commit) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), `unknown revision "no-such-branch"`) {
 		t.Errorf("unknown revision: %v", err)
 	}
@@ -174,7 +174,7 @@ func TestRootCommitIsSharedByClones(t *testing.T) {
 func diffOf(t *testing.T, r *history.Repo, hash string, opts history.DiffOptions) history.Diff {
 	t.Helper()
 	var c history.Commit
-	if err := r.Walk(context.Background(), history.WalkOptions{Rev: hash, MaxCommits: 1, IncludeMerges: true}, func(x history.Commit) error {
+	if err := r.Walk(context.Background(), history.WalkOptions{Revs: []string{hash}, MaxCommits: 1, IncludeMerges: true}, func(x history.Commit) error {
 		c = x
 		return nil
 	}); err != nil {

@@ -38,6 +38,10 @@ type Repo struct {
 	// cannot read this repository (a SHA-256 one, say), and go-git does.
 	objects *gitobjects.DB
 
+	// gitDir is the git directory ("" when go-git chose other storage);
+	// commonDir the one a linked work tree shares with the main one.
+	gitDir, commonDir string
+
 	// mu serializes go-git's reads of objects: its storage is not safe for
 	// concurrent use.
 	mu    sync.Mutex
@@ -130,10 +134,12 @@ func Open(path string) (*Repo, error) {
 	if w, err := r.Worktree(); err == nil {
 		wt = w.Filesystem
 	}
+	gitDir := st.Filesystem().Root()
+	commonDir := filepath.Dir(objectsDir(gitDir))
 	if again, err := git.Open(kept, wt); err == nil {
-		return &Repo{git: again, path: root, storage: kept, objects: objects}, nil
+		return &Repo{git: again, path: root, storage: kept, objects: objects, gitDir: gitDir, commonDir: commonDir}, nil
 	}
-	return &Repo{git: r, path: root, objects: objects}, nil
+	return &Repo{git: r, path: root, objects: objects, gitDir: gitDir, commonDir: commonDir}, nil
 }
 
 // objectsDir is where a git directory's objects are: a linked work tree's
@@ -148,6 +154,9 @@ func objectsDir(gitDir string) string {
 	}
 	return filepath.Join(gitDir, "objects")
 }
+
+// gitDirs returns the git directory and the common one.
+func (r *Repo) gitDirs() (gitDir, commonDir string) { return r.gitDir, r.commonDir }
 
 // Close releases the pack files kept open.
 func (r *Repo) Close() error {

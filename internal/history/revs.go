@@ -3,93 +3,86 @@ package history
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/digest-cli/digest/internal/revision"
 )
 
-// Resolve checks that the revisions the options name exist here, so that a
-// run over several repositories can fail on a mistyped --rev before it
-// pays for any of them. A repository without commits is ErrEmpty.
-func (r *Repo) Resolve(opts WalkOptions) error {
-	_, _, err := r.resolve(opts)
-	return err
+// Resolve checks that the revisions the options name resolve here, so that
+// a run over several repositories can fail on a mistyped --rev before it
+// pays for any of them, and returns what git would warn of (an ambiguous
+// name, a reflog that does not go back as far as asked). A repository
+// without commits is ErrEmpty.
+func (r *Repo) Resolve(opts WalkOptions) (warnings []string, err error) {
+	_, _, warnings, err = r.resolve(opts)
+	return warnings, err
 }
 
 // resolve turns the options into commits to start from and commits whose
-// ancestry is excluded (the A of A..B).
-func (r *Repo) resolve(opts WalkOptions) (starts, hidden []plumbing.Hash, err error) {
+// ancestry is excluded (the A of A..B, the merge bases of A...B).
+func (r *Repo) resolve(opts WalkOptions) (starts, hidden []plumbing.Hash, warnings []string, err error) {
 	if opts.All {
-		if h, err := r.head(); err == nil {
-			starts = append(starts, h) // a detached HEAD is in no ref
-		}
-		refs, err := r.git.References()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: list references: %w", r.path, err)
-		}
-		err = refs.ForEach(func(ref *plumbing.Reference) error {
-			name := ref.Name()
-			if ref.Type() != plumbing.HashReference || !(name.IsBranch() || name.IsTag() || name.IsRemote()) {
-				return nil
-			}
-			h, err := r.peelToCommit(ref.Hash())
-			if err == nil {
-				starts = append(starts, h)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(starts) == 0 {
-			return nil, nil, ErrEmpty
-		}
-		return starts, nil, nil
+		starts, err = r.allRefs()
+		return starts, nil, nil, err
 	}
-	if opts.Rev == "" {
+	if len(opts.Revs) == 0 {
 		h, err := r.head()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return []plumbing.Hash{h}, nil, nil
+		return []plumbing.Hash{h}, nil, nil, nil
 	}
-	from, to, isRange := strings.Cut(opts.Rev, "..")
-	if !isRange {
-		h, err := r.revision(opts.Rev)
-		return []plumbing.Hash{h}, nil, err
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
 	}
-	if strings.HasPrefix(to, ".") {
-		return nil, nil, fmt.Errorf("--rev %q: symmetric ranges (A...B) are not supported. Try: A..B", opts.Rev)
-	}
-	if from == "" {
-		from = "HEAD"
-	}
-	if to == "" {
-		to = "HEAD"
-	}
-	a, err := r.revision(from)
+	sel, err := revision.Resolve(&source{r: r}, opts.Revs, revision.Options{Now: now})
 	if err != nil {
-		return nil, nil, err
+		if _, headErr := r.head(); errors.Is(headErr, ErrEmpty) && onlyHead(opts.Revs) {
+			return nil, nil, nil, ErrEmpty
+		}
+		return nil, nil, nil, fmt.Errorf("%s: %w", r.path, err)
 	}
-	b, err := r.revision(to)
-	if err != nil {
-		return nil, nil, err
+	for _, h := range sel.Include {
+		starts = append(starts, plumbing.NewHash(h))
 	}
-	return []plumbing.Hash{b}, []plumbing.Hash{a}, nil
+	for _, h := range sel.Exclude {
+		hidden = append(hidden, plumbing.NewHash(h))
+	}
+	return starts, hidden, sel.Warnings, nil
 }
 
-func (r *Repo) revision(rev string) (plumbing.Hash, error) {
-	h, err := r.git.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		if rev == "HEAD" {
-			if _, headErr := r.head(); errors.Is(headErr, ErrEmpty) {
-				return plumbing.ZeroHash, ErrEmpty
-			}
-		}
-		return plumbing.ZeroHash, fmt.Errorf("%s: unknown revision %q. Try: a branch, tag or commit that exists here (git branch -a)", r.path, rev)
+// allRefs is --all: HEAD and every branch, tag and remote branch.
+func (r *Repo) allRefs() ([]plumbing.Hash, error) {
+	var starts []plumbing.Hash
+	if h, err := r.head(); err == nil {
+		starts = append(starts, h) // a detached HEAD is in no ref
 	}
-	return r.peelToCommit(*h)
+	refs, err := r.git.References()
+	if err != nil {
+		return nil, fmt.Errorf("%s: list references: %w", r.path, err)
+	}
+	err = refs.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name()
+		if ref.Type() != plumbing.HashReference || !(name.IsBranch() || name.IsTag() || name.IsRemote()) {
+			return nil
+		}
+		h, err := r.peelToCommit(ref.Hash())
+		if err == nil {
+			starts = append(starts, h)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(starts) == 0 {
+		return nil, ErrEmpty
+	}
+	return starts, nil
 }
 
 // peelToCommit follows annotated tags down to the commit they name.
@@ -111,4 +104,15 @@ func (r *Repo) peelToCommit(h plumbing.Hash) (plumbing.Hash, error) {
 		}
 	}
 	return plumbing.ZeroHash, fmt.Errorf("%s: tag chain too deep", h)
+}
+
+// onlyHead reports whether revs name HEAD alone, which in a repository
+// without commits selects nothing rather than something unknown.
+func onlyHead(revs []string) bool {
+	for _, rev := range revs {
+		if rev != "HEAD" && rev != "@" {
+			return false
+		}
+	}
+	return true
 }

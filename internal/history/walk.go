@@ -13,8 +13,12 @@ import (
 
 // WalkOptions selects commits the way `git log` does.
 type WalkOptions struct {
-	Rev           string // "", "REV" or "A..B"; ignored with All
-	All           bool   // HEAD and every branch, tag and remote branch
+	// Revs are revisions as `git rev-list` reads them (REV, ^REV, A..B,
+	// A...B, X^!, X^@...), HEAD when empty; ignored with All.
+	Revs []string
+	// Now is the time relative reflog dates count back from (zero: now).
+	Now           time.Time
+	All           bool // HEAD and every branch, tag and remote branch
 	Since, Until  time.Time
 	MaxCommits    int
 	IncludeMerges bool
@@ -24,7 +28,7 @@ type WalkOptions struct {
 // Walk calls fn for each selected commit, newest first by committer date
 // like `git log`. It stops at the first error fn returns.
 func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error) error {
-	starts, hidden, err := r.resolve(opts)
+	starts, hidden, _, err := r.resolve(opts)
 	if err != nil {
 		return err
 	}

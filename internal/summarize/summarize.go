@@ -244,7 +244,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				r.Close()
 				continue
 			}
-			if err = r.Resolve(opts.Walk); err != nil && !errors.Is(err, history.ErrEmpty) {
+			var warnings []string
+			if warnings, err = r.Resolve(opts.Walk); err != nil && !errors.Is(err, history.ErrEmpty) {
 				r.Close()
 			} else if walk, werr := walkIn(opts, r); werr != nil {
 				err = werr
@@ -252,6 +253,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			} else {
 				err = nil
 				walks = append(walks, walk)
+				for _, w := range warnings {
+					opts.Log.Warn(w, "repo", r.Path())
+				}
 			}
 		}
 		if err != nil {
@@ -328,7 +332,7 @@ func newEngine(opts Options) *engine.Engine {
 // A walk that fails part way still sees what it handed on settled.
 func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.Repo, walk history.WalkOptions, res *Result, counted map[string]bool) error {
 	head, headErr := r.Head()
-	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && opts.Walk.Rev == "" {
+	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && len(opts.Walk.Revs) == 0 {
 		res.Empty = append(res.Empty, r.Path())
 		return nil
 	}

@@ -1,0 +1,104 @@
+package gitobjects
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// WithPrefix lists the objects whose names begin with prefix (hex digits,
+// any case, at most 40), up to max of them, packed or loose: how git finds
+// the object an abbreviated hash names, and learns when it names several.
+func (db *DB) WithPrefix(prefix string, max int) ([]plumbing.Hash, error) {
+	prefix = strings.ToLower(prefix)
+	if len(prefix) == 0 || len(prefix) > 2*len(plumbing.ZeroHash) {
+		return nil, fmt.Errorf("abbreviated hash %q: want 1 to 40 hex digits", prefix)
+	}
+	// The whole bytes of the prefix, and the high half of the next one.
+	whole, err := hex.DecodeString(prefix[:len(prefix)&^1])
+	if err != nil {
+		return nil, fmt.Errorf("abbreviated hash %q: not hex", prefix)
+	}
+	var nibble byte
+	odd := len(prefix)%2 == 1
+	if odd {
+		b, err := hex.DecodeString(prefix[len(prefix)-1:] + "0")
+		if err != nil {
+			return nil, fmt.Errorf("abbreviated hash %q: not hex", prefix)
+		}
+		nibble = b[0]
+	}
+	matches := func(name []byte) bool {
+		return bytes.HasPrefix(name, whole) && (!odd || name[len(whole)]&0xf0 == nibble)
+	}
+	// The smallest name with the prefix: where a search of a sorted list starts.
+	low := make([]byte, len(plumbing.ZeroHash))
+	copy(low, whole)
+	if odd {
+		low[len(whole)] = nibble
+	}
+
+	var found []plumbing.Hash
+	add := func(h plumbing.Hash) bool {
+		if !slices.Contains(found, h) {
+			found = append(found, h)
+		}
+		return len(found) < max
+	}
+	db.mu.RLock()
+	packs := db.packs
+	db.mu.RUnlock()
+	for _, p := range packs {
+		lo, hi := 0, int(p.count())
+		if low[0] > 0 {
+			lo = int(p.fanout[low[0]-1])
+		}
+		// A binary search over the index's names, 20 bytes each.
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if bytes.Compare(p.names[mid*20:mid*20+20], low) < 0 {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		for j := lo; j < int(p.count()) && matches(p.names[j*20:j*20+20]); j++ {
+			if !add(plumbing.Hash(p.names[j*20 : j*20+20])) {
+				return found, nil
+			}
+		}
+	}
+	if len(prefix) < 2 {
+		return found, nil // loose objects would need every directory listed
+	}
+	for _, dir := range db.dirs {
+		names, err := os.ReadDir(filepath.Join(dir, prefix[:2]))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return found, err
+		}
+		for _, n := range names {
+			rest := n.Name()
+			if len(rest) != 38 || !strings.HasPrefix(rest, prefix[2:]) {
+				continue
+			}
+			b, err := hex.DecodeString(prefix[:2] + rest)
+			if err != nil {
+				continue // not an object's file
+			}
+			if !add(plumbing.Hash(b)) {
+				return found, nil
+			}
+		}
+	}
+	return found, nil
+}
