@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -120,6 +121,31 @@ func parseMagic(arg string) (magic, string, error) {
 // A path with top magic (":/", ":(top)") is relative to the root wherever
 // it is given.
 func ParsePathspecIn(args []string, dir string) (Pathspec, error) {
+	return parsePathspec(args, dir, nil)
+}
+
+// Pathspec compiles path arguments given in workDir (an absolute directory;
+// "" for the root) as git takes them there: relative to workDir when it
+// lies in the work tree, and absolute paths inside the work tree as the
+// paths they name.
+func (r *Repo) Pathspec(args []string, workDir string) (Pathspec, error) {
+	dir := ""
+	if workDir != "" {
+		dir, _ = r.InWorkTree(workDir)
+	}
+	var roots []string
+	if _, err := r.git.Worktree(); err == nil {
+		roots = append(roots, r.path)
+		if real, err := filepath.EvalSymlinks(r.path); err == nil && real != r.path {
+			roots = append(roots, real)
+		}
+	}
+	return parsePathspec(args, dir, roots)
+}
+
+// parsePathspec is ParsePathspecIn that also reads absolute paths under
+// one of roots, the work tree's spellings.
+func parsePathspec(args []string, dir string, roots []string) (Pathspec, error) {
 	var p Pathspec
 	everything := false // "." from the root among the included specs
 	for _, a := range args {
@@ -127,7 +153,14 @@ func ParsePathspecIn(args []string, dir string) (Pathspec, error) {
 		if err != nil {
 			return Pathspec{}, err
 		}
-		if !m.top && dir != "" && !strings.HasPrefix(rel, "/") {
+		if strings.HasPrefix(rel, "/") {
+			inside, ok := underRoot(rel, roots)
+			if !ok {
+				return Pathspec{}, fmt.Errorf("path %q is outside the repository. Try: a path inside it, relative to where digest runs (or to the root with :/)", a)
+			}
+			rel, m.top = inside, true
+		}
+		if !m.top && dir != "" {
 			rel = path.Join(dir, rel)
 		}
 		spec := strings.TrimSuffix(path.Clean(strings.TrimPrefix(rel, "./")), "/")
@@ -166,6 +199,19 @@ func ParsePathspecIn(args []string, dir string) (Pathspec, error) {
 	}
 	sort.Strings(p.specs)
 	return p, nil
+}
+
+// underRoot turns an absolute path into one relative to the first root it
+// lies under, with slashes.
+func underRoot(abs string, roots []string) (string, bool) {
+	for _, root := range roots {
+		rel, err := filepath.Rel(root, filepath.FromSlash(abs))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		return filepath.ToSlash(rel), true
+	}
+	return "", false
 }
 
 // canonical is a spec's form in the cache key: a plain path as it always

@@ -388,11 +388,7 @@ func walkIn(opts Options, r *history.Repo) (history.WalkOptions, error) {
 	if len(opts.PathArgs) == 0 {
 		return walk, nil
 	}
-	dir := ""
-	if opts.WorkDir != "" {
-		dir, _ = r.InWorkTree(opts.WorkDir)
-	}
-	paths, err := history.ParsePathspecIn(opts.PathArgs, dir)
+	paths, err := r.Pathspec(opts.PathArgs, opts.WorkDir)
 	if err != nil {
 		return walk, fmt.Errorf("%s: %w", r.Path(), err)
 	}
