@@ -483,7 +483,7 @@ func (r *resolver) searchMessage(pattern string, starts []string) (string, error
 		case strings.HasPrefix(rest, "!"):
 			pattern = rest
 		default:
-			return "", fmt.Errorf("/%s: git knows no modifier !%.1s. Try: /!-TEXT for commits not matching, /!!TEXT for a literal !", pattern, rest)
+			return "", fmt.Errorf("/%s: git knows no modifier !%.1s. Try: /!-TEXT for commits not matching, /!!TEXT for a literal ! in front", pattern, rest)
 		}
 	}
 	// POSIX regexec without REG_NEWLINE: . matches newlines, ^ and $ the

@@ -6,6 +6,7 @@
 package revision
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -175,7 +176,7 @@ func (r *resolver) rangeArg(arg string, dots int) (bool, error) {
 	}
 	ah, aerr := r.object(a)
 	bh, berr := r.object(b)
-	if err := errors.Join(aerr, berr); err != nil {
+	if err := cmp.Or(aerr, berr); err != nil {
 		if _, whole := r.object(arg); whole == nil {
 			return false, nil
 		}
