@@ -200,6 +200,8 @@ func TestRevisionsAsGitReadsThem(t *testing.T) {
 		{args: []string{strings.ToUpper(full)}},
 		{args: []string{describe}},
 		{args: []string{"ORIG_HEAD"}},
+		{args: []string{"FETCH_HEAD"}},
+		{args: []string{"FETCH_HEAD..HEAD"}},
 		{args: []string{"main@{1}..main"}},
 		{args: []string{"main@{3}"}},
 		{args: []string{"main@{0}"}},
@@ -240,6 +242,7 @@ func TestRevisionsAsGitReadsThem(t *testing.T) {
 		// Refused by both.
 		{args: []string{"no-such-branch"}, refuse: `unknown revision "no-such-branch"`},
 		{args: []string{"HEAD~100"}, refuse: "goes past the root commit"},
+		{args: []string{"MERGE_HEAD"}, refuse: `unknown revision "MERGE_HEAD"`},
 		{args: []string{"HEAD^3"}, refuse: "not a parent 3"},
 		{args: []string{"main@{99}"}, refuse: "has only"},
 		{args: []string{"@{-99}"}, refuse: "checkout(s)"},
