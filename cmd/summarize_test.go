@@ -832,3 +832,31 @@ func TestPathspecsAreTakenFromTheDirectoryDigestRunsIn(t *testing.T) {
 	res := h.run(context.Background(), "summarize", r.Dir, "--", "../elsewhere")
 	oneLineError(t, res, 1, "is outside the repository")
 }
+
+// TestRevRepeats: --rev is read as rev-list's arguments, one per flag, and
+// an ambiguous name is used as git uses it, with a warning.
+func TestRevRepeats(t *testing.T) {
+	f := fixture(t)
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--rev", "feature", "--rev", "^"+f.Deps)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(res.out), "\n") {
+		var row struct{ Commit string }
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, row.Commit)
+	}
+	if want := []string{f.Rename, f.Logo}; !slices.Equal(got, want) {
+		t.Errorf("--rev feature --rev ^DEPS gave %v, want %v", got, want)
+	}
+
+	f.Tag("feature") // a tag named like the branch: git uses the tag, and warns
+	res = h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--rev", "feature", "--dry-run")
+	if res.code != 0 || !strings.Contains(res.errOut, `refname 'feature' is ambiguous`) {
+		t.Errorf("exit %d, stderr %q: want a warning that feature is ambiguous", res.code, res.errOut)
+	}
+}

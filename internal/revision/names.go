@@ -104,7 +104,7 @@ func (r *resolver) dwimRef(name string) (hash, full string, err error) {
 		return "", "", errNoRef
 	}
 	if len(found) > 1 {
-		r.warn("refname %q is ambiguous (%s): %s is used", name, strings.Join(found, ", "), found[0])
+		r.warn("refname '%s' is ambiguous (%s): %s is used", name, strings.Join(found, ", "), found[0])
 	}
 	return hash, full, nil
 }
