@@ -1,0 +1,129 @@
+package main
+
+import (
+	"go/build"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/digest-cli/digest"
+
+// layers places every package of the module: a package imports only
+// packages of lower layers. Layer 0 is the foundation every layer may use
+// (text safety, dates, memory helpers, the tokenizer, statistics), which
+// is how report and the stores can escape what they print without
+// importing anything else of digest's.
+var layers = map[string]int{
+	"internal/textsafe": 0, "internal/approxidate": 0, "internal/offheap": 0, "internal/memlimit": 0,
+	"internal/redact": 0, "internal/stats": 0, "internal/budget": 0, "internal/gittest": 0, "internal/pgtest": 0,
+
+	"internal/store":           1,
+	"internal/store/sqlstore":  2,
+	"internal/store/storetest": 2,
+	"internal/store/sqlite":    3,
+	"internal/store/postgres":  3,
+	"internal/report":          3,
+
+	// The provider-neutral types, then one package per wire format.
+	"internal/provider":           4,
+	"internal/provider/openai":    5,
+	"internal/provider/anthropic": 5,
+	"internal/provider/offline":   5,
+
+	"internal/engine": 5, "internal/key": 5, "internal/models": 5, "internal/dataset": 5, "internal/prompt": 5,
+	"internal/lease": 5, "internal/gitobjects": 5, "internal/revision": 5, "internal/iostreams": 5,
+
+	"internal/score": 6, "internal/history": 6, "internal/sharedlimit": 6, "internal/fakeprovider": 6,
+
+	"internal/summarize": 7, "internal/eval": 7,
+	"internal/cmdutil": 8,
+	"cmd":              9,
+	"":                 10, // main
+}
+
+// upward are the imports allowed to point up or sideways, each with why.
+var upward = map[[2]string]string{
+	// The offline model reads the prompt a hosted model would be sent.
+	{"internal/provider/offline", "internal/prompt"}: "the offline model parses digest's own prompt",
+}
+
+// only restricts what some packages import at all, beyond their layer.
+var only = map[string][]string{
+	// The engine paces and retries any provider: it knows their common types only.
+	"internal/engine": {"internal/provider"},
+	// The provider-neutral types depend on nothing of digest's but the foundation.
+	"internal/provider": {},
+	"internal/report":   {},
+	"internal/store":    {},
+	"internal/stats":    {},
+}
+
+// TestArchitecture fails when a package imports one above it, when the
+// engine or the provider types import more than they may, or when a new
+// package has no place in the table.
+func TestArchitecture(t *testing.T) {
+	imports := map[string][]string{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if _, none := err.(*build.NoGoError); none {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(path)
+		if name == "." {
+			name = ""
+		}
+		for _, imp := range pkg.Imports {
+			if rest, ok := strings.CutPrefix(imp, module); ok {
+				imports[name] = append(imports[name], strings.TrimPrefix(rest, "/"))
+			}
+		}
+		if _, ok := imports[name]; !ok {
+			imports[name] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(imports) < 30 {
+		t.Fatalf("found %d packages: the walk missed the tree", len(imports))
+	}
+	for pkg, deps := range imports {
+		layer, ok := layers[pkg]
+		if !ok {
+			t.Errorf("package %q has no layer: place it in the layers table", pkg)
+			continue
+		}
+		for _, dep := range deps {
+			if _, allowed := upward[[2]string{pkg, dep}]; allowed {
+				continue
+			}
+			if layers[dep] >= layer {
+				t.Errorf("%s (layer %d) imports %s (layer %d): a package imports only those below it", pkg, layer, dep, layers[dep])
+			}
+			if allowed, restricted := only[pkg]; restricted && layers[dep] > 0 && !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s: it may import only %v and the foundation", pkg, dep, allowed)
+			}
+		}
+	}
+	for pkg := range layers {
+		if _, ok := imports[pkg]; !ok {
+			t.Errorf("the layers table names %q, which is not a package", pkg)
+		}
+	}
+}
