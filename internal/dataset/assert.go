@@ -5,29 +5,42 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// AssertionTypes are the assertion types digest scores, without their
-// "not-" forms. An "assert" entry of any other type (after the promptfoo
-// names below are translated) is a line error.
+// AssertionTypes are digest's assertion types, without their "not-"
+// forms: what scoring implements. contains-json, promptfoo's, has no
+// digest name of its own and is scored as itself.
 var AssertionTypes = []string{
 	"exact", "includes", "icontains", "starts-with", "regex", "numeric",
 	"choice", "json", "json-schema", "judge",
 }
 
-// promptfooTypes translates promptfoo's assertion names to digest's. is-json with a value is handled apart: promptfoo
-// then validates against the value as a JSON schema.
-var promptfooTypes = map[string]string{
-	"equals":                "exact",
-	"contains":              "includes",
-	"contains-any":          "includes", // a list value: any may match
-	"icontains-any":         "icontains",
-	"is-json":               "json",
-	"contains-json":         "contains-json", // no digest equivalent: scoring knows it
-	"llm-rubric":            "judge",
-	"model-graded-closedqa": "judge",
+// promptfooNames is promptfoo's assertion names, each with the digest
+// type it is scored as. With AssertionTypes it is the one table of names
+// digest reads, in a dataset line and in --assert alike. is-json with a
+// value is json-schema (promptfoo then validates against the value as a
+// schema).
+var promptfooNames = []struct{ name, digest string }{
+	{"equals", "exact"},
+	{"contains", "includes"},
+	{"contains-any", "includes"}, // a list value: any may match
+	{"icontains-any", "icontains"},
+	{"is-json", "json"},
+	{"contains-json", "contains-json"},
+	{"llm-rubric", "judge"},
+	{"model-graded-closedqa", "judge"},
+}
+
+// KnownAssertions says which names are known, for messages.
+func KnownAssertions() string {
+	names := make([]string, len(promptfooNames))
+	for i, p := range promptfooNames {
+		names[i] = p.name
+	}
+	return strings.Join(AssertionTypes, ", ") + `, each also with "not-", and promptfoo's ` + strings.Join(names, ", ")
 }
 
 // AssertionType returns the digest name of an assertion type, translating
@@ -42,13 +55,14 @@ func AssertionType(t string, hasValue bool) (string, bool) {
 		neg, base = "not-", rest
 	}
 	if base == "is-json" && hasValue {
-		base = "json-schema"
-	} else if d, ok := promptfooTypes[base]; ok {
-		return neg + d, true
+		return neg + "json-schema", true
 	}
-	for _, k := range AssertionTypes {
-		if k == base {
-			return neg + base, true
+	if slices.Contains(AssertionTypes, base) {
+		return neg + base, true
+	}
+	for _, p := range promptfooNames {
+		if p.name == base {
+			return neg + p.digest, true
 		}
 	}
 	return t, false
@@ -99,8 +113,7 @@ func parseAssert(raw []byte, render func(string) (string, error)) (Assertion, er
 	name := unquote(t)
 	typ, known := AssertionType(name, a.Value != nil)
 	if !known {
-		return a, fmt.Errorf(`unknown type %q; digest knows %s, each also with "not-", and promptfoo's equals, contains, contains-any, icontains-any, is-json, contains-json, llm-rubric, model-graded-closedqa`,
-			name, strings.Join(AssertionTypes, ", "))
+		return a, fmt.Errorf(`unknown type %q; digest knows %s`, name, KnownAssertions())
 	}
 	a.Type = typ
 	if w, ok := o.opt("weight"); ok {

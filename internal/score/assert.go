@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -31,25 +30,20 @@ const (
 	kindJudge
 )
 
-// kinds maps every accepted name, digest's and promptfoo's, to its kind.
+// kinds maps digest's assertion types to how they are scored; the names a
+// user may write, promptfoo's among them, are dataset's table.
 var kinds = map[string]kind{
-	"exact":       kindExact,
-	"includes":    kindIncludes,
-	"icontains":   kindIContains,
-	"starts-with": kindStartsWith,
-	"regex":       kindRegex,
-	"numeric":     kindNumeric,
-	"choice":      kindChoice,
-	"json":        kindJSON,
-	"json-schema": kindJSONSchema,
-	"judge":       kindJudge,
-	// promptfoo
-	"equals":                kindExact,
-	"contains":              kindIncludes,
-	"is-json":               kindJSON, // with a value: valid against it as a schema
-	"contains-json":         kindJSON, // JSON found inside the text
-	"llm-rubric":            kindJudge,
-	"model-graded-closedqa": kindJudge,
+	"exact":         kindExact,
+	"includes":      kindIncludes,
+	"icontains":     kindIContains,
+	"starts-with":   kindStartsWith,
+	"regex":         kindRegex,
+	"numeric":       kindNumeric,
+	"choice":        kindChoice,
+	"json":          kindJSON,
+	"json-schema":   kindJSONSchema,
+	"judge":         kindJudge,
+	"contains-json": kindJSON, // JSON found inside the text
 }
 
 // assertType is a parsed assertion type.
@@ -62,24 +56,16 @@ type assertType struct {
 
 func parseType(name string) (assertType, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	base, not := strings.CutPrefix(n, "not-")
+	canonical, known := dataset.AssertionType(n, false)
+	base, not := strings.CutPrefix(canonical, "not-")
 	k, ok := kinds[base]
-	if !ok {
+	if !known || !ok {
 		if n == "" {
 			return assertType{}, errors.New("assertion has no type")
 		}
-		return assertType{}, fmt.Errorf("unknown assertion type %q (known: %s, each also with not-)", name, knownTypes())
+		return assertType{}, fmt.Errorf("unknown assertion type %q (known: %s)", name, dataset.KnownAssertions())
 	}
 	return assertType{name: n, kind: k, not: not, inside: base == "contains-json"}, nil
-}
-
-func knownTypes() string {
-	names := make([]string, 0, len(kinds))
-	for n := range kinds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }
 
 // typeLabel is a type for messages: lower-cased and trimmed, or the raw

@@ -699,3 +699,23 @@ func TestExpectedLetterWinsOverChoiceText(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryNameADatasetTakesScores: --assert takes every assertion name a
+// dataset line takes (contains-any once exited 2 while a line accepted it).
+func TestEveryNameADatasetTakesScores(t *testing.T) {
+	names := append([]string{"equals", "contains", "contains-any", "icontains-any", "is-json", "contains-json", "llm-rubric", "model-graded-closedqa"},
+		dataset.AssertionTypes...)
+	for _, n := range names {
+		for _, name := range []string{n, "not-" + n, strings.ToUpper(n)} {
+			if _, known := dataset.AssertionType(name, false); !known {
+				t.Errorf("a dataset line refuses %q", name)
+			}
+			if err := CheckType(name); err != nil {
+				t.Errorf("--assert %s: %v", name, err)
+			}
+		}
+	}
+	if err := CheckType("contains-all"); err == nil || !strings.Contains(err.Error(), "promptfoo's equals") {
+		t.Errorf("an unknown name: %v", err)
+	}
+}
