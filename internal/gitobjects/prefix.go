@@ -102,3 +102,16 @@ func (db *DB) WithPrefix(prefix string, max int) ([]plumbing.Hash, error) {
 	}
 	return found, nil
 }
+
+// PackedCount is how many objects the packs hold, counted as git's
+// approximate object count is (loose objects left out): what sets the
+// length of git's abbreviated hashes.
+func (db *DB) PackedCount() int {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	n := 0
+	for _, p := range db.packs {
+		n += int(p.count())
+	}
+	return n
+}

@@ -44,8 +44,9 @@ type Repo struct {
 
 	// mu serializes go-git's reads of objects: its storage is not safe for
 	// concurrent use.
-	mu    sync.Mutex
-	trees treeCache
+	mu     sync.Mutex
+	trees  treeCache
+	abbrev abbrevState
 }
 
 // objectCacheBytes sizes the cache of delta bases by how much history is

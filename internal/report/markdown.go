@@ -16,7 +16,8 @@ import (
 // image (see textsafe.MarkdownSummary).
 type Markdown struct{}
 
-// shortHash is git's default abbreviation length.
+// shortHash is git's shortest abbreviation, for entries that come
+// without their repository's.
 const shortHash = 7
 
 // Write implements Reporter.
@@ -45,7 +46,11 @@ func (Markdown) Write(w io.Writer, c *Changelog) error {
 		for _, day := range days {
 			fmt.Fprintf(bw, "\n### %s\n\n", day.key)
 			for _, e := range day.entries {
-				fmt.Fprintf(bw, "- %s %s\n", textsafe.MarkdownCode(e.Commit[:min(shortHash, len(e.Commit))]), textsafe.MarkdownSummary(e.Summary))
+				short := e.Short
+				if short == "" {
+					short = e.Commit[:min(shortHash, len(e.Commit))]
+				}
+				fmt.Fprintf(bw, "- %s %s\n", textsafe.MarkdownCode(short), textsafe.MarkdownSummary(e.Summary))
 			}
 		}
 	}

@@ -17,9 +17,13 @@ type SkippedFile struct {
 
 // Entry is one summarized commit.
 type Entry struct {
-	Repo         string        `json:"repo"`
-	RepoID       string        `json:"repo_id"`
-	Commit       string        `json:"commit"`
+	Repo   string `json:"repo"`
+	RepoID string `json:"repo_id"`
+	Commit string `json:"commit"`
+	// Short is the commit's hash abbreviated as git abbreviates it in its
+	// repository (7 digits at least, longer where needed: 10 in git.git);
+	// machine formats carry the whole hash.
+	Short        string        `json:"-"`
 	Author       string        `json:"author"`
 	Date         time.Time     `json:"date"`
 	Subject      string        `json:"subject"`
