@@ -100,6 +100,8 @@ func newGitRepo(t *testing.T) *gitRepo {
 	g.run("work", "checkout", "-q", "main")
 	g.commit("work", "docs: api reference", "docs/api/ref.md", "ref\n")
 	g.run("work", "merge", "-q", "--no-ff", "-m", "Merge branch 'topic'", "topic")
+	g.run("work", "tag", "-a", "v3", "-m", "release 3", "feature") // a release branch's tag
+	g.run("work", "tag", "v4")                                       // a tag on a merge
 
 	g.run("", "init", "-q", "--bare", "-b", "main", "origin.git")
 	g.run("", "init", "-q", "--bare", "fork.git")
@@ -390,5 +392,46 @@ func TestPathspecsAsGitReadsThem(t *testing.T) {
 	}
 	if answered < 35 {
 		t.Errorf("only %d pathspecs selected commits in both", answered)
+	}
+}
+
+// TestVersionsAreTheOldestTagsContaining: each commit's version is the
+// oldest tag (by its commit's date) of those `git tag --contains` lists.
+func TestVersionsAreTheOldestTagsContaining(t *testing.T) {
+	g := newGitRepo(t)
+	work := g.dir("work")
+	r := open(t, work)
+	defer r.Close()
+	commits, err := digestWalk(r, history.WalkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Versions(context.Background(), commits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := 0
+	for _, c := range commits {
+		var want string
+		var oldest int64
+		for _, tag := range strings.Fields(g.run("work", "tag", "--contains", c)) {
+			var when int64
+			fmt.Sscan(g.run("work", "log", "-1", "--format=%ct", tag+"^{commit}"), &when)
+			if want == "" || when < oldest || when == oldest && tag < want {
+				want, oldest = tag, when
+			}
+		}
+		if got[c].Tag != want {
+			t.Errorf("commit %s: version %q, git's oldest tag containing it %q", c[:7], got[c].Tag, want)
+		}
+		if want != "" {
+			released++
+		}
+	}
+	if released < 5 || released == len(commits) {
+		t.Errorf("%d of %d commits released: the fixture checks too little", released, len(commits))
+	}
+	if v := got[g.run("work", "rev-parse", "v2^{commit}")]; v.Date.IsZero() || v.Tag != "v2" {
+		t.Errorf("the annotated v2: %+v", v)
 	}
 }
