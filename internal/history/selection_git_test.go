@@ -101,7 +101,7 @@ func newGitRepo(t *testing.T) *gitRepo {
 	g.commit("work", "docs: api reference", "docs/api/ref.md", "ref\n")
 	g.run("work", "merge", "-q", "--no-ff", "-m", "Merge branch 'topic'", "topic")
 	g.run("work", "tag", "-a", "v3", "-m", "release 3", "feature") // a release branch's tag
-	g.run("work", "tag", "v4")                                       // a tag on a merge
+	g.run("work", "tag", "v4")                                     // a tag on a merge
 
 	g.run("", "init", "-q", "--bare", "-b", "main", "origin.git")
 	g.run("", "init", "-q", "--bare", "fork.git")
