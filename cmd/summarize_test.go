@@ -450,7 +450,7 @@ func TestOutputFileAndStepSummary(t *testing.T) {
 		t.Errorf("-o file: %q, %v", written, err)
 	}
 	got, _ := os.ReadFile(summary)
-	if !strings.HasPrefix(string(got), "# Earlier step\n# Changelog\n") || !strings.Contains(string(got), "`"+f.Vendor[:7]+"` Call x from main.") {
+	if !strings.HasPrefix(string(got), "# Earlier step\n# Changelog\n") || !strings.Contains(string(got), "Call x from main.") || !strings.Contains(string(got), "(`"+f.Vendor[:7]+"`, Ada Lovelace)") {
 		t.Errorf("step summary:\n%s", got)
 	}
 }

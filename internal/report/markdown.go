@@ -4,53 +4,57 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"strings"
 
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
-// Markdown writes a changelog grouped by repository and day, newest first,
-// one bullet per commit. What came from a repository or a model shows as
-// text: a summary is one paragraph of its bullet, and nothing in it or in a
-// repository's name can open a heading, a code block or HTML, or load an
+// Markdown writes release notes: a section per version (Unreleased first,
+// then each tag newest first), the entries of each grouped (GroupBy: by
+// type, by day, or not at all), each with its scope, summary, hash (a link
+// to the commit where the forge is known) and author; references such as
+// #123 link to their pull request. What came from a repository or a model
+// shows as text: a summary is one paragraph of its bullet, and nothing in
+// it or in a name can open a heading, a code block or HTML, or load an
 // image (see textsafe.MarkdownSummary).
-type Markdown struct{}
+type Markdown struct {
+	GroupBy string // GroupByType when empty
+}
 
 // shortHash is git's shortest abbreviation, for entries that come
 // without their repository's.
 const shortHash = 7
 
 // Write implements Reporter.
-func (Markdown) Write(w io.Writer, c *Changelog) error {
+func (m Markdown) Write(w io.Writer, c *Changelog) error {
+	notes, err := BuildNotes(c, m.GroupBy)
+	if err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "# Changelog")
 	if len(c.Entries) == 0 {
 		fmt.Fprintln(bw, "\nNo commits to summarize.")
 		return bw.Flush()
 	}
-	repos := groupBy(c.Entries, func(e Entry) string { return e.Repo + "\x00" + e.RepoID })
-	named := map[string]int{}
-	for _, repo := range repos {
-		named[repo.entries[0].Repo]++
+	level := "##"
+	if len(notes.Repos) > 1 {
+		level = "###"
 	}
-	for _, repo := range repos {
-		title := textsafe.MarkdownInline(repo.entries[0].Repo)
-		if named[repo.entries[0].Repo] > 1 { // two different repositories in directories of the same name
-			title += " (" + textsafe.MarkdownInline(repo.entries[0].RepoID) + ")"
+	for _, repo := range notes.Repos {
+		if len(notes.Repos) > 1 {
+			fmt.Fprintf(bw, "\n## %s\n", textsafe.MarkdownInline(repo.Title))
 		}
-		fmt.Fprintf(bw, "\n## %s\n", title)
-		days := groupBy(repo.entries, func(e Entry) string { return e.Date.Format("2006-01-02") })
-		// Author dates can disagree with the commit order the walk followed;
-		// days still read newest first.
-		sort.SliceStable(days, func(i, j int) bool { return days[i].key > days[j].key })
-		for _, day := range days {
-			fmt.Fprintf(bw, "\n### %s\n\n", day.key)
-			for _, e := range day.entries {
-				short := e.Short
-				if short == "" {
-					short = e.Commit[:min(shortHash, len(e.Commit))]
+		for _, v := range repo.Versions {
+			fmt.Fprintf(bw, "\n%s %s\n", level, textsafe.MarkdownInline(v.Title()))
+			for _, g := range v.Groups {
+				if g.Title != "" {
+					fmt.Fprintf(bw, "\n%s# %s\n", level, textsafe.MarkdownInline(g.Title))
 				}
-				fmt.Fprintf(bw, "- %s %s\n", textsafe.MarkdownCode(short), textsafe.MarkdownSummary(e.Summary))
+				bw.WriteString("\n")
+				for _, e := range g.Entries {
+					bw.WriteString("- " + MarkdownEntry(e) + "\n")
+				}
 			}
 		}
 	}
@@ -58,24 +62,26 @@ func (Markdown) Write(w io.Writer, c *Changelog) error {
 	return bw.Flush()
 }
 
-type group struct {
-	key     string
-	entries []Entry
-}
-
-// groupBy groups entries by key in order of first appearance.
-func groupBy(entries []Entry, key func(Entry) string) []group {
-	var groups []group
-	index := map[string]int{}
-	for _, e := range entries {
-		k := key(e)
-		i, ok := index[k]
-		if !ok {
-			i = len(groups)
-			index[k] = i
-			groups = append(groups, group{key: k})
-		}
-		groups[i].entries = append(groups[i].entries, e)
+// MarkdownEntry is one entry as a line of release notes, without the list
+// marker: "**scope:** Summary. ([`abc1234`](URL), Author)".
+func MarkdownEntry(e Entry) string {
+	var b strings.Builder
+	if e.Scope != "" {
+		b.WriteString("**" + textsafe.MarkdownInline(e.Scope) + ":** ")
 	}
-	return groups
+	b.WriteString(e.Forge.Link(textsafe.MarkdownSummary(e.Summary)))
+	short := e.Short
+	if short == "" {
+		short = e.Commit[:min(shortHash, len(e.Commit))]
+	}
+	hash := textsafe.MarkdownCode(short)
+	if e.URL != "" {
+		hash = "[" + hash + "](" + e.URL + ")"
+	}
+	b.WriteString(" (" + hash)
+	if e.Author != "" {
+		b.WriteString(", " + textsafe.MarkdownInline(e.Author))
+	}
+	b.WriteString(")")
+	return b.String()
 }

@@ -4,6 +4,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/digest-cli/digest/internal/forge"
 	"io"
 	"strings"
 	"time"
@@ -23,11 +24,24 @@ type Entry struct {
 	// Short is the commit's hash abbreviated as git abbreviates it in its
 	// repository (7 digits at least, longer where needed: 10 in git.git);
 	// machine formats carry the whole hash.
-	Short        string        `json:"-"`
-	Author       string        `json:"author"`
-	Date         time.Time     `json:"date"`
-	Subject      string        `json:"subject"`
-	Summary      string        `json:"summary"`
+	Short   string    `json:"-"`
+	Author  string    `json:"author"`
+	Date    time.Time `json:"date"`
+	Subject string    `json:"subject"`
+	Summary string    `json:"summary"`
+	// Type (feat, fix, ...; see committype.Types), Scope and Breaking
+	// classify the change as release notes group it.
+	Type     string `json:"type"`
+	Scope    string `json:"scope"`
+	Breaking bool   `json:"breaking"`
+	// Version is the tag that first released the commit, "" while none
+	// has; VersionDate is that tag's date.
+	Version     string    `json:"version"`
+	VersionDate time.Time `json:"-"`
+	// URL is the commit's page on the forge its origin remote names.
+	URL string `json:"url,omitempty"`
+	// Forge links the references (#123) in the summary; zero: no links.
+	Forge        forge.Forge   `json:"-"`
 	Model        string        `json:"model"`
 	Cached       bool          `json:"cached"`
 	Truncated    bool          `json:"truncated"`

@@ -8,30 +8,40 @@ import (
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/forge"
 	"github.com/digest-cli/digest/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // changelog has two repositories, commits on three days given out of day
-// order, a multi-line summary and an entry with skipped files.
+// order, two releases and unreleased work, types, a scope, a breaking
+// change, links to a GitHub repository, a multi-line summary and an entry
+// with skipped files.
 func changelog() *report.Changelog {
 	day := func(d, h int) time.Time { return time.Date(2026, 5, d, h, 0, 0, 0, time.FixedZone("CEST", 2*3600)) }
+	gh := forge.Forge{Kind: forge.GitHub, Base: "https://github.com/acme/api"}
 	return &report.Changelog{
 		Model: "openai:gpt-4o-mini",
 		Entries: []report.Entry{
 			{Repo: "api", RepoID: "1111111111111111", Commit: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Author: "Ada", Date: day(3, 9),
-				Subject: "Add retries", Summary: "Adds retries to the client.\nBackoff is capped at 8 s.", Model: "openai:gpt-4o-mini",
+				Subject: "feat(client): add retries (#12)", Summary: "Adds retries to the client (#12).\nBackoff is capped at 8 s.", Model: "openai:gpt-4o-mini",
+				Type: "feat", Scope: "client", URL: gh.Commit("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), Forge: gh,
 				DiffTokens: 1200, InputTokens: 1500, OutputTokens: 40, CostUSD: 0.000249},
 			{Repo: "api", RepoID: "1111111111111111", Commit: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", Author: "Ada", Date: day(1, 23),
-				Subject: "Bump deps", Summary: "Updates dependencies.", Model: "openai:gpt-4o-mini", Cached: true,
+				Subject: "Bump deps", Summary: "Updates dependencies.", Model: "openai:gpt-4o-mini", Cached: true, Type: "build",
+				Version: "v1.1.0", VersionDate: day(2, 10), URL: gh.Commit("bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"), Forge: gh,
 				SkippedFiles: []report.SkippedFile{{Path: "go.sum", Reason: "lockfile"}}},
 			{Repo: "api", RepoID: "1111111111111111", Commit: "cccccccccccccccccccccccccccccccccccccccc", Author: "Bob", Date: day(3, 1),
-				Subject: "Cut big", Summary: "Rewrites <the> parser & lexer.", Model: "openai:gpt-4o-mini", Truncated: true, DiffTokens: 4000},
+				Subject: "refactor!: cut big", Summary: "Rewrites <the> parser & lexer.", Model: "openai:gpt-4o-mini", Truncated: true, DiffTokens: 4000,
+				Type: "refactor", Breaking: true, Version: "v1.1.0", VersionDate: day(2, 10), URL: gh.Commit("cccccccccccccccccccccccccccccccccccccccc"), Forge: gh},
+			{Repo: "api", RepoID: "1111111111111111", Commit: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", Short: "eeeeeeeeee", Author: "Cy", Date: day(1, 8),
+				Subject: "fix: a crash", Summary: "Fixes a crash on empty input.", Model: "openai:gpt-4o-mini", Type: "fix",
+				Version: "v1.0.0", VersionDate: day(1, 9), URL: gh.Commit("eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"), Forge: gh},
 			{Repo: "web", RepoID: "2222222222222222", Commit: "dddddddddddddddddddddddddddddddddddddddd", Author: "Cy", Date: day(2, 12),
-				Subject: "Fix layout", Summary: "Fixes the header layout.", Model: "openai:gpt-4o-mini"},
+				Subject: "Fix layout", Summary: "Fixes the header layout.", Model: "openai:gpt-4o-mini", Type: "fix"},
 		},
-		Stats: report.Stats{Repositories: 2, Commits: 4, Cached: 1, Summarized: 3, SkippedFiles: 1, InputTokens: 1500, OutputTokens: 40, CostUSD: 0.000249},
+		Stats: report.Stats{Repositories: 2, Commits: 5, Cached: 1, Summarized: 4, SkippedFiles: 1, InputTokens: 1500, OutputTokens: 40, CostUSD: 0.000249},
 	}
 }
 

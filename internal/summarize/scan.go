@@ -131,7 +131,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 			s.cached++
 			s.skippedFiles += len(e.SkippedFiles)
 			if !s.opts.DryRun {
-				s.res.entries.add(e)
+				s.rr.entries = append(s.rr.entries, s.res.entries.add(e))
 			}
 			continue
 		}
@@ -146,6 +146,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 			}
 		} else {
 			p.entry = s.res.entries.add(e)
+			s.rr.entries = append(s.rr.entries, p.entry)
 		}
 		select {
 		case out <- p:

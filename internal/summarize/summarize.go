@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/digest-cli/digest/internal/forge"
 	"log/slog"
 	"math"
 	"sync"
@@ -133,6 +134,7 @@ type Result struct {
 
 	entries  entryList
 	deferred []*pending // misses another process was summarizing
+	runs     []*repoRun // one per repository, in order
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
@@ -186,6 +188,35 @@ type repoRun struct {
 	// their blobs, said once per repository instead of once per object.
 	promisor   string
 	incomplete int
+	// entries are this repository's in the report, filled in as their
+	// summaries come, then given their versions and links (release).
+	entries []*report.Entry
+}
+
+// release gives the repository's entries the version that first shipped
+// each and links to the forge its origin remote names.
+func (rr *repoRun) release(ctx context.Context) error {
+	if len(rr.entries) == 0 {
+		return nil
+	}
+	hashes := make([]string, len(rr.entries))
+	for i, e := range rr.entries {
+		hashes[i] = e.Commit
+	}
+	versions, err := rr.repo.Versions(ctx, hashes)
+	if err != nil {
+		return err
+	}
+	fg, linked := forge.Parse(rr.repo.RemoteURL("origin"))
+	for _, e := range rr.entries {
+		if v, ok := versions[e.Commit]; ok {
+			e.Version, e.VersionDate = v.Tag, v.Date
+		}
+		if linked {
+			e.Forge, e.URL = fg, fg.Commit(e.Commit)
+		}
+	}
+	return nil
 }
 
 // summaries looks commits up in the cache. A partial summary (written
@@ -294,6 +325,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		return awaitDeferred(ctx, opts, eng, res)
 	}()
+	// A run that stopped early still reports what it summarized, with
+	// versions and links unless it was interrupted.
+	for _, rr := range res.runs {
+		if rerr := rr.release(ctx); rerr != nil && err == nil && ctx.Err() == nil {
+			err = rerr
+		}
+	}
 	res.Changelog.Stats.Repositories = len(repos) - len(res.Empty)
 	if opts.DryRun {
 		res.Estimate.CostUSD = opts.Price.Cost(res.Estimate.InputTokens, res.Estimate.MaxOutputTokens)
@@ -339,6 +377,7 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &scan{opts: opts, rr: &repoRun{repo: r, id: opts.RepoID, promisor: r.PromisorRemote(), walk: walk}, res: res, counted: counted}
+	res.runs = append(res.runs, s.rr)
 	misses := make(chan *pending, scanAhead)
 	var walking sync.WaitGroup
 	var walkErr error
