@@ -38,10 +38,17 @@ type Repo struct {
 	// cannot read this repository (a SHA-256 one, say), and go-git does.
 	objects *gitobjects.DB
 
+	// gitDir is the (common) git directory, where info/attributes is; ""
+	// when go-git chose its own storage.
+	gitDir string
+
 	// mu serializes go-git's reads of objects: its storage is not safe for
 	// concurrent use.
 	mu    sync.Mutex
 	trees treeCache
+
+	attrsOnce sync.Once
+	attrs     *diffDrivers // read on the first diff
 }
 
 // objectCacheBytes sizes the cache of delta bases by how much history is
@@ -110,6 +117,7 @@ func Open(path string) (*Repo, error) {
 	if !ok {
 		return &Repo{git: r, path: root}, nil
 	}
+	gitDir := commonDir(st.Filesystem().Root())
 	cacheBytes := objectCacheBytes(st.Filesystem())
 	// gitobjects reads what a history needs; go-git still resolves refs and
 	// revisions and detects renames, which needs little of its cache then.
@@ -117,7 +125,7 @@ func Open(path string) (*Repo, error) {
 	// understand) go-git reads instead, taking turns.
 	var objects *gitobjects.DB
 	if cfg, err := r.Config(); err == nil && cfg.Extensions.ObjectFormat != format.SHA256 {
-		if objects, err = gitobjects.Open(objectsDir(st.Filesystem().Root()), int(cacheBytes)); err == nil {
+		if objects, err = gitobjects.Open(filepath.Join(gitDir, "objects"), int(cacheBytes)); err == nil {
 			cacheBytes = 1 << 20
 		}
 	}
@@ -131,22 +139,22 @@ func Open(path string) (*Repo, error) {
 		wt = w.Filesystem
 	}
 	if again, err := git.Open(kept, wt); err == nil {
-		return &Repo{git: again, path: root, storage: kept, objects: objects}, nil
+		return &Repo{git: again, path: root, storage: kept, objects: objects, gitDir: gitDir}, nil
 	}
-	return &Repo{git: r, path: root, objects: objects}, nil
+	return &Repo{git: r, path: root, objects: objects, gitDir: gitDir}, nil
 }
 
-// objectsDir is where a git directory's objects are: a linked work tree's
-// git directory names the main one in its "commondir" file.
-func objectsDir(gitDir string) string {
+// commonDir is the git directory that holds objects and info/: a linked
+// work tree's git directory names the main one in its "commondir" file.
+func commonDir(gitDir string) string {
 	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		common := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
 		}
-		return filepath.Join(common, "objects")
+		return common
 	}
-	return filepath.Join(gitDir, "objects")
+	return gitDir
 }
 
 // Close releases the pack files kept open.
