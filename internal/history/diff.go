@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/digest-cli/digest/internal/userdiff"
 )
 
 // DiffOptions shapes a commit's diff.
@@ -141,7 +143,9 @@ func (r *Repo) fileDiff(ch change, opts DiffOptions, withText bool, warnings *[]
 		return fd
 	}
 
-	oldText, newText, skip, release, err := r.contents(ch, opts.MaxFileBytes)
+	drivers := r.diffDrivers()
+	from, to := drivers.driverOf(ch.from), drivers.driverOf(ch.to)
+	oldText, newText, skip, release, err := r.contents(ch, opts.MaxFileBytes, [2]userdiff.Content{declared(from), declared(to)})
 	// The texts may be the cache's: they are not kept past this file's diff.
 	defer release()
 	if err != nil {
@@ -160,15 +164,16 @@ func (r *Repo) fileDiff(ch change, opts DiffOptions, withText bool, warnings *[]
 	}
 	var b strings.Builder
 	writeHeader(&b, fd, ch.from.mode, ch.to.mode)
-	fd.Added, fd.Removed = writeHunks(&b, fd, oldText, newText)
+	fd.Added, fd.Removed = writeHunks(&b, fd, oldText, newText, funcDriver(from, to))
 	fd.Text = b.String()
 	return fd
 }
 
 // contents reads both sides of a change, refusing oversized blobs before
-// reading them and binary or generated ones before diffing them. The texts
-// are valid until release is called.
-func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip string, release func(), err error) {
+// reading them and binary or generated ones before diffing them: binary as
+// each side's diff driver declares it (content, from the sides' drivers),
+// else by git's rule. The texts are valid until release is called.
+func (r *Repo) contents(ch change, maxBytes int64, content [2]userdiff.Content) (oldText, newText, skip string, release func(), err error) {
 	var texts [2]string
 	var releases [2]func()
 	release = func() {
@@ -178,7 +183,13 @@ func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip strin
 			}
 		}
 	}
-	for i, s := range []side{ch.from, ch.to} {
+	sides := [2]side{ch.from, ch.to}
+	for i, s := range sides {
+		if s.path != "" && content[i] == userdiff.Binary {
+			return "", "", SkipBinary, release, nil // git reads no content then
+		}
+	}
+	for i, s := range sides {
 		if s.path == "" {
 			continue
 		}
@@ -190,7 +201,7 @@ func (r *Repo) contents(ch change, maxBytes int64) (oldText, newText, skip strin
 		if large {
 			return "", "", SkipLarge, release, nil
 		}
-		if isBinary(text) {
+		if content[i] != userdiff.Text && isBinary(text) {
 			return "", "", SkipBinary, release, nil
 		}
 		if isGenerated(text) {
@@ -223,7 +234,8 @@ func isGenerated(text string) bool {
 	return strings.Contains(head, " DO NOT EDIT.") && generatedMarker.MatchString(head)
 }
 
-// isBinary uses git's rule: a NUL byte in the first 8000 bytes.
+// isBinary uses git's rule for a file its diff driver says nothing of: a
+// NUL byte in the first 8000 bytes.
 func isBinary(s string) bool {
 	return strings.IndexByte(s[:min(len(s), 8000)], 0) >= 0
 }

@@ -4,18 +4,17 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/digest-cli/digest/internal/userdiff"
 )
 
 // contextLines matches git's default -U3.
 const contextLines = 3
 
-// funcNameBytes is the size of xdiff's buffer for a hunk header's function
-// line, which cuts longer lines.
-const funcNameBytes = 80
-
-// writeHunks appends the file's hunks in unified format and counts the
-// added and removed lines.
-func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string) (added, removed int) {
+// writeHunks appends the file's hunks in unified format, with the function
+// names of the diff driver (nil: git's default rule), and counts the added
+// and removed lines.
+func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string, driver *userdiff.Driver) (added, removed int) {
 	if oldText == newText {
 		return 0, 0 // a mode-only change, a rename without edits or an empty file
 	}
@@ -28,14 +27,14 @@ func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string) (added
 	}
 	b.WriteString("--- " + oldName + "\n+++ " + newName + "\n")
 	d := diffLines(oldText, newText)
-	return encodeHunks(b, d, d.changes())
+	return encodeHunks(b, d, d.changes(), driver)
 }
 
 // encodeHunks writes the changes as git's xdl_emit_diff does: changes at
 // most 2*contextLines unchanged lines apart share a hunk, and each hunk's
 // removed lines come before its added ones.
-func encodeHunks(b *strings.Builder, d *lineDiff, changes []lineChange) (added, removed int) {
-	fn := funcFinder{text: d.old.text}
+func encodeHunks(b *strings.Builder, d *lineDiff, changes []lineChange, driver *userdiff.Driver) (added, removed int) {
+	fn := funcFinder{text: d.old.text, driver: driver}
 	for len(changes) > 0 {
 		n := 1
 		for n < len(changes) && changes[n].i1-(changes[n-1].i1+changes[n-1].n1) <= 2*contextLines {
@@ -109,18 +108,26 @@ func hunkRange(start, count int) string {
 // began, keeping the name found before, so that a file without such lines
 // is scanned once rather than once per hunk.
 type funcFinder struct {
-	text  string // the old file
-	limit int    // lines starting before this offset were searched
-	name  string
+	text   string           // the old file
+	driver *userdiff.Driver // whose rule finds function lines; nil: git's default
+	limit  int              // lines starting before this offset were searched
+	name   string
 }
 
 // find returns the name for a hunk starting at byte offset pos of the old
-// file: the nearest line above it that starts with a letter, '_' or '$'.
+// file: that of the nearest function line above it. Without a driver, a
+// function line is one that starts with a letter, '_' or '$'.
 func (f *funcFinder) find(pos int) string {
 	for end := pos; end > f.limit; {
 		start := strings.LastIndexByte(f.text[:end-1], '\n') + 1
-		if c := f.text[start]; c == '_' || c == '$' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') {
-			f.name = funcName(f.text[start:end])
+		if f.driver == nil {
+			// The default rule, inline: most lines are turned away by one byte.
+			if c := f.text[start]; c == '_' || c == '$' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') {
+				f.name = funcName(f.text[start:end])
+				break
+			}
+		} else if name, ok := f.driver.FuncName(f.text[start:end]); ok {
+			f.name = validPrefix(name)
 			break
 		}
 		end = start
@@ -130,11 +137,15 @@ func (f *funcFinder) find(pos int) string {
 }
 
 // funcName is git's default function line: the line (with its newline) cut
-// to funcNameBytes, without trailing white space. git's hunk header ends at
-// the first byte that is not UTF-8; so does ours, to stay valid text.
+// to userdiff.NameBytes, without trailing white space.
 func funcName(line string) string {
-	line = line[:min(len(line), funcNameBytes)]
-	line = strings.TrimRight(line, " \t\r\n")
+	line = line[:min(len(line), userdiff.NameBytes)]
+	return validPrefix(strings.TrimRight(line, " \t\r\n"))
+}
+
+// validPrefix cuts a function name at its first byte that is not UTF-8:
+// git's hunk header ends there, and so does ours, to stay valid text.
+func validPrefix(line string) string {
 	for i := 0; i < len(line); {
 		r, size := utf8.DecodeRuneInString(line[i:])
 		// git's UTF-8 check also refuses the noncharacters U+FFFE and U+FFFF.

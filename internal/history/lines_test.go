@@ -124,7 +124,7 @@ func gitDiffs(t testing.TB, pairs []textPair) map[string]*gitResult {
 // ourHunks is writeHunks' text from its first "@@" on.
 func ourHunks(p textPair) (string, int, int) {
 	var b strings.Builder
-	added, removed := writeHunks(&b, FileDiff{Path: p.name, OldPath: p.name, Status: 'M'}, p.old, p.new)
+	added, removed := writeHunks(&b, FileDiff{Path: p.name, OldPath: p.name, Status: 'M'}, p.old, p.new, nil)
 	text := b.String()
 	if i := strings.Index(text, "@@ "); i >= 0 {
 		text = text[i:]
@@ -445,7 +445,7 @@ func BenchmarkDiffLines(b *testing.B) {
 		for b.Loop() {
 			for _, p := range pairs {
 				sb.Reset()
-				writeHunks(&sb, FileDiff{Path: "f", OldPath: "f", Status: 'M'}, p.old, p.new)
+				writeHunks(&sb, FileDiff{Path: "f", OldPath: "f", Status: 'M'}, p.old, p.new, nil)
 			}
 		}
 	})
@@ -592,7 +592,7 @@ func checkDiff(t *testing.T, oldText, newText string) {
 	t.Helper()
 	checkScript(t, oldText, newText, diffLines(oldText, newText))
 	var b strings.Builder
-	added, removed := writeHunks(&b, FileDiff{Path: "f", OldPath: "f", Status: 'M'}, oldText, newText)
+	added, removed := writeHunks(&b, FileDiff{Path: "f", OldPath: "f", Status: 'M'}, oldText, newText, nil)
 	if ca, cr := countLines(oldText, newText); ca != added || cr != removed {
 		t.Fatalf("countLines +%d -%d, writeHunks +%d -%d", ca, cr, added, removed)
 	}

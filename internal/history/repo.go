@@ -39,7 +39,8 @@ type Repo struct {
 	objects *gitobjects.DB
 
 	// gitDir is the git directory ("" when go-git chose other storage);
-	// commonDir the one a linked work tree shares with the main one.
+	// commonDir the one a linked work tree shares with the main one, where
+	// objects, refs and info/attributes are.
 	gitDir, commonDir string
 
 	// mu serializes go-git's reads of objects: its storage is not safe for
@@ -47,6 +48,9 @@ type Repo struct {
 	mu     sync.Mutex
 	trees  treeCache
 	abbrev abbrevState
+
+	attrsOnce sync.Once
+	attrs     *diffDrivers // read on the first diff
 }
 
 // objectCacheBytes sizes the cache of delta bases by how much history is
@@ -115,6 +119,7 @@ func Open(path string) (*Repo, error) {
 	if !ok {
 		return &Repo{git: r, path: root}, nil
 	}
+	gitDir := commonDir(st.Filesystem().Root())
 	cacheBytes := objectCacheBytes(st.Filesystem())
 	// gitobjects reads what a history needs; go-git still resolves refs and
 	// revisions and detects renames, which needs little of its cache then.
@@ -122,7 +127,7 @@ func Open(path string) (*Repo, error) {
 	// understand) go-git reads instead, taking turns.
 	var objects *gitobjects.DB
 	if cfg, err := r.Config(); err == nil && cfg.Extensions.ObjectFormat != format.SHA256 {
-		if objects, err = gitobjects.Open(objectsDir(st.Filesystem().Root()), int(cacheBytes)); err == nil {
+		if objects, err = gitobjects.Open(filepath.Join(gitDir, "objects"), int(cacheBytes)); err == nil {
 			cacheBytes = 1 << 20
 		}
 	}
@@ -135,25 +140,24 @@ func Open(path string) (*Repo, error) {
 	if w, err := r.Worktree(); err == nil {
 		wt = w.Filesystem
 	}
-	gitDir := st.Filesystem().Root()
-	commonDir := filepath.Dir(objectsDir(gitDir))
+	own := st.Filesystem().Root()
 	if again, err := git.Open(kept, wt); err == nil {
-		return &Repo{git: again, path: root, storage: kept, objects: objects, gitDir: gitDir, commonDir: commonDir}, nil
+		return &Repo{git: again, path: root, storage: kept, objects: objects, gitDir: own, commonDir: gitDir}, nil
 	}
-	return &Repo{git: r, path: root, objects: objects, gitDir: gitDir, commonDir: commonDir}, nil
+	return &Repo{git: r, path: root, objects: objects, gitDir: own, commonDir: gitDir}, nil
 }
 
-// objectsDir is where a git directory's objects are: a linked work tree's
-// git directory names the main one in its "commondir" file.
-func objectsDir(gitDir string) string {
+// commonDir is the git directory that holds objects and info/: a linked
+// work tree's git directory names the main one in its "commondir" file.
+func commonDir(gitDir string) string {
 	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		common := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
 		}
-		return filepath.Join(common, "objects")
+		return common
 	}
-	return filepath.Join(gitDir, "objects")
+	return gitDir
 }
 
 // gitDirs returns the git directory and the common one.

@@ -402,6 +402,9 @@ func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.R
 		opts.Log.Warn(fmt.Sprintf("%s is a partial clone (promisor remote %q): %d commits were summarized without some files' contents, listed as %q; their summaries are kept for partial clones and replaced when a complete clone summarizes them. Try: a clone without --filter for complete summaries",
 			r.Path(), s.rr.promisor, n, history.SkipMissing))
 	}
+	for _, w := range r.Warnings() {
+		opts.Log.Warn("diff attributes or drivers not honoured", "repo", r.Path(), "problem", w)
+	}
 	if errors.Is(walkErr, history.ErrEmpty) {
 		res.Empty = append(res.Empty, r.Path())
 		walkErr = nil
