@@ -7,14 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/digest-cli/digest/internal/approxidate"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/digest-cli/digest/internal/approxidate"
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/engine"
@@ -46,6 +47,8 @@ type SummarizeOptions struct {
 	Concurrency   int
 	Model         string
 	Format        string
+	GroupBy       string
+	Template      string
 	Output        string
 	StepSummary   bool
 
@@ -118,6 +121,8 @@ extractive summary from the commit message and the diff.`,
 	fl.IntVarP(&opts.Concurrency, "concurrency", "j", 4, "requests in flight at once")
 	fl.StringVarP(&opts.Model, "model", "m", provider.Offline, "model as PROVIDER:MODEL, or offline for the built-in summarizer")
 	fl.StringVarP(&opts.Format, "format", "f", "markdown", "output format: "+strings.Join(report.Formats, ", "))
+	fl.StringVar(&opts.GroupBy, "group-by", report.GroupByType, "how the Markdown groups each version's commits: "+strings.Join(report.GroupBys, ", "))
+	fl.StringVar(&opts.Template, "template", "", "write the changelog through this Go text/template file instead of --format (see README: Release notes)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the output to this file instead of standard output")
 	fl.BoolVar(&opts.StepSummary, "step-summary", false, "also append the Markdown changelog to $GITHUB_STEP_SUMMARY")
 	fl.StringVar(&opts.BaseURL, "base-url", "", "endpoint of the model's server, for OpenAI-compatible servers (vLLM, LM Studio) and proxies")
@@ -162,9 +167,9 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	case o.StepSummary && o.Factory.Getenv("GITHUB_STEP_SUMMARY") == "":
 		return cfg, nil, cmdutil.UsageError("--step-summary needs GITHUB_STEP_SUMMARY, which is not set. Try: run it as a GitHub Actions step, or drop --step-summary")
 	}
-	reporter, err := report.ForFormat(o.Format)
+	reporter, err := o.reporter()
 	if err != nil {
-		return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
+		return cfg, nil, err
 	}
 	spec, err := provider.ParseSpec(o.Model)
 	if err != nil {
@@ -249,7 +254,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if o.StepSummary {
 		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")})
 	}
-	if err := cmdutil.CheckOutputs(outputs, f.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
+	if err := cmdutil.CheckOutputs(outputs, f.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}, {Flag: "--template", Path: o.Template}}); err != nil {
 		return err
 	}
 	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
@@ -312,7 +317,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return err
 	}
 	if o.StepSummary {
-		if err := appendStepSummary(f.Getenv("GITHUB_STEP_SUMMARY"), &res.Changelog); err != nil {
+		if err := appendStepSummary(f.Getenv("GITHUB_STEP_SUMMARY"), o.GroupBy, &res.Changelog); err != nil {
 			return err
 		}
 	}
@@ -372,10 +377,36 @@ func writeEstimate(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Resul
 	return err
 }
 
+// reporter is what writes the changelog: --template's, or --format's,
+// Markdown grouped by --group-by.
+func (o *SummarizeOptions) reporter() (report.Reporter, error) {
+	if !slices.Contains(report.GroupBys, o.GroupBy) {
+		return nil, cmdutil.UsageError("--group-by %q: want one of %s", o.GroupBy, strings.Join(report.GroupBys, ", "))
+	}
+	if o.Template != "" {
+		if o.Format != "markdown" && o.Format != "md" {
+			return nil, cmdutil.UsageError("--template and --format %s cannot be combined: the template is the format. Try: one of them", o.Format)
+		}
+		t, err := report.ParseTemplate(o.Template)
+		if err != nil {
+			return nil, cmdutil.AsUsage(err)
+		}
+		return report.Template{T: t, GroupBy: o.GroupBy}, nil
+	}
+	reporter, err := report.ForFormat(o.Format)
+	if err != nil {
+		return nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
+	}
+	if _, ok := reporter.(report.Markdown); ok {
+		reporter = report.Markdown{GroupBy: o.GroupBy}
+	}
+	return reporter, nil
+}
+
 // appendStepSummary adds the Markdown changelog to a GitHub Actions job summary.
-func appendStepSummary(path string, c *report.Changelog) error {
+func appendStepSummary(path, groupBy string, c *report.Changelog) error {
 	var b bytes.Buffer
-	if err := (report.Markdown{}).Write(&b, c); err != nil {
+	if err := (report.Markdown{GroupBy: groupBy}).Write(&b, c); err != nil {
 		return err
 	}
 	if err := cmdutil.AppendFile(path, append(b.Bytes(), '\n')); err != nil {

@@ -14,7 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/digest-cli/digest/internal/budget"
@@ -374,6 +376,9 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"bad env value", map[string]string{"DIGEST_CONCURRENCY": "many"}, []string{"summarize", f.Dir}, 2, `DIGEST_CONCURRENCY="many"`},
 		{"unknown revision", nil, []string{"summarize", f.Dir, "--rev", "v9..HEAD"}, 1, `unknown revision "v9"`},
 		{"all and rev", nil, []string{"summarize", f.Dir, "--all", "--rev", "HEAD"}, 2, "--all and --rev cannot be combined"},
+		{"unknown grouping", nil, []string{"summarize", f.Dir, "--group-by", "author"}, 2, `--group-by "author": want one of type, date, none`},
+		{"template and format", nil, []string{"summarize", f.Dir, "--template", "x.tmpl", "-f", "jsonl"}, 2, "--template and --format jsonl cannot be combined"},
+		{"missing template", nil, []string{"summarize", f.Dir, "--template", filepath.Join(notRepo, "none.tmpl")}, 2, "--template: open"},
 		{"repo id for two repos", nil, []string{"summarize", f.Dir, f.Dir, "--repo-id", "x"}, 2, "--repo-id names one repository"},
 		{"step summary outside CI", nil, []string{"summarize", f.Dir, "--step-summary"}, 2, "GITHUB_STEP_SUMMARY, which is not set"},
 	} {
@@ -858,5 +863,46 @@ func TestRevRepeats(t *testing.T) {
 	res = h.run(context.Background(), "summarize", f.Dir, "-f", "jsonl", "--rev", "feature", "--dry-run")
 	if res.code != 0 || !strings.Contains(res.errOut, `refname 'feature' is ambiguous`) {
 		t.Errorf("exit %d, stderr %q: want a warning that feature is ambiguous", res.code, res.errOut)
+	}
+}
+
+// TestReleaseNotes: a tagged history with a GitHub origin gives a section
+// per version, the commits linked; --group-by date and a --template too.
+func TestReleaseNotes(t *testing.T) {
+	f := fixture(t)
+	f.Checkout("main")
+	if _, err := f.Git.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{"git@github.com:acme/hello.git"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A lightweight tag of the third commit: its date is the commit's.
+	if err := f.Git.Storer.SetReference(plumbing.NewHashReference("refs/tags/v0.1.0", plumbing.NewHash(f.Deps))); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	res := h.run(context.Background(), "summarize", f.Dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	for _, want := range []string{
+		"## Unreleased\n",
+		"## v0.1.0 (" + gittest.Epoch.Add(2*time.Hour).Format(time.DateOnly) + ")\n",
+		"([`" + f.Deps[:7] + "`](https://github.com/acme/hello/commit/" + f.Deps + "), Ada Lovelace)",
+	} {
+		if !strings.Contains(res.out, want) {
+			t.Errorf("no %q in:\n%s", want, res.out)
+		}
+	}
+	if strings.Index(res.out, "## Unreleased") > strings.Index(res.out, "## v0.1.0") {
+		t.Errorf("Unreleased is not first:\n%s", res.out)
+	}
+	byDate := h.run(context.Background(), "summarize", f.Dir, "--group-by", "date")
+	if byDate.code != 0 || !strings.Contains(byDate.out, "### "+gittest.Epoch.Format(time.DateOnly)+"\n") {
+		t.Errorf("--group-by date: exit %d:\n%s", byDate.code, byDate.out)
+	}
+	tmpl := filepath.Join(t.TempDir(), "notes.tmpl")
+	os.WriteFile(tmpl, []byte(`{{range .Repos}}{{range .Versions}}{{.Title}}:{{range .Entries}} {{.Short}}{{end}};{{end}}{{end}}`), 0o644)
+	custom := h.run(context.Background(), "summarize", f.Dir, "--template", tmpl)
+	if custom.code != 0 || !strings.HasPrefix(custom.out, "Unreleased: ") || !strings.Contains(custom.out, "v0.1.0 (") {
+		t.Errorf("--template: exit %d: %q %s", custom.code, custom.out, custom.errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,5 +109,43 @@ func TestEmptyChangelog(t *testing.T) {
 	}
 	if _, err := report.ForFormat("xml"); err == nil {
 		t.Error("unknown format accepted")
+	}
+}
+
+func TestTemplateReadsTheNotes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.tmpl")
+	text := `{{range .Repos}}{{range .Versions}}== {{.Title}}
+{{range .Groups}}-- {{.Title}}
+{{range .Entries}}* {{if .Scope}}{{md .Scope}}: {{end}}{{summary .}} [{{.Short}}]{{if .Breaking}} BREAKING{{end}} <{{.URL}}> {{date .Date}}
+{{end}}{{end}}{{end}}{{end}}`
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := report.ParseTemplate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := (report.Template{T: tmpl}).Write(&b, changelog()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"== Unreleased\n-- Features\n* client: Adds retries to the client ([#12](https://github.com/acme/api/pull/12)). Backoff is capped at 8 s. [] <https://github.com/acme/api/commit/aaaa",
+		"== v1.1.0 (2026-05-02)\n-- Breaking changes\n* Rewrites &lt;the&gt; parser & lexer. [] BREAKING",
+		"== v1.0.0 (2026-05-01)\n-- Fixes\n* Fixes a crash on empty input. [eeeeeeeeee]",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+	for _, bad := range []string{"{{.Nope}}", "{{range}}", "{{frobnicate .}}"} {
+		os.WriteFile(path, []byte(bad), 0o644)
+		tmpl, err := report.ParseTemplate(path)
+		if err == nil {
+			err = (report.Template{T: tmpl}).Write(&bytes.Buffer{}, changelog())
+		}
+		if err == nil || !strings.Contains(err.Error(), "--template") {
+			t.Errorf("template %q: %v", bad, err)
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/digest-cli/digest/internal/forge"
 	"log/slog"
 	"math"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/forge"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
