@@ -47,10 +47,24 @@ func ParseTemplate(path string) (*template.Template, error) {
 		return nil, fmt.Errorf("--template: %w. Try: the path of a text/template file", err)
 	}
 	t, err := template.New(path).Funcs(TemplateFuncs).Option("missingkey=error").Parse(string(b))
+	if err == nil {
+		// A field that does not exist shows only when the template runs:
+		// run it once now on a sample, before anything is paid for.
+		err = t.Execute(io.Discard, sampleNotes())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--template: %w. Try: the fields and functions listed under Release notes in the README", err)
 	}
 	return t, nil
+}
+
+// sampleNotes has one of everything a template can range over.
+func sampleNotes() Notes {
+	e := Entry{Repo: "repo", RepoID: "0", Commit: "0000000000000000000000000000000000000000", Short: "0000000", Author: "A",
+		Subject: "feat: x", Summary: "X.", Type: "feat", Version: "v1.0.0"}
+	return Notes{Model: "offline", Repos: []RepoNotes{{Name: "repo", ID: "0", Title: "repo", Versions: []VersionNotes{
+		{Tag: "v1.0.0", Groups: []GroupNotes{{Title: "Features", Entries: []Entry{e}}}, Entries: []Entry{e}},
+	}}}}
 }
 
 // Write implements Reporter.
