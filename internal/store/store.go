@@ -148,6 +148,12 @@ type Summary struct {
 	// Partial is a summary written without some of the commit's blobs
 	// (from a partial clone): a complete one replaces it when stored.
 	Partial bool
+	// ChangeType, ChangeScope and Breaking classify the change as the
+	// model (or the rules, for the offline model) gave them; ChangeType is
+	// "" in summaries stored before digest asked for it.
+	ChangeType  string
+	ChangeScope string
+	Breaking    bool
 }
 
 // EvalResult is a paid answer to one request.

@@ -183,6 +183,12 @@ CREATE TABLE rate_limits (
 	tokens        BIGINT NOT NULL,
 	updated_at    BIGINT NOT NULL
 );`,
+	3: `
+-- The kind of change a summary describes, as release notes group it;
+-- '' in summaries stored before digest asked for it.
+ALTER TABLE summaries ADD COLUMN change_type TEXT NOT NULL DEFAULT '';
+ALTER TABLE summaries ADD COLUMN change_scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE summaries ADD COLUMN breaking BOOLEAN NOT NULL DEFAULT FALSE;`,
 }
 
 // hidden stands for a password in a message.

@@ -351,6 +351,12 @@ CREATE TABLE rate_limits (
 	tokens        INTEGER NOT NULL,
 	updated_at    INTEGER NOT NULL
 );`,
+	6: `
+-- The kind of change a summary describes, as release notes group it;
+-- '' in summaries stored before digest asked for it.
+ALTER TABLE summaries ADD COLUMN change_type TEXT NOT NULL DEFAULT '';
+ALTER TABLE summaries ADD COLUMN change_scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE summaries ADD COLUMN breaking INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func newerSchema(path string, version int) error {

@@ -37,7 +37,7 @@ func (s *DB) Summaries(ctx context.Context, repoID, model, promptVersion, scope 
 			args = append(args, c)
 		}
 		rows, err := s.db.QueryContext(ctx, `SELECT commit_hash, summary, input_tokens, output_tokens, cost_usd,
-			diff_tokens, truncated, skipped_files, created_at, partial
+			diff_tokens, truncated, skipped_files, created_at, partial, change_type, change_scope, breaking
 			FROM summaries WHERE repo_id = ? AND model = ? AND prompt_version = ? AND scope = ?
 			AND commit_hash IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
 		if err != nil {
@@ -47,7 +47,7 @@ func (s *DB) Summaries(ctx context.Context, repoID, model, promptVersion, scope 
 			sum := store.Summary{SummaryKey: store.SummaryKey{RepoID: repoID, Model: model, PromptVersion: promptVersion, Scope: scope}}
 			var skipped, created string
 			if err := rows.Scan(&sum.Commit, &sum.Text, &sum.InputTokens, &sum.OutputTokens, &sum.CostUSD,
-				&sum.DiffTokens, &sum.Truncated, &skipped, &created, &sum.Partial); err != nil {
+				&sum.DiffTokens, &sum.Truncated, &skipped, &created, &sum.Partial, &sum.ChangeType, &sum.ChangeScope, &sum.Breaking); err != nil {
 				rows.Close()
 				return nil, s.explain(err)
 			}
@@ -93,16 +93,19 @@ func (s *DB) SaveSummary(ctx context.Context, c store.Commit, sum store.Summary)
 		return s.explain(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO summaries(repo_id, commit_hash, model, prompt_version, scope,
-		summary, input_tokens, output_tokens, cost_usd, diff_tokens, truncated, skipped_files, created_at, partial)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		summary, input_tokens, output_tokens, cost_usd, diff_tokens, truncated, skipped_files, created_at, partial,
+		change_type, change_scope, breaking)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(repo_id, commit_hash, model, prompt_version, scope) DO UPDATE SET
 			summary = excluded.summary, input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
 			cost_usd = excluded.cost_usd, diff_tokens = excluded.diff_tokens, truncated = excluded.truncated,
-			skipped_files = excluded.skipped_files, created_at = excluded.created_at, partial = excluded.partial
+			skipped_files = excluded.skipped_files, created_at = excluded.created_at, partial = excluded.partial,
+			change_type = excluded.change_type, change_scope = excluded.change_scope, breaking = excluded.breaking
 		WHERE summaries.partial AND NOT excluded.partial`,
 		sum.RepoID, sum.Commit, sum.Model, sum.PromptVersion, sum.Scope,
 		sum.Text, sum.InputTokens, sum.OutputTokens, sum.CostUSD, sum.DiffTokens, sum.Truncated,
-		string(skipped), created.UTC().Format(time.RFC3339Nano), sum.Partial); err != nil {
+		string(skipped), created.UTC().Format(time.RFC3339Nano), sum.Partial,
+		sum.ChangeType, sum.ChangeScope, sum.Breaking); err != nil {
 		return s.explain(err)
 	}
 	if err := tx.Commit(); err != nil {

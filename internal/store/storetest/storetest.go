@@ -139,6 +139,9 @@ func testSummaryRoundTrip(t *testing.T, b Backend) {
 				Truncated:    true,
 				SkippedFiles: []string{"vendor/a.go", "logo.png (binary)", "dir with space/ü.txt"},
 				CreatedAt:    created,
+				ChangeType:   "feat",
+				ChangeScope:  "plumbing/format",
+				Breaking:     true,
 			},
 			wantSkipped: []string{"vendor/a.go", "logo.png (binary)", "dir with space/ü.txt"},
 		},
@@ -176,6 +179,9 @@ func testSummaryRoundTrip(t *testing.T, b Backend) {
 			}
 			if got.Truncated != tt.in.Truncated {
 				t.Errorf("Truncated = %v, want %v", got.Truncated, tt.in.Truncated)
+			}
+			if got.ChangeType != tt.in.ChangeType || got.ChangeScope != tt.in.ChangeScope || got.Breaking != tt.in.Breaking {
+				t.Errorf("kind of change = %q %q %v, want %q %q %v", got.ChangeType, got.ChangeScope, got.Breaking, tt.in.ChangeType, tt.in.ChangeScope, tt.in.Breaking)
 			}
 			if got.SkippedFiles == nil || !slices.Equal(got.SkippedFiles, tt.wantSkipped) {
 				t.Errorf("SkippedFiles = %#v, want %#v", got.SkippedFiles, tt.wantSkipped)
