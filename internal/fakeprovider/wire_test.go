@@ -26,8 +26,8 @@ func TestCommitPrompt(t *testing.T) {
 				t.Fatalf("missing %v in %s", missing, a.text)
 			}
 			for _, c := range commits {
-				if got[c.Hash] != Summary(c) {
-					t.Errorf("%s: %q, want %q", c.Hash, got[c.Hash], Summary(c))
+				if got[c.Hash].Summary != Summary(c) {
+					t.Errorf("%s: %q, want %q", c.Hash, got[c.Hash].Summary, Summary(c))
 				}
 			}
 			var want []prompt.Answer

@@ -18,7 +18,12 @@ import (
 
 // Version names this prompt in the cache: change the wording, bump it, and
 // summaries written for the old wording are no longer served.
-const Version = "summarize-v1"
+const Version = "summarize-v2"
+
+// Earlier are the versions before Version whose summaries are served as
+// they are: their text answers the same question, and what v2 added (the
+// kind of change) comes from the rules for them. A commit is paid once.
+var Earlier = []string{"summarize-v1"}
 
 // MaxOutputTokens bounds one commit's answer.
 const MaxOutputTokens = 300
@@ -31,9 +36,14 @@ not invent details the diff does not show. Some files may be listed as skipped
 (lockfiles, vendored, generated or binary files) and a diff may be cut: say
 nothing about what you cannot see.
 
+Also classify each commit for release notes: "type" is one of feat, fix, perf,
+refactor, docs, test, build, ci, chore, revert, style or other; "scope" is the
+area it changes in a word or a path ("" when there is none); "breaking" is true
+only when users of the code must change something.
+
 Answer with only a JSON array, one object per commit, using each commit's full
 40-character hash exactly as given:
-[{"commit": "<full hash>", "summary": "<summary>"}]`
+[{"commit": "<full hash>", "summary": "<summary>", "type": "<type>", "scope": "<scope>", "breaking": false}]`
 
 // File is one changed file as listed in the prompt.
 type File struct {
@@ -248,10 +258,42 @@ func atoi(s string) int {
 	return n
 }
 
-// Answer is one commit's summary as the model gave it.
+// Answer is one commit's summary as the model gave it, with the kind of
+// change: Type as given (checked by the caller), Breaking nil when the
+// model did not say or said something else than true or false.
 type Answer struct {
-	Commit  string `json:"commit"`
-	Summary string `json:"summary"`
+	Commit   string `json:"commit"`
+	Summary  string `json:"summary"`
+	Type     string `json:"type,omitempty"`
+	Scope    string `json:"scope,omitempty"`
+	Breaking *bool  `json:"breaking,omitempty"`
+}
+
+// wireAnswer reads an answer leniently: a classification field of the
+// wrong JSON type is left out rather than failing the whole answer.
+type wireAnswer struct {
+	Commit   string          `json:"commit"`
+	Summary  string          `json:"summary"`
+	Type     json.RawMessage `json:"type"`
+	Scope    json.RawMessage `json:"scope"`
+	Breaking json.RawMessage `json:"breaking"`
+}
+
+func (w wireAnswer) answer() Answer {
+	a := Answer{Commit: w.Commit, Summary: w.Summary}
+	var s string
+	if json.Unmarshal(w.Type, &s) == nil {
+		a.Type = strings.TrimSpace(s)
+	}
+	s = ""
+	if json.Unmarshal(w.Scope, &s) == nil {
+		a.Scope = strings.TrimSpace(s)
+	}
+	var b bool
+	if json.Unmarshal(w.Breaking, &b) == nil {
+		a.Breaking = &b
+	}
+	return a
 }
 
 // FormatAnswer writes answers in the form the prompt asks for.
@@ -260,22 +302,24 @@ func FormatAnswer(answers []Answer) string {
 	return string(b)
 }
 
-// ParseAnswer matches a model's answer to the commits asked about. Only full
-// hashes that were asked for are accepted; anything else is reported in
-// missing so it can be asked again, never guessed.
-func ParseAnswer(text string, asked []string) (summaries map[string]string, missing []string) {
-	summaries = make(map[string]string)
+// ParseAnswer matches a model's answer to the commits asked about, each
+// with its summary trimmed. Only full hashes that were asked for are
+// accepted; anything else is reported in missing so it can be asked
+// again, never guessed.
+func ParseAnswer(text string, asked []string) (answers map[string]Answer, missing []string) {
+	answers = make(map[string]Answer)
 	want := make(map[string]bool, len(asked))
 	for _, h := range asked {
 		want[h] = true
 	}
-	if answers, ok := jsonAnswers(text); ok {
-		for _, a := range answers {
+	if found, ok := jsonAnswers(text); ok {
+		for _, w := range found {
+			a := w.answer()
 			h := strings.ToLower(strings.TrimSpace(a.Commit))
-			s := strings.TrimSpace(a.Summary)
-			if want[h] && s != "" {
-				if _, dup := summaries[h]; !dup {
-					summaries[h] = s
+			a.Commit, a.Summary = h, strings.TrimSpace(a.Summary)
+			if want[h] && a.Summary != "" {
+				if _, dup := answers[h]; !dup {
+					answers[h] = a
 				}
 			}
 		}
@@ -284,28 +328,28 @@ func ParseAnswer(text string, asked []string) (summaries map[string]string, miss
 		// with a single commit there is nobody else it could be about. Text
 		// with JSON or a code fence in it is a garbled answer, not prose.
 		if s := strings.TrimSpace(text); s != "" {
-			summaries[asked[0]] = s
+			answers[asked[0]] = Answer{Commit: asked[0], Summary: s}
 		}
 	}
 	for _, h := range asked {
-		if _, ok := summaries[h]; !ok {
+		if _, ok := answers[h]; !ok {
 			missing = append(missing, h)
 		}
 	}
-	return summaries, missing
+	return answers, missing
 }
 
 // jsonAnswers finds the answer array among whatever models wrap it in
 // (code fences, chatter, bracketed asides): the first '[' from which a JSON
 // array of answers decodes.
-func jsonAnswers(text string) ([]Answer, bool) {
+func jsonAnswers(text string) ([]wireAnswer, bool) {
 	for i := 0; i < len(text); i++ {
 		j := strings.IndexByte(text[i:], '[')
 		if j < 0 {
 			break
 		}
 		i += j
-		var answers []Answer
+		var answers []wireAnswer
 		if err := json.NewDecoder(strings.NewReader(text[i:])).Decode(&answers); err == nil {
 			return answers, true
 		}

@@ -400,11 +400,11 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	for i, p := range items {
 		hashes[i] = p.commit.Hash
 	}
-	summaries, _ := prompt.ParseAnswer(o.Response.Text, hashes)
+	answers, _ := prompt.ParseAnswer(o.Response.Text, hashes)
 	var answered, again []*pending
 	for _, p := range items {
 		switch {
-		case summaries[p.commit.Hash] != "":
+		case answers[p.commit.Hash].Summary != "":
 			answered = append(answered, p)
 		case len(items) > 1:
 			again = append(again, p)
@@ -412,9 +412,9 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 			d.fail(p, errors.New("the model's answer has no summary for this commit"))
 		}
 	}
-	inputs, outputs := shareUsage(answered, summaries, o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+	inputs, outputs := shareUsage(answered, answers, o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
 	for i, p := range answered {
-		if err := d.store(storeCtx, p, summaries[p.commit.Hash], inputs[i], outputs[i]); err != nil {
+		if err := d.store(storeCtx, p, answers[p.commit.Hash], inputs[i], outputs[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -427,12 +427,12 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 // shareUsage splits a batch's tokens among the commits it answered: input
 // by the size of each commit's part of the prompt, output by the length of
 // each summary. The shares add up to the totals exactly.
-func shareUsage(answered []*pending, summaries map[string]string, input, output int) (inputs, outputs []int) {
+func shareUsage(answered []*pending, answers map[string]prompt.Answer, input, output int) (inputs, outputs []int) {
 	inWeights := make([]int, len(answered))
 	outWeights := make([]int, len(answered))
 	for i, p := range answered {
 		inWeights[i] = p.tokens
-		outWeights[i] = len(summaries[p.commit.Hash])
+		outWeights[i] = len(answers[p.commit.Hash].Summary)
 	}
 	return split(input, inWeights), split(output, outWeights)
 }
@@ -469,12 +469,12 @@ func split(total int, weights []int) []int {
 }
 
 // store saves one commit's summary and reports it; callers hold mu.
-func (d *dispatcher) store(ctx context.Context, p *pending, text string, input, output int) error {
+func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, input, output int) error {
 	st := &d.res.Changelog.Stats
 	sum := store.Summary{
 		SummaryKey: store.SummaryKey{RepoID: p.repo.id, Commit: p.commit.Hash, Model: d.opts.Model.String(),
 			PromptVersion: prompt.Version, Scope: p.repo.walk.Paths.String()},
-		Text:         text,
+		Text:         a.Summary,
 		InputTokens:  input,
 		OutputTokens: output,
 		CostUSD:      d.opts.Price.Cost(input, output),

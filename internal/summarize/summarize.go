@@ -223,14 +223,31 @@ func (rr *repoRun) release(ctx context.Context) error {
 // without some blobs) is served only to a partial clone, which could write
 // no better one: a complete repository summarizes the commit again, and its
 // summary replaces the partial one.
+//
+// A commit summarized under an earlier prompt version (prompt.Earlier) is
+// served from that summary: a summary is paid once.
 func (rr *repoRun) summaries(ctx context.Context, opts Options, hashes []string) (map[string]store.Summary, error) {
-	found, err := opts.Store.Summaries(ctx, rr.id, opts.Model.String(), prompt.Version, rr.walk.Paths.String(), hashes)
-	if err != nil || rr.promisor != "" {
-		return found, err
-	}
-	for hash, s := range found {
-		if s.Partial {
-			delete(found, hash)
+	found := map[string]store.Summary{}
+	missing := hashes
+	for _, version := range append([]string{prompt.Version}, prompt.Earlier...) {
+		got, err := opts.Store.Summaries(ctx, rr.id, opts.Model.String(), version, rr.walk.Paths.String(), missing)
+		if err != nil {
+			return nil, err
+		}
+		for hash, s := range got {
+			if s.Partial && rr.promisor == "" {
+				continue
+			}
+			found[hash] = s
+		}
+		if len(found) == len(hashes) {
+			break
+		}
+		missing = missing[:0:0]
+		for _, h := range hashes {
+			if _, ok := found[h]; !ok {
+				missing = append(missing, h)
+			}
 		}
 	}
 	return found, nil

@@ -79,11 +79,11 @@ func TestCompleteAnswersEveryCommit(t *testing.T) {
 	// Each summary is the one for its own commit, as read back from the prompt.
 	parsed := prompt.Parse(req.System + req.Messages[0].Content)
 	for _, c := range parsed {
-		if want := offline.Summarize(c); got[c.Hash] != want {
-			t.Errorf("%s: summary %q, want %q", c.Hash, got[c.Hash], want)
+		if want := offline.Summarize(c); got[c.Hash].Summary != want {
+			t.Errorf("%s: summary %q, want %q", c.Hash, got[c.Hash].Summary, want)
 		}
 	}
-	if !strings.Contains(got[h1], "server: handle empty requests") || !strings.Contains(got[h2], "Fix typo in README") {
+	if !strings.Contains(got[h1].Summary, "server: handle empty requests") || !strings.Contains(got[h2].Summary, "Fix typo in README") {
 		t.Errorf("summaries swapped or wrong: %v", got)
 	}
 	if resp.Usage.InputTokens <= 0 || resp.Usage.OutputTokens <= 0 {
