@@ -484,3 +484,22 @@ func TestRunNoProviderCallAfterCommitError(t *testing.T) {
 		}
 	}
 }
+
+// TestNewStartsHostedModelsSlowly: one constructor decides, for every
+// command, that hosted models start slow and reserve their whole request,
+// and that the offline model does neither.
+func TestNewStartsHostedModelsSlowly(t *testing.T) {
+	count := func(s string) int { return len(s) }
+	hosted := engine.New(engine.Setup{Spec: provider.Spec{Provider: "openai", Model: "m"}, Concurrency: 4, Count: count})
+	if !hosted.SlowStart || hosted.Tokens == nil || hosted.Model != "openai:m" {
+		t.Fatalf("hosted: slow start %v, tokens %v, model %q", hosted.SlowStart, hosted.Tokens != nil, hosted.Model)
+	}
+	req := provider.Request{Model: "m", System: "sys", Messages: []provider.Message{{Role: "user", Content: "hello"}}, MaxTokens: 10}
+	if got, want := hosted.Tokens(req), 3+5+provider.OutputCap("m", 10); got != want {
+		t.Errorf("reserved %d tokens, want %d", got, want)
+	}
+	offline := engine.New(engine.Setup{Spec: provider.Spec{Provider: provider.Offline, Model: provider.Offline}, Concurrency: 4, Count: count})
+	if offline.SlowStart || offline.Tokens != nil {
+		t.Errorf("offline: slow start %v, tokens %v; want neither", offline.SlowStart, offline.Tokens != nil)
+	}
+}

@@ -230,13 +230,7 @@ func (r *runner) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.o.Models))
 	for i, m := range r.o.Models {
-		eng := &engine.Engine{Provider: m.Provider, Model: m.Spec.String(), Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout,
-			MaxWait: r.o.MaxWait, MaxFailures: r.o.MaxFailures, Log: r.o.Log}
-		if m.Spec.Provider != provider.Offline {
-			eng.SlowStart = true
-			eng.Tokens = r.tokens
-		}
-		eng.Shared = r.sharedLimit(m)
+		eng := r.engine(m)
 		r.engines = append(r.engines, eng)
 		queues[i] = make(chan engine.Task)
 		wg.Go(func() {
@@ -278,11 +272,15 @@ func (r *runner) run(ctx context.Context) error {
 
 // tokens is a request's reservation: its prompt and its output cap.
 func (r *runner) tokens(req provider.Request) int {
-	n := r.o.Tokenizer.Count(req.System) + provider.OutputCap(req.Model, req.MaxTokens)
-	for _, m := range req.Messages {
-		n += r.o.Tokenizer.Count(m.Content)
-	}
-	return n
+	return engine.RequestTokens(r.o.Tokenizer.Count, req)
+}
+
+// engine builds a model's engine, the same way for answers and verdicts.
+func (r *runner) engine(m Model) *engine.Engine {
+	return engine.New(engine.Setup{
+		Provider: m.Provider, Spec: m.Spec, Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout,
+		MaxWait: r.o.MaxWait, MaxFailures: r.o.MaxFailures, Log: r.o.Log, Shared: r.sharedLimit(m), Count: r.o.Tokenizer.Count,
+	})
 }
 
 // feed reads the dataset and dispatches its jobs in lookup batches.

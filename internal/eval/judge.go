@@ -24,9 +24,7 @@ PASS or FAIL on the first line, then one sentence saying why. Judge only by the 
 // like any answer (a rerun asks the judge nothing it answered before) and
 // paid for out of the run's --max-cost.
 func (r *runner) judge(m Model) score.Judge {
-	eng := &engine.Engine{Provider: m.Provider, Model: m.Spec.String(), Concurrency: r.o.Concurrency, Timeout: r.o.Timeout, Limits: m.Limits,
-		MaxWait: r.o.MaxWait, MaxFailures: r.o.MaxFailures,
-		SlowStart: m.Spec.Provider != provider.Offline, Tokens: r.tokens, Log: r.o.Log, Shared: r.sharedLimit(m)}
+	eng := r.engine(m)
 	r.judgeEngine = eng
 	st := r.o.Store
 	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {

@@ -360,26 +360,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 }
 
 func newEngine(opts Options) *engine.Engine {
-	eng := &engine.Engine{
-		Provider: opts.Provider, Model: opts.Model.String(), Concurrency: opts.Concurrency, Limits: opts.Limits,
-		Timeout: opts.Timeout, MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log,
-	}
+	var shared engine.SharedLimit
 	if opts.Store != nil && opts.LimitName != "" {
-		eng.Shared = sharedlimit.Limit{Store: opts.Store, Name: opts.LimitName}
+		shared = sharedlimit.Limit{Store: opts.Store, Name: opts.LimitName}
 	}
-	if opts.Model.Provider != provider.Offline {
-		eng.SlowStart = true
-		// Token reservations need the request's size; the offline model has
-		// no limits to reserve against, so it skips the extra tokenizing.
-		eng.Tokens = func(req provider.Request) int {
-			n := opts.Tokenizer.Count(req.System) + provider.OutputCap(req.Model, req.MaxTokens)
-			for _, m := range req.Messages {
-				n += opts.Tokenizer.Count(m.Content)
-			}
-			return n
-		}
-	}
-	return eng
+	return engine.New(engine.Setup{
+		Provider: opts.Provider, Spec: opts.Model, Concurrency: opts.Concurrency, Limits: opts.Limits,
+		Timeout: opts.Timeout, MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log,
+		Shared: shared, Count: opts.Tokenizer.Count,
+	})
 }
 
 // runRepo walks one repository and sends the commits the cache lacks
