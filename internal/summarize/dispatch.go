@@ -472,8 +472,7 @@ func split(total int, weights []int) []int {
 func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, input, output int) error {
 	st := &d.res.Changelog.Stats
 	sum := store.Summary{
-		SummaryKey: store.SummaryKey{RepoID: p.repo.id, Commit: p.commit.Hash, Model: d.opts.Model.String(),
-			PromptVersion: prompt.Version, Scope: p.repo.walk.Paths.String()},
+		SummaryKey:   p.repo.cacheKey(d.opts, prompt.Version, p.commit.Hash),
 		Text:         a.Summary,
 		InputTokens:  input,
 		OutputTokens: output,

@@ -193,6 +193,13 @@ type repoRun struct {
 	entries []*report.Entry
 }
 
+// cacheKey is a summary's identity in the cache: the repository, the
+// commit, the model, the prompt's version and the pathspec it was cut to.
+// Every lookup, claim and store of a summary names it through here.
+func (rr *repoRun) cacheKey(opts Options, promptVersion, commit string) store.SummaryKey {
+	return store.SummaryKey{RepoID: rr.id, Commit: commit, Model: opts.Model.String(), PromptVersion: promptVersion, Scope: rr.walk.Paths.String()}
+}
+
 // release gives the repository's entries the version that first shipped
 // each and links to the forge its origin remote names.
 func (rr *repoRun) release(ctx context.Context) error {
@@ -230,7 +237,8 @@ func (rr *repoRun) summaries(ctx context.Context, opts Options, hashes []string)
 	found := map[string]store.Summary{}
 	missing := hashes
 	for _, version := range append([]string{prompt.Version}, prompt.Earlier...) {
-		got, err := opts.Store.Summaries(ctx, rr.id, opts.Model.String(), version, rr.walk.Paths.String(), missing)
+		k := rr.cacheKey(opts, version, "")
+		got, err := opts.Store.Summaries(ctx, k.RepoID, k.Model, k.PromptVersion, k.Scope, missing)
 		if err != nil {
 			return nil, err
 		}
@@ -524,7 +532,8 @@ func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *R
 
 // leaseKey names the work of summarizing a commit, as the cache does.
 func (p *pending) leaseKey(opts Options) string {
-	return "summary:" + key.Of(p.repo.id, p.commit.Hash, opts.Model.String(), prompt.Version, p.repo.walk.Paths.String())
+	k := p.repo.cacheKey(opts, prompt.Version, p.commit.Hash)
+	return "summary:" + key.Of(k.RepoID, k.Commit, k.Model, k.PromptVersion, k.Scope)
 }
 
 // feed hands on ps through a closed channel, as a walk would.
