@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
 )
 
@@ -550,5 +554,74 @@ func TestEvalDryRunCountsTheJudge(t *testing.T) {
 	e = dry()
 	if j := e.Models[1]; j.Requests != 0 || j.Cached != 1 || e.Models[0].Requests != 0 || e.Models[0].Cached != 4 {
 		t.Errorf("after the run, everything should be cached: %+v", e.Models)
+	}
+}
+
+// TestEvalParsesArguments holds eval's flag parsing apart from its run,
+// through runF: what each flag sets, its defaults, and which optional
+// parameters count as given.
+func TestEvalParsesArguments(t *testing.T) {
+	for _, tt := range []struct {
+		args  []string
+		check func(*EvalOptions) string
+	}{
+		{[]string{"d.jsonl"}, func(o *EvalOptions) string {
+			if o.Dataset != "d.jsonl" || !slices.Equal(o.Models, []string{"offline"}) || o.MaxTokens != 512 || o.Repeat != 1 ||
+				o.Concurrency != 4 || o.Timeout != 2*time.Minute || o.Format != "" || o.set("temperature") || o.set("seed") {
+				return fmt.Sprintf("defaults: %+v", *o)
+			}
+			return ""
+		}},
+		{[]string{"-", "--models", "openai:a,anthropic:b"}, func(o *EvalOptions) string {
+			if o.Dataset != "-" || !slices.Equal(o.Models, []string{"openai:a", "anthropic:b"}) {
+				return fmt.Sprintf("dataset %q models %v", o.Dataset, o.Models)
+			}
+			return ""
+		}},
+		{[]string{"d.jsonl", "-m", "openai:a", "-m", "ollama:b"}, func(o *EvalOptions) string {
+			if !slices.Equal(o.Models, []string{"openai:a", "ollama:b"}) {
+				return fmt.Sprintf("repeated -m: %v", o.Models)
+			}
+			return ""
+		}},
+		{[]string{"d.jsonl", "--temperature", "0", "--seed", "7"}, func(o *EvalOptions) string {
+			if !o.set("temperature") || o.Temperature != 0 || !o.set("seed") || o.Seed != 7 {
+				return fmt.Sprintf("a temperature of 0 given: set %v, %v; seed %v %d", o.set("temperature"), o.Temperature, o.set("seed"), o.Seed)
+			}
+			return ""
+		}},
+		{[]string{"d.jsonl", "--repeat", "3", "--judge", "openai:j", "--assert", "judge", "--min-accuracy", "a=0.9", "-j", "8",
+			"--junit", "j.xml", "--html", "r.html", "-f", "csv", "-o", "out.csv", "--dry-run", "--max-cost", "1.5"}, func(o *EvalOptions) string {
+			if o.Repeat != 3 || o.Judge != "openai:j" || o.Assert != "judge" || o.MinAccuracy != "a=0.9" || o.Concurrency != 8 ||
+				o.JUnit != "j.xml" || o.HTML != "r.html" || o.Format != "csv" || o.Output != "out.csv" || !o.DryRun || o.MaxCost != 1.5 {
+				return fmt.Sprintf("flags: %+v", *o)
+			}
+			return ""
+		}},
+	} {
+		ios, _, _ := iostreams.Test()
+		var got *EvalOptions
+		cmd := NewEvalCmd(cmdutil.New(ios, "test"), func(_ context.Context, o *EvalOptions) error {
+			got = o
+			return nil
+		})
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if msg := tt.check(got); msg != "" {
+			t.Errorf("%v: %s", tt.args, msg)
+		}
+	}
+	ios, _, _ := iostreams.Test()
+	cmd := NewEvalCmd(cmdutil.New(ios, "test"), func(context.Context, *EvalOptions) error {
+		t.Error("ran without a dataset")
+		return nil
+	})
+	cmd.SetArgs(nil)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil {
+		t.Error("no dataset: accepted")
 	}
 }
