@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -71,23 +70,40 @@ func echo(req provider.Request) (string, bool) {
 	return "", false
 }
 
-// Summarize writes one commit's summary: the message's subject and first
-// sentence of its body, then what changed where.
+// Summarize writes one commit's summary: the message's subject, one whole
+// sentence of its body that says what the change does, then what changed
+// where.
 func Summarize(c prompt.Commit) string {
 	var parts []string
 	subject, body, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+	subject, body = mendSubject(subject, body)
 	if s := sentence(subject); s != "" {
 		parts = append(parts, s)
 	} else {
 		parts = append(parts, "Commit without a message.")
 	}
-	if s := firstSentence(body); s != "" {
+	if s := bodySentence(body, strings.TrimSpace(subject)); s != "" {
 		parts = append(parts, s)
 	}
 	if s := changes(c); s != "" {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, " ")
+}
+
+// mendSubject joins a subject that a web UI cut with "…" to its rest,
+// which it moved to the body's first line, also starting with "…".
+func mendSubject(subject, body string) (string, string) {
+	head, ok := strings.CutSuffix(strings.TrimSpace(subject), "…")
+	if !ok {
+		return subject, body
+	}
+	first, rest, _ := strings.Cut(strings.TrimLeft(body, "\n"), "\n")
+	tail, ok := strings.CutPrefix(strings.TrimSpace(first), "…")
+	if !ok {
+		return subject, body
+	}
+	return head + tail, rest
 }
 
 func sentence(s string) string {
@@ -101,107 +117,182 @@ func sentence(s string) string {
 	return s
 }
 
-// firstSentence takes the body's first paragraph up to its first full stop,
-// skipping trailers such as Signed-off-by.
-func firstSentence(body string) string {
-	para, _, _ := strings.Cut(strings.TrimSpace(body), "\n\n")
-	// Trailers can follow the text without a blank line; they name people
-	// and addresses, not changes.
-	lines := strings.Split(para, "\n")
-	for i, l := range lines {
-		if trailer.MatchString(strings.TrimSpace(l)) {
-			lines = lines[:i]
-			break
-		}
-	}
-	para = strings.Join(strings.Fields(strings.Join(lines, " ")), " ")
-	if para == "" {
-		return ""
-	}
-	if i := strings.Index(para, ". "); i >= 0 {
-		para = para[:i+1]
-	}
-	if len(para) > 200 {
-		cut := strings.LastIndexByte(para[:200], ' ')
-		if cut < 100 {
-			cut = 200
-		}
-		para = strings.ToValidUTF8(para[:cut], "") + "..."
-	}
-	return sentence(para)
-}
-
-// trailer matches git trailer lines: hyphenated keys such as Signed-off-by
-// or Co-authored-by, and the common one-word ones. "Note: ..." is prose.
-var trailer = regexp.MustCompile(`^(?:[A-Za-z]+(?:-[A-Za-z]+)+|Fixes|Closes|Resolves|Refs|Cc|Link|Bug|Issue|Change-Id):\s`)
-
 func changes(c prompt.Commit) string {
 	// The request lists a long commit's files only in part; its totals
 	// count them all.
-	var kept, skipped []prompt.File
+	var diffed, skipped []prompt.File
 	for _, f := range c.Files {
 		if f.Skip != "" {
 			skipped = append(skipped, f)
 		} else {
-			kept = append(kept, f)
+			diffed = append(diffed, f)
 		}
 	}
 	t := c.Totals
 	if t == (prompt.Totals{}) {
 		t = prompt.TotalsOf(c.Files) // a commit built in code, not read from a request
 	}
-	keptTotal := max(t.Files-t.Skipped, len(kept))
-	var out []string
-	if keptTotal > 0 {
-		s := fmt.Sprintf("Changes %s in %s (+%d/-%d)", plural(keptTotal, "file"), directories(kept), t.Added, t.Removed)
-		funcs := touched(c.Diff)
-		var acts []string
-		for _, verb := range []struct {
-			status byte
-			word   string
-		}{{'A', "adds"}, {'M', "modifies"}, {'R', "renames"}, {'D', "deletes"}} {
-			var names []string
-			for _, f := range kept {
-				if f.Status != verb.status {
-					continue
-				}
-				name := f.Path
-				if fs := funcs[f.Path]; len(fs) > 0 {
-					name += " (" + list(fs, 3) + ")"
-				}
-				names = append(names, name)
-			}
-			if len(names) > 0 {
-				acts = append(acts, verb.word+" "+list(names, 4))
-			}
+	leftOut := max(t.Skipped, len(skipped))
+	diffedTotal := max(t.Files-t.Skipped, len(diffed))
+	if diffedTotal == 0 {
+		if leftOut == 0 {
+			return ""
 		}
-		if unlisted := keptTotal - len(kept); unlisted > 0 {
-			acts = append(acts, fmt.Sprintf("changes %s more", plural(unlisted, "file")))
-		}
-		if len(acts) > 0 {
-			s += ": " + strings.Join(acts, "; ")
-		}
-		out = append(out, s+".")
-	}
-	if len(skipped) > 0 {
+		// Nothing was diffed: naming what was left out says it all.
 		names := make([]string, len(skipped))
 		for i, f := range skipped {
 			names[i] = fmt.Sprintf("%s (%s)", f.Path, f.Skip)
 		}
-		out = append(out, "Leaves out "+listOf(names, max(t.Skipped, len(names)), 4)+".")
+		return "Leaves out " + listOf(names, leftOut, maxSkippedNamed) + "."
 	}
-	return strings.Join(out, " ")
+
+	// Files the request only counted could be anywhere.
+	dir, single := sharedDir(c.Files)
+	single = single && diffedTotal == len(diffed) && leftOut == len(skipped)
+	name := func(f prompt.File) string {
+		if single {
+			return path.Base(f.Path)
+		}
+		return f.Path
+	}
+	defs := definitions(c.Diff)
+	var acts []string
+	hidden := false // some file is counted, not named
+	for _, verb := range []struct {
+		status byte
+		word   string
+	}{{'A', "adds"}, {'M', "modifies"}, {'R', "renames"}, {'D', "deletes"}} {
+		// Beside code, tests are counted rather than named: their paths
+		// are long, and their function names restate the test.
+		var code, tests []string
+		for _, f := range diffed {
+			if f.Status != verb.status {
+				continue
+			}
+			if isTest(f.Path) {
+				tests = append(tests, name(f))
+				continue
+			}
+			n := name(f)
+			if ds := defs[f.Path]; len(ds) > 0 {
+				n += " (" + list(ds, maxNamesPerFile) + ")"
+			}
+			code = append(code, n)
+		}
+		switch {
+		case len(code) == 0 && len(tests) == 0:
+		case len(code) == 0:
+			acts = append(acts, verb.word+" "+list(tests, maxFilesPerVerb))
+			hidden = hidden || len(tests) > maxFilesPerVerb
+		case len(tests) == 0:
+			acts = append(acts, verb.word+" "+list(code, maxFilesPerVerb))
+			hidden = hidden || len(code) > maxFilesPerVerb
+		default:
+			hidden = true
+			shown := maxFilesPerVerb - 1 // room for the tests' count
+			if len(code) > shown {
+				code = append(code[:shown-1:shown-1], fmt.Sprintf("%d more", len(code)-(shown-1)))
+			}
+			acts = append(acts, verb.word+" "+join(append(code, plural(len(tests), "test file"))))
+		}
+	}
+	if unlisted := diffedTotal - len(diffed); unlisted > 0 {
+		hidden = true
+		acts = append(acts, fmt.Sprintf("changes %d more %s", unlisted, pluralWord(unlisted, "file")))
+	}
+	if leftOut > 0 {
+		names := make([]string, len(skipped))
+		for i, f := range skipped {
+			names[i] = fmt.Sprintf("%s (%s)", name(f), f.Skip)
+		}
+		acts = append(acts, "leaves out "+listOf(names, leftOut, maxSkippedNamed))
+		hidden = hidden || leftOut > maxSkippedNamed
+	}
+
+	// Where the change is: the one directory, or the most touched ones
+	// when the paths named do not show them all.
+	where := ""
+	switch {
+	case single:
+		where = " in " + dirName(dir)
+	case hidden:
+		where = " in " + directories(c.Files)
+	}
+	lines := fmt.Sprintf("+%d/-%d", t.Added, t.Removed)
+	var s string
+	switch {
+	case leftOut == 0:
+		s = fmt.Sprintf("Changes %s%s (%s)", plural(diffedTotal, "file"), where, lines)
+	default:
+		// Lines are counted only in the files diffed: the others were
+		// never read, so their size is not known.
+		rest := "the other"
+		if diffedTotal > 1 {
+			rest = "the rest"
+		}
+		s = fmt.Sprintf("Changes %s%s, %d left out of the diff (%s in %s)",
+			plural(diffedTotal+leftOut, "file"), where, leftOut, lines, rest)
+	}
+
+	if len(acts) > 0 {
+		s += ": " + strings.Join(acts, "; ")
+	}
+	return s + "."
+}
+
+// How much of a long commit is named: past these, "and N more".
+const (
+	maxNamesPerFile = 2
+	maxFilesPerVerb = 4
+	maxSkippedNamed = 3
+)
+
+// isTest reports whether a path holds tests, by the conventions of the
+// languages the summary names definitions in.
+func isTest(p string) bool {
+	base := path.Base(p)
+	stem := strings.TrimSuffix(base, path.Ext(base))
+	if strings.HasSuffix(stem, "_test") || strings.HasPrefix(stem, "test_") ||
+		strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec") ||
+		strings.HasSuffix(stem, "Test") || strings.HasSuffix(stem, "Tests") {
+		return true
+	}
+	for _, d := range strings.Split(path.Dir(p), "/") {
+		switch d {
+		case "test", "tests", "t", "testdata", "__tests__", "spec", "testing":
+			return true
+		}
+	}
+	return false
+}
+
+// sharedDir is the one directory every file is in, if there is one: the
+// files are then named by their base names after it.
+func sharedDir(files []prompt.File) (string, bool) {
+	if len(files) == 0 {
+		return "", false
+	}
+	dir := path.Dir(files[0].Path)
+	for _, f := range files[1:] {
+		if path.Dir(f.Path) != dir {
+			return "", false
+		}
+	}
+	return dir, true
+}
+
+func dirName(d string) string {
+	if d == "." {
+		return "the repository root"
+	}
+	return d
 }
 
 // directories names where the change happened, most touched first.
 func directories(files []prompt.File) string {
 	count := map[string]int{}
 	for _, f := range files {
-		d := path.Dir(f.Path)
-		if d == "." {
-			d = "the repository root"
-		}
-		count[d]++
+		count[dirName(path.Dir(f.Path))]++
 	}
 	dirs := make([]string, 0, len(count))
 	for d := range count {
@@ -216,61 +307,15 @@ func directories(files []prompt.File) string {
 	return list(dirs, 3)
 }
 
-var (
-	diffFile   = regexp.MustCompile(`(?m)^diff --git a/.* b/(.*)$`)
-	hunkHeader = regexp.MustCompile(`^@@ [^@]* @@ (.+)$`)
-	// A definition's name: after a keyword, or before an opening parenthesis.
-	defKeyword = regexp.MustCompile(`\b(?:func|def|fn|class|struct|interface|type|enum|trait|impl|module|function|sub|procedure)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)`)
-	callName   = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\(`)
-)
-
-var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "return": true, "catch": true, "func": true, "function": true, "sizeof": true, "import": true}
-
-// touched reads the function names git put in each file's hunk headers.
-func touched(diff string) map[string][]string {
-	out := map[string][]string{}
-	file := ""
-	for _, line := range strings.Split(diff, "\n") {
-		if m := diffFile.FindStringSubmatch(line); m != nil {
-			file = m[1]
-			continue
-		}
-		m := hunkHeader.FindStringSubmatch(line)
-		if m == nil || file == "" {
-			continue
-		}
-		name := defName(m[1])
-		if name == "" {
-			continue
-		}
-		seen := false
-		for _, n := range out[file] {
-			seen = seen || n == name
-		}
-		if !seen {
-			out[file] = append(out[file], name)
-		}
-	}
-	return out
-}
-
-func defName(header string) string {
-	if m := defKeyword.FindStringSubmatch(header); m != nil {
-		return m[1]
-	}
-	for _, m := range callName.FindAllStringSubmatch(header, -1) {
-		if !notNames[m[1]] {
-			return m[1]
-		}
-	}
-	return ""
-}
-
 func plural(n int, word string) string {
+	return fmt.Sprintf("%d %s", n, pluralWord(n, word))
+}
+
+func pluralWord(n int, word string) string {
 	if n == 1 {
-		return "1 " + word
+		return word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return word + "s"
 }
 
 // list joins up to max items in English, summarising the rest.
@@ -286,6 +331,11 @@ func listOf(items []string, total, max int) string {
 	if rest := total - len(items); rest > 0 {
 		items = append(items[:len(items):len(items)], fmt.Sprintf("%d more", rest))
 	}
+	return join(items)
+}
+
+// join lists items in English.
+func join(items []string) string {
 	switch len(items) {
 	case 0:
 		return ""

@@ -3,6 +3,7 @@ package offline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -126,7 +127,7 @@ func TestSummaryContents(t *testing.T) {
 	for _, want := range []string{
 		"server: handle empty requests.",           // the subject, made a sentence
 		"An empty body used to panic the handler.", // the body's first sentence
-		"2 files",       // files sent, skipped ones aside
+		"4 files", "2 left out of the diff", // every file counted, and how many were not diffed
 		"server", "cli", // directories
 		"+25/-2",                                 // lines of the files sent
 		"Handle",                                 // from "@@ ... @@ func (s *Server) Handle(...) {"
@@ -138,7 +139,7 @@ func TestSummaryContents(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
 	}
-	for _, unwanted := range []string{"Now it answers", "Signed-off-by", "ada@example.com", "+328", "4 files"} {
+	for _, unwanted := range []string{"Now it answers", "Signed-off-by", "ada@example.com", "+328", "Changes 2 files"} {
 		if strings.Contains(s, unwanted) {
 			t.Errorf("summary has %q:\n%s", unwanted, s)
 		}
@@ -163,7 +164,8 @@ func TestSummaryMessages(t *testing.T) {
 		{"several trailers", "Tidy up\n\nReviewed-by: B <b@example.com>\nSigned-off-by: A <a@example.com>", []string{"Tidy up."}, []string{"Reviewed-by", "Signed-off-by"}, "Tidy up."},
 		{"wrapped first paragraph", "Cache results\n\nThe resolver asked\nthe server every time. Later text.", []string{"The resolver asked the server every time."}, []string{"Later text", "\n"}, "Cache results."},
 		{"first sentence without a stop", "Cache results\n\nThe resolver asked the server every time", []string{"The resolver asked the server every time."}, nil, "Cache results."},
-		{"long first sentence is shortened", "Refactor\n\n" + strings.Repeat("word ", 100), []string{"..."}, nil, "Refactor."},
+		// Half a sentence is a claim its author never made.
+		{"long first sentence is left out", "Refactor\n\n" + strings.Repeat("word ", 100), nil, []string{"...", "word"}, "Refactor."},
 		{"subject is trimmed", "  \n  Add tests  \n", []string{"Add tests."}, nil, "Add tests."},
 	}
 	for _, tt := range tests {
@@ -212,7 +214,7 @@ func TestSummaryFunctionNames(t *testing.T) {
 				Hash: h1, Message: "Change code",
 				Files: []prompt.File{{Status: 'M', Path: tt.file, Added: 1, Removed: 1}},
 				Diff: "diff --git a/" + tt.file + " b/" + tt.file + "\n--- a/" + tt.file + "\n+++ b/" + tt.file +
-					"\n@@ -10,6 +10,7 @@ " + tt.header + "\n-old\n+new\n",
+					"\n@@ -10,6 +10,7 @@ " + tt.header + "\n-\told\n+\tnew\n",
 			}
 			s := offline.Summarize(c)
 			base := tt.file[strings.LastIndexByte(tt.file, '/')+1:]
@@ -325,5 +327,49 @@ func TestSummaryTrailerInFirstParagraph(t *testing.T) {
 	}
 	if strings.Contains(s, "Signed-off-by") || strings.Contains(s, "a@example.com") {
 		t.Errorf("the trailer is in the summary: %q", s)
+	}
+}
+
+// TestSummaryCountsFilesLeftOut: the count covers every file of the commit
+// and says how many were left out of the diff, as the request marks them,
+// however many it lists.
+func TestSummaryCountsFilesLeftOut(t *testing.T) {
+	nine := prompt.Commit{Hash: h1, Message: "Add icons", Files: []prompt.File{{Status: 'M', Path: "assets/index.go", Added: 1}}}
+	for i := range 8 {
+		nine.Files = append(nine.Files, prompt.File{Status: 'A', Path: fmt.Sprintf("assets/icon-%d.png", i), Skip: "binary"})
+	}
+	many := prompt.Commit{Hash: h2, Message: "Vendor the world"}
+	for i := range 75 {
+		many.Files = append(many.Files, prompt.File{Status: 'M', Path: fmt.Sprintf("pkg/m%02d/m.go", i), Added: 2, Removed: 1})
+	}
+	for i := range 210 {
+		many.Files = append(many.Files, prompt.File{Status: 'A', Path: fmt.Sprintf("vendor/v%03d/v.go", i), Skip: budget.Vendored})
+	}
+	tests := []struct {
+		name     string
+		c        prompt.Commit
+		contains []string
+	}{
+		{"nine files, eight never diffed", nine, []string{
+			"Changes 9 files in assets, 8 left out of the diff (+1/-0 in the other):",
+			"modifies index.go", "leaves out icon-0.png (binary), icon-1.png (binary) and 6 more."}},
+		{"more files than the request lists", many, []string{
+			"Changes 285 files", "210 left out of the diff (+150/-75 in the rest)",
+			"changes 15 more files", "and 208 more."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := prompt.Request("offline", []prompt.Commit{tt.c})
+			parsed := prompt.Parse(req.System + req.Messages[0].Content)
+			if len(parsed) != 1 {
+				t.Fatalf("parsed %d commits", len(parsed))
+			}
+			s := offline.Summarize(parsed[0])
+			for _, want := range tt.contains {
+				if !strings.Contains(s, want) {
+					t.Errorf("summary lacks %q:\n%s", want, s)
+				}
+			}
+		})
 	}
 }
