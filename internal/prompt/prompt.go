@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/provider"
 )
 
@@ -28,7 +29,7 @@ var Earlier = []string{"summarize-v1"}
 // MaxOutputTokens bounds one commit's answer.
 const MaxOutputTokens = 300
 
-const system = `You write changelog entries for git commits.
+var system = `You write changelog entries for git commits.
 For each commit you are given, write a summary of one to three sentences for a
 developer skimming a changelog: what changed and why, in the present tense,
 naming the parts of the code touched. Use the commit message and the diff; do
@@ -36,10 +37,9 @@ not invent details the diff does not show. Some files may be listed as skipped
 (lockfiles, vendored, generated or binary files) and a diff may be cut: say
 nothing about what you cannot see.
 
-Also classify each commit for release notes: "type" is one of feat, fix, perf,
-refactor, docs, test, build, ci, chore, revert, style or other; "scope" is the
-area it changes in a word or a path ("" when there is none); "breaking" is true
-only when users of the code must change something.
+Also classify each commit for release notes: "type" is one of ` + strings.Join(committype.Types, ", ") + `;
+"scope" is the area it changes in a word or a path ("" when there is none);
+"breaking" is true only when users of the code must change something.
 
 Answer with only a JSON array, one object per commit, using each commit's full
 40-character hash exactly as given:

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/digest-cli/digest/internal/committype"
 )
 
 // Notes is a changelog arranged as release notes: per repository, a
@@ -150,9 +152,54 @@ func groups(entries []Entry, groupBy string) []GroupNotes {
 	for _, title := range GroupOrder {
 		for _, g := range byGroup {
 			if g.key == title {
-				out = append(out, GroupNotes{Title: title, Entries: g.entries})
+				es := g.entries
+				if title == "Build and dependencies" {
+					es = collapseBumps(es)
+				}
+				out = append(out, GroupNotes{Title: title, Entries: es})
 			}
 		}
+	}
+	return out
+}
+
+// collapseBumps tells several bumps of one dependency (Dependabot's
+// "Bump x from 1.2 to 1.3", Renovate's "update module x to v2") as one
+// entry, the newest one's, saying where the dependency went from and to.
+func collapseBumps(entries []Entry) []Entry {
+	type bump struct {
+		at       int // index in out of the newest bump
+		from, to string
+		n        int
+	}
+	bumps := map[string]*bump{}
+	var out []Entry
+	for _, e := range entries { // newest first
+		name, from, to, ok := committype.Dependency(e.Subject)
+		if !ok {
+			out = append(out, e)
+			continue
+		}
+		if b, seen := bumps[name]; seen {
+			b.n++
+			if from != "" {
+				b.from = from // older bumps come later: the earliest from wins
+			}
+			continue
+		}
+		bumps[name] = &bump{at: len(out), from: from, to: to, n: 1}
+		out = append(out, e)
+	}
+	for name, b := range bumps {
+		if b.n < 2 {
+			continue
+		}
+		e := &out[b.at]
+		e.Summary = "Bumps " + name
+		if b.from != "" {
+			e.Summary += " from " + b.from
+		}
+		e.Summary += fmt.Sprintf(" to %s (%d updates).", b.to, b.n)
 	}
 	return out
 }

@@ -149,3 +149,33 @@ func TestTemplateReadsTheNotes(t *testing.T) {
 		}
 	}
 }
+
+func TestBumpsOfOneDependencyAreOneLine(t *testing.T) {
+	bump := func(c, subject string) report.Entry {
+		return report.Entry{Repo: "api", RepoID: "1", Commit: strings.Repeat(c, 40), Subject: subject, Summary: subject + ".", Type: "build"}
+	}
+	c := &report.Changelog{Model: "offline", Entries: []report.Entry{
+		bump("a", "Bump golang.org/x/net from 0.20.0 to 0.23.0 (#41)"),
+		bump("b", "Bump github.com/spf13/cobra from 1.7.0 to 1.8.0"),
+		bump("c", "Bump golang.org/x/net from 0.19.0 to 0.20.0"),
+		bump("d", "chore(deps): update module golang.org/x/net to v0.19.0"),
+		{Repo: "api", RepoID: "1", Commit: strings.Repeat("e", 40), Subject: "build: use go 1.26", Summary: "Uses Go 1.26.", Type: "build"},
+	}}
+	var b bytes.Buffer
+	if err := (report.Markdown{}).Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"- Bumps golang.org/x/net from 0.19.0 to 0.23.0 (3 updates). (`aaaaaaa`)",
+		"- Bump github.com/spf13/cobra from 1.7.0 to 1.8.0. (`bbbbbbb`)",
+		"- Uses Go 1.26. (`eeeeeee`)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n- "); n != 3 {
+		t.Errorf("%d entries, want 3:\n%s", n, out)
+	}
+}

@@ -471,9 +471,13 @@ func split(total int, weights []int) []int {
 // store saves one commit's summary and reports it; callers hold mu.
 func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, input, output int) error {
 	st := &d.res.Changelog.Stats
+	kind := kindOf(a, p.commit.Message, p.paths())
 	sum := store.Summary{
 		SummaryKey:   p.repo.cacheKey(d.opts, prompt.Version, p.commit.Hash),
 		Text:         a.Summary,
+		ChangeType:   kind.Type,
+		ChangeScope:  kind.Scope,
+		Breaking:     kind.Breaking,
 		InputTokens:  input,
 		OutputTokens: output,
 		CostUSD:      d.opts.Price.Cost(input, output),
@@ -487,7 +491,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, inp
 		AuthorEmail: c.AuthorEmail, AuthorDate: c.AuthorDate, CommitDate: c.CommitDate, Subject: c.Subject}, sum); err != nil {
 		return err
 	}
-	fillFromSummary(p.entry, sum)
+	fillFromSummary(p.entry, sum, p.commit.Message)
 	d.resolved++
 	d.release(p)
 	st.Summarized++

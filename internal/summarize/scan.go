@@ -126,7 +126,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 			Date: c.AuthorDate, Subject: c.Subject, Model: s.opts.Model.String(),
 		}
 		if sum, ok := cached[c.Hash]; ok {
-			fillFromSummary(&e, sum)
+			fillFromSummary(&e, sum, c.Message)
 			e.Cached = true
 			s.cached++
 			s.skippedFiles += len(e.SkippedFiles)

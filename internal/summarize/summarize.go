@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/budget"
+	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/forge"
 	"github.com/digest-cli/digest/internal/history"
@@ -481,8 +482,15 @@ func knownRoot(ctx context.Context, st store.Store, commit string) (string, bool
 	return "", false, nil
 }
 
-func fillFromSummary(e *report.Entry, s store.Summary) {
+func fillFromSummary(e *report.Entry, s store.Summary, message string) {
 	e.Summary = s.Text
+	e.Type, e.Scope, e.Breaking = s.ChangeType, s.ChangeScope, s.Breaking
+	if e.Type == "" {
+		// Stored before digest asked for the kind of change: the rules
+		// read it from the message.
+		k := committype.Classify(message, nil)
+		e.Type, e.Scope, e.Breaking = k.Type, k.Scope, k.Breaking
+	}
 	e.Truncated = s.Truncated
 	e.DiffTokens = s.DiffTokens
 	e.SkippedFiles = decodeSkipped(s.SkippedFiles)
@@ -514,7 +522,7 @@ func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *R
 				continue
 			}
 			// Paid for by the other process: here it is as good as cached.
-			fillFromSummary(p.entry, s)
+			fillFromSummary(p.entry, s, p.commit.Message)
 			p.entry.Cached = true
 			res.Changelog.Stats.Cached++
 			res.Changelog.Stats.SkippedFiles += len(s.SkippedFiles)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -49,7 +50,12 @@ func (p *Provider) Complete(ctx context.Context, req provider.Request) (provider
 	}
 	answers := make([]prompt.Answer, len(commits))
 	for i, c := range commits {
-		answers[i] = prompt.Answer{Commit: c.Hash, Summary: Summarize(c)}
+		paths := make([]string, len(c.Files))
+		for j, f := range c.Files {
+			paths[j] = f.Path
+		}
+		kind := committype.Classify(c.Message, paths)
+		answers[i] = prompt.Answer{Commit: c.Hash, Summary: Summarize(c), Type: kind.Type, Scope: kind.Scope, Breaking: &kind.Breaking}
 	}
 	text := prompt.FormatAnswer(answers)
 	return provider.Response{
