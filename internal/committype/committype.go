@@ -8,6 +8,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Types are the types Classify gives, in the order release notes list them.
@@ -273,4 +275,26 @@ func pathType(p string) string {
 		}
 	}
 	return ""
+}
+
+// Description is the subject without the prefix Classify reads its type
+// or scope from ("fix(api)!: handle x" -> "Handle x", "builtin/mv: fix
+// y" -> "Fix y"): release notes show the type and scope apart, so the
+// text need not repeat them. Other subjects come back as they are.
+func Description(subject string) string {
+	subject = strings.TrimSpace(subject)
+	rest := ""
+	if m := conventional.FindStringSubmatch(subject); m != nil {
+		if t, ok := Normalize(m[1]); ok && t != "other" {
+			rest = m[4]
+		}
+	}
+	if m := area.FindStringSubmatch(subject); rest == "" && m != nil && !sentenceWords[strings.ToLower(m[1])] {
+		rest = m[2]
+	}
+	if rest == "" {
+		return subject
+	}
+	r, size := utf8.DecodeRuneInString(rest)
+	return string(unicode.ToUpper(r)) + rest[size:]
 }

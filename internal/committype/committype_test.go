@@ -217,3 +217,21 @@ func TestConventionalPrefixDecides(t *testing.T) {
 		}
 	}
 }
+
+func TestDescription(t *testing.T) {
+	for in, want := range map[string]string{
+		"fix(api)!: handle empty bodies":        "Handle empty bodies",
+		"feat: serve the first endpoint":        "Serve the first endpoint",
+		"builtin/mv: fix a leak":                "Fix a leak",
+		"plumbing: format/packfile, fix delta":  "Format/packfile, fix delta",
+		"Note: this is prose":                   "Note: this is prose",
+		"Add a thing":                           "Add a thing",
+		"wip(x): not a type":                    "wip(x): not a type",
+		"Bump golang.org/x/net from 1.0 to 1.1": "Bump golang.org/x/net from 1.0 to 1.1",
+		"api: ça marche":                        "Ça marche",
+	} {
+		if got := Description(in); got != want {
+			t.Errorf("Description(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

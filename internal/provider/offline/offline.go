@@ -76,14 +76,16 @@ func echo(req provider.Request) (string, bool) {
 	return "", false
 }
 
-// Summarize writes one commit's summary: the message's subject, one whole
+// Summarize writes one commit's summary: the message's subject (without a
+// Conventional Commits or area prefix), one whole
 // sentence of its body that says what the change does, then what changed
 // where.
 func Summarize(c prompt.Commit) string {
 	var parts []string
 	subject, body, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
 	subject, body = mendSubject(subject, body)
-	if s := sentence(subject); s != "" {
+	// The type and scope a prefix gives are shown apart in release notes.
+	if s := sentence(committype.Description(subject)); s != "" {
 		parts = append(parts, s)
 	} else {
 		parts = append(parts, "Commit without a message.")

@@ -84,7 +84,7 @@ func TestCompleteAnswersEveryCommit(t *testing.T) {
 			t.Errorf("%s: summary %q, want %q", c.Hash, got[c.Hash].Summary, want)
 		}
 	}
-	if !strings.Contains(got[h1].Summary, "server: handle empty requests") || !strings.Contains(got[h2].Summary, "Fix typo in README") {
+	if !strings.Contains(got[h1].Summary, "Handle empty requests") || !strings.Contains(got[h2].Summary, "Fix typo in README") {
 		t.Errorf("summaries swapped or wrong: %v", got)
 	}
 	if resp.Usage.InputTokens <= 0 || resp.Usage.OutputTokens <= 0 {
@@ -125,7 +125,7 @@ func TestCompleteIsDeterministic(t *testing.T) {
 func TestSummaryContents(t *testing.T) {
 	s := offline.Summarize(serverCommit())
 	for _, want := range []string{
-		"server: handle empty requests.",           // the subject, made a sentence
+		"Handle empty requests.",           // the subject, made a sentence
 		"An empty body used to panic the handler.", // the body's first sentence
 		"4 files", "2 left out of the diff", // every file counted, and how many were not diffed
 		"server", "cli", // directories
@@ -144,8 +144,8 @@ func TestSummaryContents(t *testing.T) {
 			t.Errorf("summary has %q:\n%s", unwanted, s)
 		}
 	}
-	if !strings.HasPrefix(s, "server: handle empty requests.") {
-		t.Errorf("summary does not start with the subject: %s", s)
+	if !strings.HasPrefix(s, "Handle empty requests.") {
+		t.Errorf("summary does not start with the subject, its area: prefix left to the scope: %s", s)
 	}
 }
 

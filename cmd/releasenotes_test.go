@@ -1,0 +1,99 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/digest-cli/digest/internal/gittest"
+)
+
+// releaseRepo is a repository named name (its directory's name shows in
+// the notes) with an origin remote at url.
+func releaseRepo(t *testing.T, name, url string) *gittest.Repo {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := gittest.NewAt(t, dir)
+	if _, err := r.Git.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{url}}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// annotatedTag tags HEAD with a message, dated an hour after the clock.
+func annotatedTag(t *testing.T, r *gittest.Repo, name string) {
+	t.Helper()
+	head, err := r.Git.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "Rel Eng", Email: "release@example.com", When: r.Clock.Add(30 * 60e9)}
+	if _, err := r.Git.CreateTag(name, head.Hash(), &git.CreateTagOptions{Tagger: sig, Message: "Release " + name}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReleaseNotesGolden: two repositories, one on GitHub (ssh remote) and
+// one on GitLab (a nested group), with Conventional Commits, area:
+// prefixes, lightweight and annotated tags, a breaking change, two bumps
+// of one dependency and subjects holding HTML, pipes, backticks and
+// stars, in every format.
+func TestReleaseNotesGolden(t *testing.T) {
+	api := releaseRepo(t, "api", "git@github.com:acme/api.git")
+	api.Write("main.go", "package main\n\nfunc main() {}\n").Commit("feat: serve the first endpoint")
+	annotatedTag(t, api, "v0.1.0")
+	api.Write("router.go", "package main\n\nfunc route(p string) string {\n\treturn p\n}\n").Commit("fix(router): handle trailing slashes (#12)")
+	api.Write("go.mod", "module acme/api\n\nrequire golang.org/x/net v0.20.0\n").Commit("Bump golang.org/x/net from 0.19.0 to 0.20.0")
+	api.Write("go.mod", "module acme/api\n\nrequire golang.org/x/net v0.23.0\n").Commit("Bump golang.org/x/net from 0.20.0 to 0.23.0 (#15)")
+	api.Write("api.go", "package main\n\nfunc v2() {}\n").Commit("feat(api)!: drop the v1 endpoints\n\nBREAKING CHANGE: /v1 is gone; call /v2 instead.")
+	api.Tag("v0.2.0")
+	api.Write("README.md", "# api\n\nEscapes <script> and | pipes.\n").Commit("docs: explain <script> handling, `|` pipes and *stars*")
+	api.Write("router.go", "package main\n\nvar routes = map[string]string{}\n\nfunc route(p string) string {\n\tif r, ok := routes[p]; ok {\n\t\treturn r\n\t}\n\treturn p\n}\n").
+		Commit("perf(router): cache compiled routes")
+
+	web := releaseRepo(t, "web", "https://gitlab.com/acme/frontend/web.git")
+	web.Write("ui/header.js", "export const header = '<mark>';\n").Commit("ui: add the <mark> header component")
+	web.Write("package.json", "{\"engines\": {\"node\": \"22\"}}\n").Commit("build: require node 22")
+	annotatedTag(t, web, "v1.0.0")
+	web.Write(".gitlab-ci.yml", "test:\n  script: npm test\n").Commit("ci: test on every push")
+	web.Write("ui/header.js", "export const header = '&lt;mark&gt;';\n").Commit("fix: escape the header, see !7 and #8")
+
+	for _, format := range []string{"markdown", "jsonl", "json"} {
+		t.Run(format, func(t *testing.T) {
+			h := newHarness(t)
+			res := h.run(context.Background(), "summarize", api.Dir, web.Dir, "--format", format)
+			if res.code != 0 {
+				t.Fatalf("exit %d: %s", res.code, res.errOut)
+			}
+			golden(t, "releasenotes."+format, res.out)
+		})
+	}
+	h := newHarness(t)
+	md := h.run(context.Background(), "summarize", api.Dir, web.Dir).out
+	for _, want := range []string{
+		"## api\n\n### Unreleased\n\n#### Performance\n",
+		"### v0.2.0 (", "### v0.1.0 (", "#### Breaking changes\n\n- **api:** ",
+		"(https://github.com/acme/api/commit/", "[#12](https://github.com/acme/api/pull/12)",
+		"Bumps golang.org/x/net from 0.19.0 to 0.23.0 (2 updates).",
+		"(https://gitlab.com/acme/frontend/web/-/commit/", "[\\!7](https://gitlab.com/acme/frontend/web/-/merge_requests/7)",
+		"[#8](https://gitlab.com/acme/frontend/web/-/issues/8)", "- **ui:** ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in the notes:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "<script>") || strings.Contains(md, "<mark>") {
+		t.Errorf("raw HTML in the notes:\n%s", md)
+	}
+	_ = plumbing.ZeroHash
+}
