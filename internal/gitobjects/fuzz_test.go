@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/zlib"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 func deflate(b []byte) []byte {
@@ -118,6 +120,50 @@ func FuzzParseIndex(f *testing.F) {
 			// Unsorted names may hide an entry from the binary search; what
 			// matters is that it reads nothing out of bounds.
 			p.find(h)
+		}
+	})
+}
+
+// FuzzCommitGraph reads made-up commit-graph files, one layer or a chain
+// of two: after a successful parse, every lookup stays in bounds, and a
+// parent is an error or a position in the graph, never a panic.
+func FuzzCommitGraph(f *testing.F) {
+	entries, base := sampleGraph()
+	f.Add(base, []byte(nil))
+	var below []plumbing.Hash
+	g, _ := ParseCommitGraph(base)
+	for i := range g.Len() {
+		h, _ := g.Hash(i)
+		below = append(below, h)
+	}
+	tip := graphEntry{hash: hashOf("tip"), parents: []plumbing.Hash{entries[5].hash, entries[0].hash, entries[1].hash}, level: 5}
+	f.Add(base, writeGraph([]graphEntry{tip}, below, [][]byte{trailer(base)}))
+	f.Add(writeGraph(nil, nil, nil), []byte(nil))
+	f.Add([]byte("CGPH\x01\x01\x00\x00"), []byte(nil))
+	f.Fuzz(func(t *testing.T, base, tip []byte) {
+		files := [][]byte{base}
+		if len(tip) > 0 {
+			files = append(files, tip)
+		}
+		g, err := ParseCommitGraph(files...)
+		if err != nil {
+			return
+		}
+		for pos := range min(g.Len(), 64) {
+			h, err := g.Hash(pos)
+			if err != nil {
+				t.Fatalf("Hash(%d) of %d: %v", pos, g.Len(), err)
+			}
+			g.Find(h) // unsorted names may hide it; it must only read in bounds
+			c, err := g.Commit(pos, nil)
+			if err != nil {
+				continue
+			}
+			for _, p := range c.Parents {
+				if p >= g.Len() {
+					t.Fatalf("parent %d of a graph of %d", p, g.Len())
+				}
+			}
 		}
 	})
 }

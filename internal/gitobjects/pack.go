@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/digest-cli/digest/internal/offheap"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -39,19 +41,41 @@ type pack struct {
 	// starts holds every entry's offset, sorted, then the trailer's: an
 	// entry ends where the next starts, so its compressed bytes are read
 	// with one ReadAt of exactly their length. It lives outside the Go
-	// heap (git.git's is 6.5 MB), given back by freeStarts.
-	starts     []int64
+	// heap (git.git's is 6.5 MB), given back by freeStarts. Without a
+	// reverse index it is made at open; with one, once the reverse index
+	// has answered sortAfterLookups lookups (see end).
+	starts     atomic.Pointer[[]int64]
 	freeStarts func()
+	sortOnce   sync.Once
+	// rev is the pack's reverse index (".rev"), when it has one.
+	rev        []byte
+	unmapRev   func() error
+	revLookups atomic.Int64
 }
+
+// sortAfterLookups is when a pack with a reverse index sorts its offsets
+// after all. Through the reverse index a lookup takes 0.7 µs, in the
+// sorted offsets 0.2 µs, and sorting git.git's takes 16 ms: a cached
+// range reads a few thousand objects and should not pay for the sort, a
+// history's diffs read millions and should.
+const sortAfterLookups = 20_000
 
 func (p *pack) close() error {
 	err := p.file.Close()
 	if uerr := p.unmap(); err == nil {
 		err = uerr
 	}
+	if p.unmapRev != nil {
+		if uerr := p.unmapRev(); err == nil {
+			err = uerr
+		}
+		p.rev, p.unmapRev = nil, nil
+	}
+	p.sortOnce.Do(func() {}) // no sort starts now; one done is seen here
 	if p.freeStarts != nil {
+		p.starts.Store(nil)
 		p.freeStarts()
-		p.starts, p.freeStarts = nil, nil
+		p.freeStarts = nil
 	}
 	return err
 }
@@ -93,19 +117,81 @@ func openPack(path string) (*pack, error) {
 		p.close()
 		return nil, fmt.Errorf("%s: the pack holds %d objects, its index %d", path, n, p.count())
 	}
+	if rev, unmapRev, err := mapFile(strings.TrimSuffix(path, ".pack") + ".rev"); err == nil {
+		if p.parseReverseIndex(rev, f) {
+			p.rev, p.unmapRev = rev, unmapRev
+			return p, nil
+		}
+		unmapRev()
+	}
+	var sortErr error
+	p.sortOnce.Do(func() { sortErr = p.sortStarts() })
+	if sortErr != nil {
+		p.close()
+		return nil, fmt.Errorf("%s: %w", path, sortErr)
+	}
+	return p, nil
+}
+
+// parseReverseIndex takes a pack's reverse index (".rev", which git writes
+// by default since 2.41): the objects' index positions in pack order. It
+// stands in for starts until many objects are read, so that a run that
+// reads few does not sort git.git's 849,000 offsets first. Only its frame
+// is checked here; each lookup checks the entries it reads.
+func (p *pack) parseReverseIndex(rev []byte, f *os.File) bool {
+	const header, trailer = 12, 2 * 20
+	if len(rev) != header+4*int(p.count())+trailer || string(rev[:4]) != "RIDX" ||
+		binary.BigEndian.Uint32(rev[4:]) != 1 || binary.BigEndian.Uint32(rev[8:]) != 1 {
+		return false
+	}
+	// It names its pack by the pack's checksum: one left from another pack
+	// of the same name must not be taken.
+	var sum [20]byte
+	_, err := f.ReadAt(sum[:], p.size-20)
+	return err == nil && bytes.Equal(sum[:], rev[len(rev)-trailer:len(rev)-20])
+}
+
+// sortStarts lists every entry's offset in pack order, with a radix sort:
+// the offsets come in hash order, as random as can be, and comparison
+// sorting git.git's took 60 ms, radix sorting 16.
+func (p *pack) sortStarts() error {
 	n := int(p.count())
-	p.starts, p.freeStarts = offheap.Slice[int64](n + 1)
+	starts, free := offheap.Slice[int64](n + 1)
+	var highest int64
 	for i := range n {
 		off, err := p.offset(i)
 		if err != nil || off < 12 || off >= p.size-20 {
-			p.close()
-			return nil, fmt.Errorf("%s: index names an offset outside the pack", path)
+			free()
+			return errors.New("index names an offset outside the pack")
 		}
-		p.starts[i] = off
+		starts[i] = off
+		highest = max(highest, off)
 	}
-	slices.Sort(p.starts[:n])
-	p.starts[n] = p.size - 20 // the trailer: the pack's checksum
-	return p, nil
+	scratch, freeScratch := offheap.Slice[int64](n)
+	defer freeScratch()
+	from, to := starts[:n], scratch
+	for shift := 0; shift < 64 && highest>>shift > 0; shift += 8 {
+		var counts [257]int
+		for _, v := range from {
+			counts[(v>>shift)&0xff+1]++
+		}
+		for b := 1; b < len(counts); b++ {
+			counts[b] += counts[b-1]
+		}
+		for _, v := range from {
+			d := (v >> shift) & 0xff
+			to[counts[d]] = v
+			counts[d]++
+		}
+		from, to = to, from
+	}
+	if n > 0 && &from[0] != &starts[0] {
+		copy(starts, from)
+	}
+	starts[n] = p.size - 20 // the trailer: the pack's checksum
+	p.freeStarts = free
+	p.starts.Store(&starts)
+	return nil
 }
 
 var errBadIndex = errors.New("malformed pack index")
@@ -196,11 +282,65 @@ func (p *pack) offset(i int) (int64, error) {
 
 // end is where the entry starting at off stops.
 func (p *pack) end(off int64) (int64, error) {
-	i, ok := slices.BinarySearch(p.starts, off)
-	if !ok || i+1 >= len(p.starts) {
+	starts := p.starts.Load()
+	if starts == nil && p.revLookups.Add(1) > sortAfterLookups {
+		// A damaged index leaves the reverse index answering.
+		p.sortOnce.Do(func() { _ = p.sortStarts() })
+		starts = p.starts.Load()
+	}
+	if starts == nil {
+		return p.endByReverseIndex(off)
+	}
+	i, ok := slices.BinarySearch(*starts, off)
+	if !ok || i+1 >= len(*starts) {
 		return 0, fmt.Errorf("%s: no object starts at offset %d", p.name, off)
 	}
-	return p.starts[i+1], nil
+	return (*starts)[i+1], nil
+}
+
+// endByReverseIndex finds off among the offsets in pack order, and the one
+// after it. A damaged reverse index is an error here, never a wrong read:
+// the offset found must be off, and the next one past it.
+func (p *pack) endByReverseIndex(off int64) (int64, error) {
+	if p.rev == nil {
+		return 0, fmt.Errorf("%s: closed", p.name)
+	}
+	n := int(p.count())
+	at := func(k int) (int64, error) {
+		i := binary.BigEndian.Uint32(p.rev[12+4*k:])
+		if i >= p.count() {
+			return 0, errBadIndex
+		}
+		return p.offset(int(i))
+	}
+	lo, hi := 0, n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		o, err := at(mid)
+		if err != nil {
+			return 0, fmt.Errorf("%s: reverse index: %w", p.name, err)
+		}
+		if o < off {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < n {
+		if o, err := at(lo); err == nil && o == off {
+			next := p.size - 20 // the last entry ends at the trailer
+			if lo+1 < n {
+				if next, err = at(lo + 1); err != nil {
+					return 0, fmt.Errorf("%s: reverse index: %w", p.name, err)
+				}
+			}
+			if off < 12 || next <= off || next > p.size-20 {
+				return 0, fmt.Errorf("%s: reverse index: entry at %d ends at %d: %w", p.name, off, next, errBadIndex)
+			}
+			return next, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: no object starts at offset %d", p.name, off)
 }
 
 // entry is a pack entry's header, with its compressed bytes.

@@ -22,6 +22,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	format "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -37,6 +38,9 @@ type Repo struct {
 	// objects reads commits, trees and blobs without a lock; nil when it
 	// cannot read this repository (a SHA-256 one, say), and go-git does.
 	objects *gitobjects.DB
+	// graph holds commits' parents, trees and dates for walks; nil when the
+	// repository has no commit-graph or it cannot be trusted here.
+	graph *gitobjects.CommitGraph
 
 	// gitDir is the git directory ("" when go-git chose other storage);
 	// commonDir the one a linked work tree shares with the main one, where
@@ -126,9 +130,11 @@ func Open(path string) (*Repo, error) {
 	// What gitobjects cannot read (SHA-256 objects, a pack it does not
 	// understand) go-git reads instead, taking turns.
 	var objects *gitobjects.DB
+	var graph *gitobjects.CommitGraph
 	if cfg, err := r.Config(); err == nil && cfg.Extensions.ObjectFormat != format.SHA256 {
 		if objects, err = gitobjects.Open(filepath.Join(gitDir, "objects"), int(cacheBytes)); err == nil {
 			cacheBytes = 1 << 20
+			graph = openCommitGraph(gitDir, cfg.Raw)
 		}
 	}
 	// go-git opens and closes a pack file for every object it reads unless
@@ -141,10 +147,39 @@ func Open(path string) (*Repo, error) {
 		wt = w.Filesystem
 	}
 	own := st.Filesystem().Root()
-	if again, err := git.Open(kept, wt); err == nil {
-		return &Repo{git: again, path: root, storage: kept, objects: objects, gitDir: own, commonDir: gitDir}, nil
+	var store storage.Storer = kept
+	if objects != nil {
+		store = readThroughStorage{Storage: kept, objects: objects}
 	}
-	return &Repo{git: r, path: root, objects: objects, gitDir: own, commonDir: gitDir}, nil
+	if again, err := git.Open(store, wt); err == nil {
+		return &Repo{git: again, path: root, storage: kept, objects: objects, graph: graph, gitDir: own, commonDir: gitDir}, nil
+	}
+	return &Repo{git: r, path: root, objects: objects, graph: graph, gitDir: own, commonDir: gitDir}, nil
+}
+
+// openCommitGraph opens the repository's commit-graph where git itself
+// would read it: not when core.commitGraph is false, nor in a shallow clone
+// or one with grafts, whose commits' parents differ from those the graph
+// holds. A graph that cannot be read is no error: commits are read from
+// their objects instead, as without one.
+func openCommitGraph(common string, cfg *format.Config) *gitobjects.CommitGraph {
+	if cfg != nil {
+		switch strings.ToLower(cfg.Section("core").Option("commitGraph")) {
+		case "false", "no", "off", "0":
+			return nil
+		}
+	}
+	objects := filepath.Join(common, "objects")
+	for _, p := range []string{filepath.Join(common, "shallow"), filepath.Join(objects, "info", "grafts")} {
+		if _, err := os.Stat(p); err == nil {
+			return nil
+		}
+	}
+	g, err := gitobjects.OpenCommitGraph(objects)
+	if err != nil {
+		return nil
+	}
+	return g
 }
 
 // commonDir is the git directory that holds objects and info/: a linked
@@ -168,6 +203,9 @@ func (r *Repo) Close() error {
 	var errs []error
 	if r.objects != nil {
 		errs = append(errs, r.objects.Close())
+	}
+	if r.graph != nil {
+		errs = append(errs, r.graph.Close())
 	}
 	if r.storage != nil {
 		errs = append(errs, r.storage.Close())
@@ -255,21 +293,54 @@ func (r *Repo) RootCommit(ctx context.Context, start string, known func(hash str
 				return root, err
 			}
 		}
-		c, err := r.commitObject(h)
+		next, ok, err := r.firstParent(h)
 		if err != nil {
-			return "", fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
+			return "", err
 		}
-		if c.NumParents() == 0 {
-			return h.String(), nil
-		}
-		next := c.ParentHashes[0]
-		// A shallow clone's boundary commit names a parent it does not have:
-		// the boundary is as far back as this history goes here.
-		if ok, _ := r.hasCommit(next); !ok {
+		if !ok {
 			return h.String(), nil
 		}
 		h = next
 	}
+}
+
+// firstParent returns h's first parent, or false for a root commit or one
+// at a shallow clone's boundary. The commit-graph answers without reading
+// the commit: git.git's first-parent line is 24,000 commits long.
+func (r *Repo) firstParent(h plumbing.Hash) (plumbing.Hash, bool, error) {
+	if r.graph != nil {
+		if pos, ok := r.graph.Find(h); ok {
+			c, err := r.graph.Commit(pos, nil)
+			if err == nil && len(c.Parents) == 0 {
+				return plumbing.ZeroHash, false, nil
+			}
+			if err == nil {
+				if parent, err := r.graph.Hash(c.Parents[0]); err == nil {
+					return parent, true, nil
+				}
+			}
+			// Damaged: the object answers instead.
+		}
+	}
+	obj, err := r.readObject(h, plumbing.CommitObject, 0)
+	var parents []plumbing.Hash
+	if err == nil {
+		// The header alone: decoding whole commits made this walk 40% slower.
+		_, parents, _, err = parseCommitHeader(obj.Data, nil)
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
+	}
+	if len(parents) == 0 {
+		return plumbing.ZeroHash, false, nil
+	}
+	next := parents[0]
+	// A shallow clone's boundary commit names a parent it does not have:
+	// the boundary is as far back as this history goes here.
+	if ok, _ := r.hasCommit(next); !ok {
+		return plumbing.ZeroHash, false, nil
+	}
+	return next, true, nil
 }
 
 // Commit is one commit's metadata, as printed in reports.

@@ -1,14 +1,13 @@
 package history
 
 import (
-	"container/heap"
+	"cmp"
 	"context"
-	"errors"
-	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // WalkOptions selects commits the way `git log` does.
@@ -25,121 +24,283 @@ type WalkOptions struct {
 	Paths         Pathspec
 }
 
-// Walk calls fn for each selected commit, newest first by committer date
-// like `git log`. It stops at the first error fn returns.
+// Walk calls fn for each selected commit, the commits `git rev-list
+// --no-merges` (with --full-history for pathspecs) selects, in its order:
+// newest committer date first. It stops at the first error fn returns.
+//
+// Without hidden commits (no A of A..B) commits are handed on as the walk
+// reaches them. With them, the walk is git's limit_list: one date-ordered
+// queue holds both sides, the hidden side's marks spread to the parents
+// read, and the walk ends once nothing wanted is queued and five more
+// commits (git's slop for clock skew) passed the last one selected, or
+// sooner when commit-graph levels prove walking on changes nothing. A..B so
+// costs what the range costs, not what the history behind A does, and
+// selects what git selects, even where skew past the slop makes git keep a
+// commit A reaches. The selection is then handed on.
 func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error) error {
 	starts, hidden, _, err := r.resolve(opts)
 	if err != nil {
 		return err
 	}
-	excluded, err := r.ancestors(ctx, hidden)
-	if err != nil {
+	return r.walk(ctx, starts, hidden, opts, fn)
+}
+
+// walk selects the commits reachable from starts but not from hidden.
+func (r *Repo) walk(ctx context.Context, starts, hidden []plumbing.Hash, opts WalkOptions, fn func(Commit) error) error {
+	w := &walker{r: r, opts: opts, fn: fn, g: newCommitNodes(r)}
+	w.q = &commitQueue{g: w.g}
+	if err := w.queueStarts(starts, hidden); err != nil {
 		return err
 	}
-	q := &commitQueue{}
-	// The tree of each commit read, zero for those missing: a commit's diff
-	// needs its parent's tree, read here already.
-	seen := make(map[plumbing.Hash]plumbing.Hash)
-	push := func(h plumbing.Hash) error {
-		if _, ok := seen[h]; ok || excluded[h] {
-			return nil
+	if len(hidden) == 0 {
+		return w.stream(ctx)
+	}
+	return w.limited(ctx)
+}
+
+type walker struct {
+	r       *Repo
+	opts    WalkOptions
+	fn      func(Commit) error
+	g       *commitNodes
+	q       *commitQueue
+	emitted int
+	stack   []nodeID
+}
+
+// queueStarts queues the commits given, as git's prepare_revision_walk
+// does: the hidden ones first (git lists A before B in A..B, and merge
+// bases first in A...B), each once, then sorted by date, ties kept in that
+// order. A hidden commit's parents are marked at once.
+func (w *walker) queueStarts(starts, hidden []plumbing.Hash) error {
+	var list []nodeID
+	add := func(h plumbing.Hash, uninteresting bool) error {
+		id := w.g.node(h)
+		if err := w.g.parse(id); err != nil {
+			return err
 		}
-		seen[h] = plumbing.ZeroHash
-		c, err := r.commitObject(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
+		n := &w.g.nodes[id]
+		if n.flags&nodeMissing != 0 {
 			return nil // beyond a shallow clone's boundary
 		}
-		if err != nil {
-			return fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
+		if uninteresting {
+			w.q.markUninteresting(id)
+			w.stack = w.q.markParentsUninteresting(id, w.stack)
 		}
-		seen[h] = c.TreeHash
-		heap.Push(q, queued{c, len(seen)})
+		if n.flags&nodeSeen == 0 {
+			n.flags |= nodeSeen
+			list = append(list, id)
+		}
 		return nil
 	}
-	for _, h := range starts {
-		if err := push(h); err != nil {
+	for _, h := range hidden {
+		if err := add(h, true); err != nil {
 			return err
 		}
 	}
-	emitted := 0
-	for q.Len() > 0 {
-		if err := ctx.Err(); err != nil {
+	for _, h := range starts {
+		if err := add(h, false); err != nil {
 			return err
 		}
-		c := heap.Pop(q).(queued).Commit
-		// The queue pops newest first, so once the newest left is older than
-		// --since nothing older can qualify (git makes the same bet).
-		if !opts.Since.IsZero() && c.Committer.When.Before(opts.Since) {
-			break
+	}
+	slices.SortStableFunc(list, func(a, b nodeID) int {
+		return cmp.Compare(w.g.nodes[b].date, w.g.nodes[a].date)
+	})
+	for _, id := range list {
+		w.q.push(id)
+	}
+	return nil
+}
+
+// processParents queues a commit's parents, once each, as git's
+// process_parents does; those of an uninteresting commit are marked
+// uninteresting, with every ancestor of theirs known so far.
+func (w *walker) processParents(id nodeID) error {
+	n := &w.g.nodes[id]
+	if n.flags&nodeAdded != 0 {
+		return nil
+	}
+	n.flags |= nodeAdded
+	uninteresting := n.flags&nodeUninteresting != 0
+	// Parsing parents grows the nodes: n is not to be read past here.
+	first, count := n.first, n.count
+	for i := range count {
+		p := w.g.parents[first+i]
+		if uninteresting {
+			w.q.markUninteresting(p)
 		}
-		for _, p := range c.ParentHashes {
-			if err := push(p); err != nil {
-				return err
+		if err := w.g.parse(p); err != nil {
+			if uninteresting {
+				continue // git reads an excluded side's parents gently too
 			}
-		}
-		if !opts.Until.IsZero() && c.Committer.When.After(opts.Until) {
-			continue
-		}
-		if c.NumParents() > 1 && !opts.IncludeMerges {
-			continue
-		}
-		commit := newCommit(c)
-		if len(c.ParentHashes) > 0 {
-			commit.parentTree = seen[c.ParentHashes[0]]
-		}
-		if !opts.Paths.Empty() {
-			touches, err := r.touches(ctx, commit, opts.Paths)
-			if err != nil {
-				return err
-			}
-			if !touches {
-				continue
-			}
-		}
-		// A parent read above is here; one not read was excluded or is missing.
-		if len(c.ParentHashes) > 0 && commit.parentTree.IsZero() {
-			if ok, err := r.hasCommit(c.ParentHashes[0]); !ok && err == nil {
-				commit.Boundary = true
-			}
-		}
-		if err := fn(commit); err != nil {
 			return err
 		}
-		emitted++
-		if opts.MaxCommits > 0 && emitted >= opts.MaxCommits {
-			break
+		pn := &w.g.nodes[p]
+		if pn.flags&nodeMissing != 0 {
+			continue // beyond a shallow clone's boundary
+		}
+		if uninteresting {
+			w.stack = w.q.markParentsUninteresting(p, w.stack)
+		}
+		if pn.flags&nodeSeen == 0 {
+			pn.flags |= nodeSeen
+			w.q.push(p)
 		}
 	}
 	return nil
 }
 
-// ancestors returns every commit reachable from hidden, the set A..B leaves out.
-func (r *Repo) ancestors(ctx context.Context, hidden []plumbing.Hash) (map[plumbing.Hash]bool, error) {
-	set := make(map[plumbing.Hash]bool)
-	if len(hidden) == 0 {
-		return set, nil
-	}
-	stack := append([]plumbing.Hash(nil), hidden...)
-	for len(stack) > 0 {
+// stream walks without hidden commits, handing each commit on as it is
+// reached, as git does when nothing limits the walk.
+func (w *walker) stream(ctx context.Context) error {
+	for len(w.q.heap) > 0 {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		h := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if set[h] {
+		id := w.q.pop()
+		// The queue pops newest first, so once the newest left is older than
+		// --since nothing older can qualify (git makes the same bet).
+		if !w.opts.Since.IsZero() && w.before(id, w.opts.Since) {
+			break
+		}
+		if err := w.processParents(id); err != nil {
+			return err
+		}
+		if !w.opts.Until.IsZero() && w.after(id, w.opts.Until) {
+			w.g.forget(id)
 			continue
 		}
-		set[h] = true
-		c, err := r.commitObject(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			continue
+		done, err := w.emit(ctx, id)
+		if err != nil || done {
+			return err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
-		}
-		stack = append(stack, c.ParentHashes...)
 	}
-	return set, nil
+	return nil
+}
+
+// slop is how many uninteresting commits older than the last interesting
+// one git walks on for, once nothing interesting is queued, in case clock
+// skew hides an interesting one behind them (revision.c's SLOP).
+const slop = 5
+
+// limited walks a range as git's limit_list does, then hands on what it
+// selected in the order it was reached.
+func (w *walker) limited(ctx context.Context) error {
+	left := slop
+	last := int64(math.MaxInt64) // the date of the last commit selected
+	var selected []nodeID
+	lowest := uint32(math.MaxUint32) // the lowest level selected from the graph
+	for len(w.q.heap) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		id := w.q.pop()
+		w.g.forget(id) // read again if selected: a long range must not hold every message
+		if !w.opts.Since.IsZero() && w.before(id, w.opts.Since) {
+			w.q.markUninteresting(id)
+		}
+		if err := w.processParents(id); err != nil {
+			return err
+		}
+		n := &w.g.nodes[id]
+		if n.flags&nodeUninteresting != 0 {
+			w.stack = w.q.markParentsUninteresting(id, w.stack)
+			if left = w.stillInteresting(last, left); left == 0 || w.settled(lowest) {
+				break
+			}
+			continue
+		}
+		if !w.opts.Until.IsZero() && w.after(id, w.opts.Until) {
+			continue
+		}
+		last = n.date
+		selected = append(selected, id)
+		if n.level > 0 {
+			lowest = min(lowest, n.level)
+		}
+	}
+	for _, id := range selected {
+		// Marked after it was selected: reached from a hidden commit after all.
+		if w.g.nodes[id].flags&nodeUninteresting != 0 {
+			continue
+		}
+		done, err := w.emit(ctx, id)
+		if err != nil || done {
+			return err
+		}
+	}
+	return nil
+}
+
+// stillInteresting is git's still_interesting: the slop left after an
+// uninteresting commit, 0 to stop.
+func (w *walker) stillInteresting(last int64, left int) int {
+	if len(w.q.heap) == 0 {
+		return 0
+	}
+	if last <= w.g.nodes[w.q.peek()].date || w.q.interesting > 0 {
+		return slop
+	}
+	return left - 1
+}
+
+// settled reports, once only uninteresting commits are queued, whether
+// walking on could still mark a selected commit: a commit can reach only
+// commits of a lower topological level, so if no queued commit is above
+// the lowest selected, none can. Where git walks on (its slop, or a date
+// not yet passed) it would change nothing, and the result is git's. It
+// takes commit-graph levels for every queued commit; a selected commit
+// the graph lacks is newer than it, unreachable from commits it holds.
+func (w *walker) settled(lowest uint32) bool {
+	if w.q.interesting > 0 || !w.g.levelsTrusted {
+		return false
+	}
+	for _, id := range w.q.heap {
+		if level := w.g.nodes[id].level; level == 0 || level > lowest {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *walker) before(id nodeID, t time.Time) bool {
+	return time.Unix(w.g.nodes[id].date, 0).Before(t)
+}
+
+func (w *walker) after(id nodeID, t time.Time) bool {
+	return time.Unix(w.g.nodes[id].date, 0).After(t)
+}
+
+// emit hands on a selected commit unless the options leave it out, and
+// reports whether --max-count is reached.
+func (w *walker) emit(ctx context.Context, id nodeID) (done bool, err error) {
+	n := &w.g.nodes[id]
+	if n.count > 1 && !w.opts.IncludeMerges {
+		w.g.forget(id)
+		return false, nil
+	}
+	c, err := w.g.commit(id)
+	if err != nil {
+		return false, err
+	}
+	commit := newCommit(c)
+	if n.count > 0 {
+		parent := &w.g.nodes[w.g.parents[n.first]]
+		// A parent not here is beyond a shallow clone's boundary.
+		commit.parentTree = parent.tree
+		commit.Boundary = parent.flags&nodeMissing != 0
+	}
+	if !w.opts.Paths.Empty() {
+		touches, err := w.r.touches(ctx, commit, w.opts.Paths)
+		if err != nil || !touches {
+			return false, err
+		}
+	}
+	if err := w.fn(commit); err != nil {
+		return false, err
+	}
+	w.emitted++
+	return w.opts.MaxCommits > 0 && w.emitted >= w.opts.MaxCommits, nil
 }
 
 // touches reports whether c changes a path the pathspec selects, compared
@@ -155,29 +316,4 @@ func (r *Repo) touches(ctx context.Context, c Commit, paths Pathspec) (bool, err
 		}
 	}
 	return false, nil
-}
-
-type queued struct {
-	*object.Commit
-	order int // discovery order breaks ties between equal dates, keeping output stable
-}
-
-// commitQueue orders commits newest first by committer date.
-type commitQueue []queued
-
-func (q commitQueue) Len() int { return len(q) }
-func (q commitQueue) Less(i, j int) bool {
-	ti, tj := q[i].Committer.When, q[j].Committer.When
-	if ti.Equal(tj) {
-		return q[i].order < q[j].order
-	}
-	return ti.After(tj)
-}
-func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *commitQueue) Push(x any)   { *q = append(*q, x.(queued)) }
-func (q *commitQueue) Pop() any {
-	old := *q
-	c := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return c
 }
