@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/digest-cli/digest/internal/offheap"
 )
 
 // CommitGraph reads a repository's commit-graph (git's
@@ -119,7 +121,7 @@ func openGraphFiles(paths []string, hashes [][]byte) (*CommitGraph, error) {
 	g := &CommitGraph{}
 	files := make([][]byte, 0, len(paths))
 	for _, p := range paths {
-		data, unmap, err := mapFile(p)
+		data, unmap, err := offheap.MapFile(p)
 		if err != nil {
 			g.Close()
 			return nil, err

@@ -29,7 +29,7 @@ type pack struct {
 	file *os.File
 	size int64
 
-	// The index, mapped (see mapFile) until close: fanout[b] counts the
+	// The index, mapped (see offheap.MapFile) until close: fanout[b] counts the
 	// names whose first byte is at most b; names holds them sorted, 20
 	// bytes each; offsets holds their pack offsets (4 bytes each, the top
 	// bit sending large ones to large, 8 bytes each).
@@ -83,7 +83,7 @@ func (p *pack) close() error {
 // openPack reads the index next to the pack file path (".pack") and checks
 // both belong together.
 func openPack(path string) (*pack, error) {
-	idx, unmap, err := mapFile(strings.TrimSuffix(path, ".pack") + ".idx")
+	idx, unmap, err := offheap.MapFile(strings.TrimSuffix(path, ".pack") + ".idx")
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func openPack(path string) (*pack, error) {
 		p.close()
 		return nil, fmt.Errorf("%s: the pack holds %d objects, its index %d", path, n, p.count())
 	}
-	if rev, unmapRev, err := mapFile(strings.TrimSuffix(path, ".pack") + ".rev"); err == nil {
+	if rev, unmapRev, err := offheap.MapFile(strings.TrimSuffix(path, ".pack") + ".rev"); err == nil {
 		if p.parseReverseIndex(rev, f) {
 			p.rev, p.unmapRev = rev, unmapRev
 			return p, nil
