@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/digest-cli/digest/internal/linediff"
 	"github.com/digest-cli/digest/internal/userdiff"
 )
 
@@ -158,7 +159,7 @@ func (r *Repo) fileDiff(ch change, opts DiffOptions, withText bool, warnings *[]
 		return fd
 	}
 	if !withText {
-		fd.Added, fd.Removed = countLines(oldText, newText)
+		fd.Added, fd.Removed = linediff.Count(oldText, newText)
 		fd.TextOmitted = true
 		return fd
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/digest-cli/digest/internal/linediff"
 	"github.com/digest-cli/digest/internal/userdiff"
 )
 
@@ -26,52 +27,53 @@ func writeHunks(b *strings.Builder, fd FileDiff, oldText, newText string, driver
 		newName = "/dev/null"
 	}
 	b.WriteString("--- " + oldName + "\n+++ " + newName + "\n")
-	d := diffLines(oldText, newText)
-	return encodeHunks(b, d, d.changes(), driver)
+	d := linediff.Lines(oldText, newText)
+	return encodeHunks(b, d, d.Changes(), driver)
 }
 
 // encodeHunks writes the changes as git's xdl_emit_diff does: changes at
 // most 2*contextLines unchanged lines apart share a hunk, and each hunk's
 // removed lines come before its added ones.
-func encodeHunks(b *strings.Builder, d *lineDiff, changes []lineChange, driver *userdiff.Driver) (added, removed int) {
-	fn := funcFinder{text: d.old.text, driver: driver}
+func encodeHunks(b *strings.Builder, d linediff.Diff, changes []linediff.Change, driver *userdiff.Driver) (added, removed int) {
+	before, after := d.Old(), d.New()
+	fn := funcFinder{text: before.Text(), driver: driver}
 	for len(changes) > 0 {
 		n := 1
-		for n < len(changes) && changes[n].i1-(changes[n-1].i1+changes[n-1].n1) <= 2*contextLines {
+		for n < len(changes) && changes[n].I1-(changes[n-1].I1+changes[n-1].N1) <= 2*contextLines {
 			n++
 		}
 		hunk, last := changes[:n], changes[n-1]
 		changes = changes[n:]
 
-		s1, s2 := max(hunk[0].i1-contextLines, 0), max(hunk[0].i2-contextLines, 0)
-		e1 := min(last.i1+last.n1+contextLines, d.old.nrec)
-		e2 := min(last.i2+last.n2+contextLines, d.new.nrec)
+		s1, s2 := max(hunk[0].I1-contextLines, 0), max(hunk[0].I2-contextLines, 0)
+		e1 := min(last.I1+last.N1+contextLines, before.Len())
+		e2 := min(last.I2+last.N2+contextLines, after.Len())
 		b.WriteString("@@ -")
 		b.WriteString(hunkRange(s1+1, e1-s1))
 		b.WriteString(" +")
 		b.WriteString(hunkRange(s2+1, e2-s2))
 		b.WriteString(" @@")
-		if name := fn.find(d.old.start(s1)); name != "" {
+		if name := fn.find(before.Start(s1)); name != "" {
 			b.WriteString(" " + name)
 		}
 		b.WriteByte('\n')
 
 		for _, c := range hunk {
-			for ; s2 < c.i2; s2++ {
-				writeHunkLine(b, ' ', d.new.line(s2))
+			for ; s2 < c.I2; s2++ {
+				writeHunkLine(b, ' ', after.Line(s2))
 			}
-			for i := c.i1; i < c.i1+c.n1; i++ {
-				writeHunkLine(b, '-', d.old.line(i))
+			for i := c.I1; i < c.I1+c.N1; i++ {
+				writeHunkLine(b, '-', before.Line(i))
 			}
-			for i := c.i2; i < c.i2+c.n2; i++ {
-				writeHunkLine(b, '+', d.new.line(i))
+			for i := c.I2; i < c.I2+c.N2; i++ {
+				writeHunkLine(b, '+', after.Line(i))
 			}
-			s2 = c.i2 + c.n2
-			added += c.n2
-			removed += c.n1
+			s2 = c.I2 + c.N2
+			added += c.N2
+			removed += c.N1
 		}
 		for ; s2 < e2; s2++ {
-			writeHunkLine(b, ' ', d.new.line(s2))
+			writeHunkLine(b, ' ', after.Line(s2))
 		}
 	}
 	return added, removed

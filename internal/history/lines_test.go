@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/linediff"
 )
 
 // testSeed is the random tests' seed: fixed, so that a run is repeatable,
@@ -147,7 +148,7 @@ func checkAgainstGit(t *testing.T, pairs []textPair) (exact int) {
 			g = &gitResult{}
 		}
 		hunks, added, removed := ourHunks(p)
-		ca, cr := countLines(p.old, p.new)
+		ca, cr := linediff.Count(p.old, p.new)
 		if ca != added || cr != removed {
 			t.Errorf("%s: countLines +%d -%d, writeHunks +%d -%d", p.name, ca, cr, added, removed)
 		}
@@ -454,7 +455,7 @@ func BenchmarkDiffLines(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, p := range pairs {
-				countLines(p.old, p.new)
+				linediff.Count(p.old, p.new)
 			}
 		}
 	})
@@ -477,11 +478,11 @@ func splitTestLines(text string) []string {
 // checkScript checks that d's changes are an edit script from oldText to
 // newText: unchanged lines pair up, and the old text is the unchanged and
 // removed lines, the new text the unchanged and added ones, in order.
-func checkScript(t *testing.T, oldText, newText string, d *lineDiff) {
+func checkScript(t *testing.T, oldText, newText string, d linediff.Diff) {
 	t.Helper()
 	oldLines, newLines := splitTestLines(oldText), splitTestLines(newText)
-	if d.old.nrec != len(oldLines) || d.new.nrec != len(newLines) {
-		t.Fatalf("line counts %d, %d; want %d, %d", d.old.nrec, d.new.nrec, len(oldLines), len(newLines))
+	if d.Old().Len() != len(oldLines) || d.New().Len() != len(newLines) {
+		t.Fatalf("line counts %d, %d; want %d, %d", d.Old().Len(), d.New().Len(), len(oldLines), len(newLines))
 	}
 	var gotOld, gotNew strings.Builder
 	i1, i2 := 0, 0
@@ -495,17 +496,17 @@ func checkScript(t *testing.T, oldText, newText string, d *lineDiff) {
 		}
 		i1, i2 = i1+n, i2+n
 	}
-	for j, c := range d.changes() {
-		if c.n1+c.n2 == 0 || c.i1-i1 != c.i2-i2 || c.i1 < i1 || (j > 0 && c.i1 == i1) {
+	for j, c := range d.Changes() {
+		if c.N1+c.N2 == 0 || c.I1-i1 != c.I2-i2 || c.I1 < i1 || (j > 0 && c.I1 == i1) {
 			t.Fatalf("change %d %+v does not follow old line %d, new line %d", j, c, i1, i2)
 		}
-		if c.i1+c.n1 > len(oldLines) || c.i2+c.n2 > len(newLines) {
+		if c.I1+c.N1 > len(oldLines) || c.I2+c.N2 > len(newLines) {
 			t.Fatalf("change %d %+v runs past the texts", j, c)
 		}
-		equal(c.i1 - i1)
-		gotOld.WriteString(strings.Join(oldLines[c.i1:c.i1+c.n1], ""))
-		gotNew.WriteString(strings.Join(newLines[c.i2:c.i2+c.n2], ""))
-		i1, i2 = c.i1+c.n1, c.i2+c.n2
+		equal(c.I1 - i1)
+		gotOld.WriteString(strings.Join(oldLines[c.I1:c.I1+c.N1], ""))
+		gotNew.WriteString(strings.Join(newLines[c.I2:c.I2+c.N2], ""))
+		i1, i2 = c.I1+c.N1, c.I2+c.N2
 	}
 	if len(oldLines)-i1 != len(newLines)-i2 {
 		t.Fatalf("%d old and %d new lines left after the last change", len(oldLines)-i1, len(newLines)-i2)
@@ -590,10 +591,10 @@ func applyHunks(oldText, hunks string) (string, error) {
 // checkDiff runs every check on one pair of texts.
 func checkDiff(t *testing.T, oldText, newText string) {
 	t.Helper()
-	checkScript(t, oldText, newText, diffLines(oldText, newText))
+	checkScript(t, oldText, newText, linediff.Lines(oldText, newText))
 	var b strings.Builder
 	added, removed := writeHunks(&b, FileDiff{Path: "f", OldPath: "f", Status: 'M'}, oldText, newText, nil)
-	if ca, cr := countLines(oldText, newText); ca != added || cr != removed {
+	if ca, cr := linediff.Count(oldText, newText); ca != added || cr != removed {
 		t.Fatalf("countLines +%d -%d, writeHunks +%d -%d", ca, cr, added, removed)
 	}
 	text := b.String()
@@ -678,8 +679,9 @@ func TestDiffLinesEdges(t *testing.T) {
 	}
 }
 
-// TestDiffLinesHugeFile: one changed line in a big file costs work around
-// the change only, not on every line of the file.
+// TestDiffLinesHugeFile: one changed line in a big file gives git's hunk
+// (linediff.TestHugeFileSplitsAroundTheChange holds the cost to the lines
+// around it).
 func TestDiffLinesHugeFile(t *testing.T) {
 	var b strings.Builder
 	for i := range 200000 {
@@ -691,12 +693,6 @@ func TestDiffLinesHugeFile(t *testing.T) {
 	old := b.String()
 	new := strings.Replace(old, "\tline 123456\n", "\tline 123456 changed\n", 1)
 	checkDiff(t, old, new)
-	d := diffLines(old, new)
-	for _, f := range []*lineFile{&d.old, &d.new} {
-		if f.hi-f.lo > 64 || len(f.ids) > 1 {
-			t.Errorf("split out lines %d to %d of %d (interned %d)", f.lo, f.hi, f.nrec, len(f.ids))
-		}
-	}
 	want := "@@ -123578,7 +123578,7 @@ func f123000() {\n" +
 		" \tline 123453\n \tline 123454\n \tline 123455\n-\tline 123456\n+\tline 123456 changed\n \tline 123457\n \tline 123458\n \tline 123459\n"
 	if got, added, removed := ourHunks(textPair{name: "f", old: old, new: new}); got != want || added != 1 || removed != 1 {

@@ -125,7 +125,7 @@ func TestCompleteIsDeterministic(t *testing.T) {
 func TestSummaryContents(t *testing.T) {
 	s := offline.Summarize(serverCommit())
 	for _, want := range []string{
-		"Handle empty requests.",           // the subject, made a sentence
+		"Handle empty requests.",                   // the subject, made a sentence
 		"An empty body used to panic the handler.", // the body's first sentence
 		"4 files", "2 left out of the diff", // every file counted, and how many were not diffed
 		"server", "cli", // directories

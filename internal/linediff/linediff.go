@@ -1,4 +1,17 @@
-package history
+// Package linediff is a line diff that gives the hunks `git diff` gives:
+// git's xdiff algorithm with its default options (Myers with xdiff's
+// discarding of unmatched lines and its cost heuristics, then
+// xdl_change_compact's sliding of change groups with the indent
+// heuristic). Matching git matters because the diffs are read next to,
+// and counted like, git's own. The constants and decisions below follow
+// xdiff/xprepare.c and xdiff/xdiffi.c of git 2.39; the code is written
+// afresh for Go.
+//
+// Two things make it cheaper than a general line diff: the common head and
+// tail of the texts are cut off by comparing bytes, before any line is
+// hashed, and lines outside the changed middle are only split out of the
+// text when the sliding of groups or the context of a hunk reaches them.
+package linediff
 
 import (
 	"hash/maphash"
@@ -7,18 +20,46 @@ import (
 	"sync"
 )
 
-// This file is a line diff that gives the hunks `git diff` gives: git's
-// xdiff algorithm with its default options (Myers with xdiff's discarding
-// of unmatched lines and its cost heuristics, then xdl_change_compact's
-// sliding of change groups with the indent heuristic). Matching git matters
-// because the diffs are read next to, and counted like, git's own. The
-// constants and decisions below follow xdiff/xprepare.c and xdiff/xdiffi.c
-// of git 2.39; the code is written afresh for Go.
-//
-// Two things make it cheaper than a general line diff: the common head and
-// tail of the texts are cut off by comparing bytes, before any line is
-// hashed, and lines outside the changed middle are only split out of the
-// text when the sliding of groups or the context of a hunk reaches them.
+// Diff is the line diff of two texts.
+type Diff struct{ d *lineDiff }
+
+// Lines diffs two texts line by line as `git diff` does.
+func Lines(oldText, newText string) Diff { return Diff{diffLines(oldText, newText)} }
+
+// Old and New are the diff's two sides.
+func (d Diff) Old() Side { return Side{&d.d.old} }
+
+// New is the new text's side.
+func (d Diff) New() Side { return Side{&d.d.new} }
+
+// Change is one run of changes, as xdiff's xdchange_t: N1 lines removed at
+// old line I1 (0-based) and N2 lines added at new line I2.
+type Change struct{ I1, I2, N1, N2 int }
+
+// Changes lists the runs of changed lines in order.
+func (d Diff) Changes() []Change {
+	cs := d.d.changes()
+	out := make([]Change, len(cs))
+	for i, c := range cs {
+		out[i] = Change{I1: c.i1, I2: c.i2, N1: c.n1, N2: c.n2}
+	}
+	return out
+}
+
+// Side is one text of a diff.
+type Side struct{ f *lineFile }
+
+// Len is how many lines the text has.
+func (s Side) Len() int { return s.f.nrec }
+
+// Line is line i (0-based) with its line end.
+func (s Side) Line(i int) string { return s.f.line(i) }
+
+// Start is the byte offset in Text where line i starts.
+func (s Side) Start(i int) int { return s.f.start(i) }
+
+// Text is the whole text.
+func (s Side) Text() string { return s.f.text }
 
 // lineFile is one side of a line diff. Its lines are split out of text on
 // demand, as a window [lo, hi) of line starts that grows either way.
@@ -1029,8 +1070,8 @@ func (d *lineDiff) changes() []lineChange {
 	return out
 }
 
-// countLines counts the lines a diff adds and removes, without its text.
-func countLines(oldText, newText string) (added, removed int) {
+// Count counts the lines a diff adds and removes, without its text.
+func Count(oldText, newText string) (added, removed int) {
 	if oldText == newText {
 		return 0, 0
 	}
