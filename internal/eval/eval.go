@@ -24,6 +24,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/sharedlimit"
+	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -142,7 +143,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Owner = lease.NewOwner()
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
-	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, reserved: map[string]float64{}, settled: make(chan struct{}),
+	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, spend: spend.New(o.MaxCost),
 		held: map[string]bool{}, deferred: map[string][]job{}, releaseWarn: lease.NewWarner(o.Log)}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
@@ -187,11 +188,7 @@ type runner struct {
 	deferred    map[string][]job    // keys another process holds the lease of, with the jobs waiting for their answer
 	answered    map[string]struct{} // keys answered lately, in answerOrder
 	answerOrder []string
-	costMu      sync.Mutex         // guards the three below
-	spent       float64            // what answers cost so far
-	reserved    map[string]float64 // worst cases of requests in flight, by key
-	pledged     float64            // their sum
-	settled     chan struct{}      // closed, and replaced, when a request settles
+	spend       *spend.Cap // --max-cost, answers and verdicts alike
 }
 
 // request builds the provider-neutral request for an item.
@@ -409,7 +406,7 @@ func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jo
 	r.mu.Lock()
 	r.pending[k] = jobs
 	r.mu.Unlock()
-	if !r.pledgeWhenSettled(ctx, k, r.worstCost(jobs[0])) {
+	if !r.spend.ReserveWhenSettled(ctx, k, r.worstCost(jobs[0])) {
 		r.mu.Lock()
 		delete(r.pending, k)
 		r.out.NotSent += len(jobs)
@@ -510,60 +507,6 @@ func (r *runner) releaseAll() {
 	}
 }
 
-// pledge books a request's worst-case cost, or refuses it when that could
-// take the run past --max-cost.
-func (r *runner) pledge(k string, worst float64) bool {
-	if r.o.MaxCost <= 0 {
-		return true
-	}
-	r.costMu.Lock()
-	defer r.costMu.Unlock()
-	if r.spent+r.pledged+worst > r.o.MaxCost {
-		return false
-	}
-	r.reserved[k] += worst
-	r.pledged += worst
-	return true
-}
-
-// pledgeWhenSettled is pledge, except that a request that does not fit
-// while others are in flight waits for them to settle what they cost
-// (usually far less than their worst case) before it is refused.
-func (r *runner) pledgeWhenSettled(ctx context.Context, k string, worst float64) bool {
-	for {
-		if r.pledge(k, worst) {
-			return true
-		}
-		r.costMu.Lock()
-		inFlight, settled := r.pledged > 0, r.settled
-		r.costMu.Unlock()
-		if !inFlight {
-			return false
-		}
-		select {
-		case <-settled:
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-// settle swaps a request's worst case for what it cost, in one step, so
-// that a pledge never sees the request counted neither way.
-func (r *runner) settle(k string, cost float64, paid bool) {
-	r.costMu.Lock()
-	defer r.costMu.Unlock()
-	r.pledged -= r.reserved[k]
-	delete(r.reserved, k)
-	if paid {
-		r.spent += cost
-	}
-	if r.settled != nil {
-		close(r.settled)
-	}
-	r.settled = make(chan struct{})
-}
-
 func (r *runner) worstCost(j job) float64 {
 	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
 	return r.o.Models[j.model].Price.Cost(r.tokens(j.req)-out, out)
@@ -577,7 +520,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 	return func(o engine.Outcome) error {
 		u := o.Response.Usage
 		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
-		r.settle(o.Task.Key, cost, o.Err == nil)
+		r.spend.Settle(o.Task.Key, cost, o.Err == nil)
 		if o.Err == nil {
 			// Stored before it is scored: a judge may take long, and a run
 			// stopped meanwhile must not have to pay for the answer again.

@@ -40,12 +40,12 @@ func (r *runner) judge(m Model) score.Judge {
 			defer release()
 		}
 		worst := m.Price.Cost(r.tokens(req)-judgeMaxTokens, judgeMaxTokens)
-		if !r.pledge(k, worst) {
+		if !r.spend.TryReserve(k, worst) {
 			return false, "", fmt.Errorf("judge %s: not asked, --max-cost $%g reached", m.Spec, r.o.MaxCost)
 		}
 		o := eng.Do(ctx, engine.Task{Key: k, Request: req})
 		u := o.Response.Usage
-		r.settle(k, m.Price.Cost(u.InputTokens, u.OutputTokens), o.Err == nil)
+		r.spend.Settle(k, m.Price.Cost(u.InputTokens, u.OutputTokens), o.Err == nil)
 		if o.Err != nil {
 			return false, "", fmt.Errorf("judge %s: %w", m.Spec, o.Err)
 		}

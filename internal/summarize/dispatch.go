@@ -12,6 +12,7 @@ import (
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -40,8 +41,7 @@ type dispatcher struct {
 
 	// For --max-cost: what answered requests cost, and what the requests
 	// in flight may cost at most. Guarded by mu.
-	spent, reserved float64
-	reservedFor     map[string]float64
+	spend *spend.Cap // --max-cost
 }
 
 // dispatch sends the misses through the engine in batches as they come,
@@ -52,7 +52,7 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-ch
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{}, warn: lease.NewWarner(opts.Log),
-		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), reservedFor: map[string]float64{}, held: map[*pending]bool{}}
+		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), spend: spend.New(opts.MaxCost), held: map[*pending]bool{}}
 	// However the run ends (done, failed, interrupted), leases still held
 	// are given back, so that a rerun need not wait for them to expire.
 	defer func() {
@@ -322,24 +322,24 @@ func (d *dispatcher) worstCost(k string) float64 {
 // affordable reports whether sending the request under key keeps the run's
 // worst-case cost within --max-cost.
 func (d *dispatcher) affordable(k string) bool {
-	if d.opts.MaxCost <= 0 {
+	if !d.spend.Limited() {
 		return true
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.spent+d.reserved+d.worstCost(k) <= d.opts.MaxCost
+	worst := d.worstCost(k)
+	d.mu.Unlock()
+	return d.spend.Fits(worst)
 }
 
 // reserve books the worst case of a request being sent until it settles.
 func (d *dispatcher) reserve(k string) {
-	if d.opts.MaxCost <= 0 {
+	if !d.spend.Limited() {
 		return
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	c := d.worstCost(k)
-	d.reservedFor[k] = c
-	d.reserved += c
+	worst := d.worstCost(k)
+	d.mu.Unlock()
+	d.spend.Reserve(k, worst)
 }
 
 // notSent records commits left unsummarized because of --max-cost.
@@ -381,11 +381,7 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	defer d.mu.Unlock()
 	items := d.byKey[o.Task.Key]
 	delete(d.byKey, o.Task.Key)
-	d.reserved -= d.reservedFor[o.Task.Key]
-	delete(d.reservedFor, o.Task.Key)
-	if o.Err == nil {
-		d.spent += d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
-	}
+	d.spend.Settle(o.Task.Key, d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens), o.Err == nil)
 	var tooLarge *engine.TooLargeError
 	if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
 		return items, nil // each alone may fit where together they do not
