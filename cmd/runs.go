@@ -1,14 +1,10 @@
 package cmd
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +12,6 @@ import (
 	"github.com/digest-cli/digest/internal/eval"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/store"
-	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // NewRunsCmd builds `digest runs`: past evaluation runs, read back from the
@@ -38,8 +33,8 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: cmdutil.Example("digest runs list", "digest runs list --format json | jq -r '.[0].id'"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(runFormats, listFormat) {
-				return cmdutil.UsageError("--format %q: runs list writes %s", listFormat, strings.Join(runFormats, ", "))
+			if !slices.Contains(report.RunFormats, listFormat) {
+				return cmdutil.UsageError("--format %q: runs list writes %s", listFormat, strings.Join(report.RunFormats, ", "))
 			}
 			st, err := f.Store(cmd.Context())
 			if err != nil {
@@ -100,64 +95,15 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-var runFormats = []string{"table", "json", "jsonl", "csv", "markdown"}
-
-type runRow struct {
-	ID       string     `json:"id"`
-	Dataset  string     `json:"dataset"`
-	Models   []string   `json:"models"`
-	Created  time.Time  `json:"created_at"`
-	Finished *time.Time `json:"finished_at"`
-}
-
-// writeRuns lists runs in one of runFormats.
+// writeRuns lists runs in one of report.RunFormats.
 func writeRuns(w io.Writer, format string, runs []store.EvalRun) error {
-	rows := make([]runRow, 0, len(runs))
+	rows := make([]report.Run, 0, len(runs))
 	for _, r := range runs {
-		row := runRow{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt}
+		row := report.Run{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt}
 		if !r.FinishedAt.IsZero() {
 			row.Finished = &r.FinishedAt
 		}
 		rows = append(rows, row)
 	}
-	state := func(r runRow) string {
-		if r.Finished == nil {
-			return "incomplete"
-		}
-		return "finished"
-	}
-	switch format {
-	case "json":
-		return json.NewEncoder(w).Encode(rows)
-	case "jsonl":
-		enc := json.NewEncoder(w)
-		for _, r := range rows {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write([]string{"id", "started", "state", "dataset", "models"})
-		for _, r := range rows {
-			cw.Write([]string{r.ID, r.Created.UTC().Format(time.RFC3339), state(r), r.Dataset, strings.Join(r.Models, ",")})
-		}
-		cw.Flush()
-		return cw.Error()
-	case "markdown":
-		fmt.Fprintln(w, "| run | started | state | dataset | models |\n|---|---|---|---|---|")
-		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", textsafe.MarkdownCode(r.ID), r.Created.UTC().Format("2006-01-02 15:04"), state(r),
-				textsafe.MarkdownInline(r.Dataset), textsafe.MarkdownInline(strings.Join(r.Models, ", ")))
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tDATASET\tMODELS")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textsafe.Line(r.ID), r.Created.Local().Format("2006-01-02 15:04"), state(r),
-			textsafe.Line(r.Dataset), textsafe.Line(strings.Join(r.Models, ",")))
-	}
-	return tw.Flush()
+	return report.WriteRuns(w, format, rows)
 }
