@@ -211,7 +211,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 		}
 		seen[spec.String()] = true
 		specs = append(specs, spec)
-		info := file.Lookup(spec)
+		info, _ := file.Resolve(spec, models.Overrides{RPM: o.RPM, TPM: o.TPM})
 		if o.MaxCost > 0 && !info.Known {
 			return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --model-config with its price", spec)
 		}
@@ -220,7 +220,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 			return cfg, nil, err
 		}
 		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: info.Price,
-			Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}})
+			Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}})
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
 	if err != nil {
@@ -238,11 +238,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--assert: %w", err))
 		}
 	}
-	tolerance := o.Tolerance
-	if o.set("tolerance") && tolerance == 0 {
-		tolerance = -1 // the scorer reads 0 as its default; exactly 0 means exact
-	}
-	cfg.Scorer = &score.Scorer{Default: o.Assert, Tolerance: tolerance}
+	cfg.Scorer = &score.Scorer{Default: o.Assert, Tolerance: score.GivenTolerance(o.Tolerance, o.set("tolerance"))}
 	cfg.Read = dataset.Options{Name: o.Dataset, SkipInvalid: o.SkipInvalid}
 	if o.Prompt != "" {
 		tmpl, err := os.ReadFile(o.Prompt)

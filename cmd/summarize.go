@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,21 +197,17 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		}
 		*d.into = t
 	}
-	info := models.Lookup(spec)
+	var file models.File
 	if o.ModelConfig != "" {
-		file, err := models.LoadFile(o.ModelConfig)
-		if err != nil {
+		if file, err = models.LoadFile(o.ModelConfig); err != nil {
 			return cfg, nil, cmdutil.AsUsage(err)
 		}
-		info = file.Lookup(spec)
 	}
-	if o.Price != "" {
-		if info.Price, err = models.ParsePrice(o.Price); err != nil {
-			return cfg, nil, cmdutil.AsUsage(err)
-		}
-		info.Known = true
+	info, err := file.Resolve(spec, models.Overrides{RPM: o.RPM, TPM: o.TPM, Price: o.Price})
+	if err != nil {
+		return cfg, nil, cmdutil.AsUsage(err)
 	}
-	limits := engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}
+	limits := engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}
 	maxWait, maxFailures, err := o.Stops.Engine()
 	if err != nil {
 		return cfg, nil, err
@@ -223,23 +218,13 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		MaxWait: maxWait, MaxFailures: maxFailures,
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
-		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow, BatchTokens: batchTokens(limits.TPM),
+		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow,
 		Limits: limits, Timeout: o.Timeout, Price: info.Price, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
 	}
 	if !info.Known && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)
 	}
 	return cfg, reporter, nil
-}
-
-// batchTokens caps a batch's tokens, output allowance included: no more
-// than half of a minute's token limit. A commit larger than that still goes,
-// alone.
-func batchTokens(tpm int) int {
-	if tpm > 0 {
-		return min(32_000, tpm/2)
-	}
-	return 32_000
 }
 
 func runSummarize(ctx context.Context, o *SummarizeOptions) error {

@@ -210,3 +210,30 @@ func ParsePrice(s string) (Price, error) {
 	}
 	return p, nil
 }
+
+// Overrides are the flags that set a model's figures over the built-in
+// table and the models file: --rpm, --tpm (0: not given) and --price.
+type Overrides struct {
+	RPM, TPM int
+	Price    string // "INPUT/OUTPUT" dollars per million tokens, "" when not given
+}
+
+// Resolve gives spec's figures as every command reads them: the built-in
+// table, then the models file, then the flags.
+func (f File) Resolve(spec provider.Spec, o Overrides) (Info, error) {
+	info := f.Lookup(spec)
+	if o.RPM > 0 {
+		info.RPM = o.RPM
+	}
+	if o.TPM > 0 {
+		info.TPM = o.TPM
+	}
+	if o.Price != "" {
+		p, err := ParsePrice(o.Price)
+		if err != nil {
+			return info, err
+		}
+		info.Price, info.Known = p, true
+	}
+	return info, nil
+}

@@ -33,6 +33,15 @@ type Judge func(ctx context.Context, rubric, question, answer string) (pass bool
 // DefaultTolerance is the numeric tolerance when Scorer.Tolerance is 0.
 const DefaultTolerance = 1e-6
 
+// GivenTolerance is Scorer.Tolerance for a --tolerance flag: a tolerance
+// given as 0 means exact equality (the scorer's -1), not its default.
+func GivenTolerance(v float64, given bool) float64 {
+	if given && v == 0 {
+		return -1
+	}
+	return v
+}
+
 // Scorer scores answers. The zero value is ready to use: format defaults,
 // tolerance 1e-6, and no judge. A Scorer is safe for concurrent use.
 type Scorer struct {

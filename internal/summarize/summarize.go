@@ -48,7 +48,8 @@ type Options struct {
 	Concurrency   int
 
 	// Several commits share a request: up to BatchSize of them and about
-	// BatchTokens tokens, gathered for at most BatchWindow.
+	// BatchTokens tokens (0: half a minute's token limit, at most 32,000),
+	// gathered for at most BatchWindow.
 	BatchSize   int
 	BatchTokens int
 	BatchWindow time.Duration
@@ -262,6 +263,16 @@ func (rr *repoRun) summaries(ctx context.Context, opts Options, hashes []string)
 	return found, nil
 }
 
+// batchTokens caps a batch's tokens, output allowance included: no more
+// than half of a minute's token limit. A commit larger than that still
+// goes, alone.
+func batchTokens(tpm int) int {
+	if tpm > 0 {
+		return min(32_000, tpm/2)
+	}
+	return 32_000
+}
+
 // Run summarizes the commits the options select. On cancellation it returns
 // the context's error after every summary that arrived has been stored.
 //
@@ -276,6 +287,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.BatchTokens <= 0 {
+		opts.BatchTokens = batchTokens(opts.Limits.TPM)
 	}
 	if opts.BatchTokens <= 0 {
 		opts.BatchTokens = math.MaxInt // batches bounded by size alone
