@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
@@ -601,7 +600,7 @@ func TestEvalParsesArguments(t *testing.T) {
 	} {
 		ios, _, _ := iostreams.Test()
 		var got *EvalOptions
-		cmd := NewEvalCmd(cmdutil.New(ios, "test"), func(_ context.Context, o *EvalOptions) error {
+		cmd := NewEvalCmd(NewFactory(ios, "test"), func(_ context.Context, o *EvalOptions) error {
 			got = o
 			return nil
 		})
@@ -614,7 +613,7 @@ func TestEvalParsesArguments(t *testing.T) {
 		}
 	}
 	ios, _, _ := iostreams.Test()
-	cmd := NewEvalCmd(cmdutil.New(ios, "test"), func(context.Context, *EvalOptions) error {
+	cmd := NewEvalCmd(NewFactory(ios, "test"), func(context.Context, *EvalOptions) error {
 		t.Error("ran without a dataset")
 		return nil
 	})

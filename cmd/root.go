@@ -30,7 +30,7 @@ func Main() int {
 		stop() // restore default handling: a second Ctrl-C ends the process
 	}()
 	ios := iostreams.System()
-	return Execute(ctx, cmdutil.New(ios, versionString()), os.Args[1:])
+	return Execute(ctx, NewFactory(ios, versionString()), os.Args[1:])
 }
 
 // Execute runs the command line args and returns the exit code, printing

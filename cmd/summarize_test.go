@@ -57,13 +57,13 @@ func (h *harness) run(ctx context.Context, args ...string) result {
 	if h.stdin != nil {
 		ios.In = h.stdin
 	}
-	f := cmdutil.New(ios, "v1.2.3-test")
+	f := NewFactory(ios, "v1.2.3-test")
 	f.Getenv = func(k string) string { return h.env[k] }
 	f.Provider = func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error) {
 		if spec.Provider == "test" { // stands in for a hosted model under any name
 			spec = provider.Spec{Provider: provider.Offline, Model: provider.Offline}
 		}
-		p, err := f.NewProvider(spec, o)
+		p, err := newProvider(f, spec, o)
 		if err != nil {
 			return nil, err
 		}
@@ -425,7 +425,7 @@ func TestFlagBeatsEnvBeatsDefault(t *testing.T) {
 	other := filepath.Join(t.TempDir(), "env.db")
 	h.env["DIGEST_DB"] = other
 	ios, _, _ := iostreams.Test()
-	fac := cmdutil.New(ios, "test")
+	fac := NewFactory(ios, "test")
 	fac.Getenv = func(k string) string { return h.env[k] }
 	if code := Execute(context.Background(), fac, []string{"summarize", f.Dir, "-q"}); code != 0 {
 		t.Fatalf("exit %d", code)
@@ -612,7 +612,7 @@ func TestSummarizeParsesArguments(t *testing.T) {
 		{[]string{"a", "--", "x.go", "y/"}, []string{"a"}, []string{"x.go", "y/"}},
 	} {
 		ios, _, _ := iostreams.Test()
-		f := cmdutil.New(ios, "test")
+		f := NewFactory(ios, "test")
 		var got *SummarizeOptions
 		cmd := NewSummarizeCmd(f, func(_ context.Context, o *SummarizeOptions) error {
 			got = o

@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/pgtest"
@@ -522,7 +521,7 @@ func TestKilledProcessOfAnotherMachine(t *testing.T) {
 	if total := srv.Stats().Requests; total < commits || total > commits+2 {
 		t.Errorf("%d requests for %d commits (%d when one process was killed)", total, commits, killedAt)
 	}
-	st, err := cmdutil.OpenDB(context.Background(), db)
+	st, err := openDB(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

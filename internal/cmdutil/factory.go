@@ -1,12 +1,9 @@
 package cmdutil
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,14 +11,7 @@ import (
 	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
-	"github.com/digest-cli/digest/internal/provider/anthropic"
-	"github.com/digest-cli/digest/internal/provider/offline"
-	"github.com/digest-cli/digest/internal/provider/openai"
-	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/store"
-	"github.com/digest-cli/digest/internal/store/postgres"
-	"github.com/digest-cli/digest/internal/store/sqlite"
-	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Globals are the flags every command takes.
@@ -31,8 +21,9 @@ type Globals struct {
 	Verbose bool
 }
 
-// Factory builds what commands need, lazily, so that `digest version` never
-// opens a database and tests can swap any piece.
+// Factory holds what commands need, built lazily, so that `digest version`
+// never opens a database and tests can swap any piece. cmd.NewFactory
+// builds the real one: this package knows no provider or database.
 type Factory struct {
 	IOStreams *iostreams.IOStreams
 	Globals   Globals
@@ -41,8 +32,18 @@ type Factory struct {
 
 	// Store opens the database named by --db; the caller closes it.
 	Store func(ctx context.Context) (store.Store, error)
+	// IsServer reports whether --db names a database server (shared by
+	// every machine that names it) rather than a file.
+	IsServer func(db string) bool
 	// Provider returns the provider serving a model.
 	Provider func(spec provider.Spec, o ProviderOptions) (provider.Provider, error)
+	// BaseURL is the endpoint a model is served from: flag (--base-url),
+	// else the provider's variable, else its default; a usage error when
+	// that is not an http or https URL with a host.
+	BaseURL func(spec provider.Spec, flag string) (string, error)
+	// LimitName names the rate limit a model's requests share with every
+	// process using the same account ("" for none).
+	LimitName func(spec provider.Spec, flag string) (string, error)
 }
 
 // ProviderOptions shape the client of a hosted or local model.
@@ -52,36 +53,11 @@ type ProviderOptions struct {
 	Concurrency int               // sizes the connection pool
 }
 
-// New returns the factory of the real program.
-func New(ios *iostreams.IOStreams, version string) *Factory {
-	f := &Factory{IOStreams: ios, Version: version, Getenv: os.Getenv}
-	f.Store = func(ctx context.Context) (store.Store, error) { return OpenDB(ctx, f.Globals.DB) }
-	f.Provider = f.NewProvider
-	return f
-}
-
-// OpenDB opens the database --db names: a postgres:// or postgresql://
-// URL is a PostgreSQL server shared by every machine that names it (and
-// never a local file), anything else an SQLite file.
-func OpenDB(ctx context.Context, db string) (store.Store, error) {
-	var s store.Store
-	var err error
-	if postgres.IsURL(db) {
-		s, err = postgres.Open(ctx, db)
-	} else {
-		s, err = sqlite.Open(ctx, db)
-	}
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return s, nil
-}
-
 // OpenStore opens the database named by --db; a dry run with no database
 // file yet gets nil instead: it reads a cache if there is one, and creates
 // none. A server is always asked: its cache is everyone's.
 func (f *Factory) OpenStore(ctx context.Context, dryRun bool) (store.Store, error) {
-	if _, err := os.Stat(f.Globals.DB); dryRun && err != nil && !postgres.IsURL(f.Globals.DB) {
+	if _, err := os.Stat(f.Globals.DB); dryRun && err != nil && !f.IsServer(f.Globals.DB) {
 		return nil, nil
 	}
 	return f.Store(ctx)
@@ -90,137 +66,10 @@ func (f *Factory) OpenStore(ctx context.Context, dryRun bool) (store.Store, erro
 // DBFile is the database's file, which no report may overwrite; "" for a
 // server.
 func (f *Factory) DBFile() string {
-	if postgres.IsURL(f.Globals.DB) {
+	if f.IsServer(f.Globals.DB) {
 		return ""
 	}
 	return f.Globals.DB
-}
-
-// Providers lists the provider names --model accepts.
-var Providers = []string{provider.Offline, "openai", "anthropic", "ollama"}
-
-// NewProvider returns the provider for spec, configured from the
-// environment. API keys are read here and passed to the client alone: they
-// are never logged, stored or printed.
-func (f *Factory) NewProvider(spec provider.Spec, o ProviderOptions) (provider.Provider, error) {
-	url, err := f.BaseURL(spec, o.BaseURL)
-	if err != nil {
-		return nil, err
-	}
-	key := func(env string, required bool) (string, error) {
-		k := strings.TrimSpace(f.Getenv(env))
-		if k == "" && required {
-			return "", UsageError("model %s needs an API key in %s, which is not set. Try: export %s=<your key>, or the offline model", spec, env, env)
-		}
-		return k, nil
-	}
-	switch spec.Provider {
-	case provider.Offline:
-		return offline.New(o.Tokenizer.Count), nil
-	case "openai":
-		// A server of one's own (vLLM, LM Studio) usually takes no key.
-		k, err := key("OPENAI_API_KEY", url == openai.DefaultBaseURL)
-		if err != nil {
-			return nil, err
-		}
-		return openai.New(openai.Options{Name: "openai", BaseURL: url, APIKey: k, KeyEnv: "OPENAI_API_KEY", HTTPClient: httpClient(o.Concurrency)}), nil
-	case "anthropic":
-		k, err := key("ANTHROPIC_API_KEY", url == anthropic.DefaultBaseURL)
-		if err != nil {
-			return nil, err
-		}
-		return anthropic.New(anthropic.Options{BaseURL: url, APIKey: k, KeyEnv: "ANTHROPIC_API_KEY", HTTPClient: httpClient(o.Concurrency)}), nil
-	case "ollama":
-		return openai.New(openai.Options{Name: "ollama", BaseURL: url, HTTPClient: httpClient(o.Concurrency)}), nil
-	}
-	return nil, UsageError("unknown provider %q in model %s. Try: one of %s", spec.Provider, spec, strings.Join(Providers, ", "))
-}
-
-// LimitName names the rate limit a model's requests share with every
-// process using the same account: provider, base URL (as BaseURL resolves
-// flag), model, and a hash of the API key NewProvider would send, never
-// the key. The offline model has no limit: "".
-func (f *Factory) LimitName(spec provider.Spec, flag string) (string, error) {
-	if spec.Provider == provider.Offline {
-		return "", nil
-	}
-	url, err := f.BaseURL(spec, flag)
-	if err != nil {
-		return "", err
-	}
-	apiKey := ""
-	switch spec.Provider {
-	case "openai":
-		apiKey = strings.TrimSpace(f.Getenv("OPENAI_API_KEY"))
-	case "anthropic":
-		apiKey = strings.TrimSpace(f.Getenv("ANTHROPIC_API_KEY"))
-	}
-	return sharedlimit.Name(spec.Provider, url, spec.Model, apiKey), nil
-}
-
-// BaseURL is the endpoint a model is served from: --base-url, else the
-// provider's variable, else its default. It is part of every evaluation
-// key, since another server is another model. An address that is not an
-// http or https URL with a host is a usage error naming where it came from:
-// sent as it is, it would fail every request as if the network did.
-func (f *Factory) BaseURL(spec provider.Spec, flag string) (string, error) {
-	from, raw := "--base-url", flag
-	if raw == "" {
-		switch spec.Provider {
-		case "openai":
-			from, raw = "OPENAI_BASE_URL", cmp.Or(f.Getenv("OPENAI_BASE_URL"), openai.DefaultBaseURL)
-		case "anthropic":
-			from, raw = "ANTHROPIC_BASE_URL", cmp.Or(f.Getenv("ANTHROPIC_BASE_URL"), anthropic.DefaultBaseURL)
-		case "ollama":
-			host := cmp.Or(f.Getenv("OLLAMA_HOST"), "http://localhost:11434")
-			if !strings.Contains(host, "://") {
-				host = "http://" + host // OLLAMA_HOST is often host:port
-			}
-			from, raw = "OLLAMA_HOST", strings.TrimRight(host, "/")+"/v1"
-		default:
-			return "", nil
-		}
-	}
-	if spec.Provider == provider.Offline {
-		return "", nil
-	}
-	if err := checkBaseURL(raw); err != nil {
-		return "", UsageError("%s %s %v", from, textsafe.URL(raw), err)
-	}
-	return raw, nil
-}
-
-// checkBaseURL says what keeps raw from being a server's address.
-func checkBaseURL(raw string) error {
-	u, err := url.Parse(raw)
-	scheme := ""
-	if err == nil {
-		scheme = strings.ToLower(u.Scheme)
-	}
-	switch {
-	case err != nil:
-		return fmt.Errorf("is not a URL. Try: one such as http://localhost:8000/v1")
-	case !strings.Contains(raw, "://"):
-		// "localhost:11434" parses as scheme "localhost"; "host/v1" as a path.
-		return fmt.Errorf("has no http:// or https:// in front. Try: http://%s", textsafe.URL(raw))
-	case scheme != "http" && scheme != "https":
-		return fmt.Errorf("is not an http or https URL. Try: one such as http://localhost:8000/v1")
-	case u.Hostname() == "":
-		return fmt.Errorf("names no host. Try: one such as http://localhost:8000/v1")
-	case u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("has a query or fragment, which digest would drop. Try: the server's address alone")
-	}
-	return nil
-}
-
-// httpClient shares one transport among a model's requests, keeping as many
-// connections alive as there are requests in flight. Timeouts are the
-// engine's, per attempt.
-func httpClient(concurrency int) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = max(2, concurrency)
-	t.MaxIdleConns = max(100, concurrency)
-	return &http.Client{Transport: t}
 }
 
 // Logger writes diagnostics to standard error: warnings by default, debug

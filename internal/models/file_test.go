@@ -6,7 +6,6 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 )
 
-
 // TestResolveLayersTableFileAndFlags: the flags win over the models file,
 // which wins over the built-in table; a bad --price is an error.
 func TestResolveLayersTableFileAndFlags(t *testing.T) {
