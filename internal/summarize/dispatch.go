@@ -52,7 +52,8 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-ch
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{}, warn: lease.NewWarner(opts.Log),
-		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), reservedFor: map[string]float64{}, held: map[*pending]bool{}}
+		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), reservedFor: map[string]float64{}, held: map[*pending]bool{},
+		spent: res.spent}
 	// However the run ends (done, failed, interrupted), leases still held
 	// are given back, so that a rerun need not wait for them to expire.
 	defer func() {
@@ -99,6 +100,7 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-ch
 	d.mu.Lock()
 	complete := drained && d.resolved+len(d.deferred) == taken
 	res.deferred = append(res.deferred, d.deferred...)
+	res.spent = d.spent
 	d.mu.Unlock()
 	if errors.Is(err, context.Canceled) && complete {
 		return nil // the signal came after the last answer: nothing was cut short

@@ -136,6 +136,9 @@ type Result struct {
 	entries  entryList
 	deferred []*pending // misses another process was summarizing
 	runs     []*repoRun // one per repository, in order
+	// spent is what the run's answered requests cost so far, for
+	// --max-cost across repositories and stages.
+	spent float64
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
