@@ -74,6 +74,9 @@ type Options struct {
 	// Redactor, when set, replaces the secrets in each commit's message and
 	// diff before they are sent.
 	Redactor *redact.Redactor
+	// Highlights asks the model, once the summaries are in, for 3 to 6
+	// bullets about each version's changes (see highlights).
+	Highlights bool
 
 	Model    provider.Spec
 	Provider provider.Provider
@@ -132,6 +135,13 @@ type Result struct {
 	Redacted redact.Counts // secrets replaced in what was sent, by rule
 	// Estimate holds the counts of a --dry-run, which reports no entries.
 	Estimate *Estimate
+	// With Options.Highlights: the sections of prompt.MinHighlights
+	// changes or more, of them those left unasked by --max-cost and those
+	// whose request failed; and the requests paid for now, and the answers
+	// read from the store.
+	HighlightSections, HighlightsNotSent int
+	HighlightFailures                    []HighlightFailure
+	HighlightsWritten, HighlightsStored  int
 
 	entries  entryList
 	deferred []*pending // misses another process was summarizing
@@ -359,6 +369,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	for _, rr := range res.runs {
 		if rerr := rr.release(ctx); rerr != nil && err == nil && ctx.Err() == nil {
 			err = rerr
+		}
+	}
+	if opts.Highlights && err == nil {
+		if opts.DryRun {
+			err = estimateHighlights(ctx, opts, res.Estimate, res.runs)
+		} else {
+			err = highlights(ctx, opts, eng, res)
 		}
 	}
 	res.Changelog.Stats.Repositories = len(repos) - len(res.Empty)
