@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,7 @@ type SummarizeOptions struct {
 	Template      string
 	Output        string
 	StepSummary   bool
+	Highlights    bool
 
 	BaseURL     string
 	RPM, TPM    int
@@ -124,6 +126,7 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVar(&opts.Template, "template", "", "write the changelog through this Go text/template file instead of --format (see README: Release notes)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the output to this file instead of standard output")
 	fl.BoolVar(&opts.StepSummary, "step-summary", false, "also append the Markdown changelog to $GITHUB_STEP_SUMMARY")
+	fl.BoolVar(&opts.Highlights, "highlights", false, "add 3-6 bullets the model writes about each version of 3 commits or more (one more request each, cached)")
 	fl.StringVar(&opts.BaseURL, "base-url", "", "endpoint of the model's server, for OpenAI-compatible servers (vLLM, LM Studio) and proxies")
 	fl.IntVar(&opts.RPM, "rpm", 0, "requests per minute the model allows (0: the built-in figure, else learned from the provider)")
 	fl.IntVar(&opts.TPM, "tpm", 0, "tokens per minute the model allows (0: the built-in figure, else learned from the provider)")
@@ -220,6 +223,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow,
 		Limits: limits, Timeout: o.Timeout, Price: info.Price, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
+		Highlights: o.Highlights,
 	}
 	if !info.Known && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)
@@ -310,11 +314,17 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	f.Infof("digest: %d commits seen, %d cached, %d summarized, %d failed, %d files skipped, %d tokens in, %d out, $%.4f, %d requests, %d retries, %s",
 		s.Commits, s.Cached, s.Summarized, s.Failed, s.SkippedFiles, s.InputTokens, s.OutputTokens, s.CostUSD,
 		res.Engine.Requests, res.Engine.Retries, time.Since(started).Round(time.Millisecond))
+	if o.Highlights {
+		f.Infof("digest: highlights: %d requests sent, %d answers from the cache; %d sections have highlights", res.HighlightsWritten, res.HighlightsStored, len(res.Changelog.Highlights))
+	}
 	if n := res.Redacted.Total(); n > 0 {
 		f.Infof("digest: %d secrets replaced by markers before sending (%s); --no-redact sends them as they are", n, res.Redacted)
 	}
 	for _, fl := range res.Failures {
 		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %s\n", textsafe.Line(fl.Repo), fl.Commit, textsafe.Line(fl.Err.Error()))
+	}
+	for _, fl := range res.HighlightFailures {
+		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: highlights of %s: %s\n", textsafe.Line(fl.Repo), textsafe.Line(cmp.Or(fl.Version, "Unreleased")), textsafe.Line(fl.Err.Error()))
 	}
 	unusable := unusableError(f, o, res)
 	switch {
@@ -325,6 +335,12 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 			o.MaxCost, s.Summarized, s.CostUSD, res.NotSent, len(res.Failures))
 	case len(res.Failures) > 0:
 		return fmt.Errorf("%d of %d commits could not be summarized; the rest are stored. Try: run again to retry them", len(res.Failures), s.Commits)
+	case res.HighlightsNotSent > 0:
+		return fmt.Errorf("stopped before --max-cost $%g: highlights of %d of %d sections not asked for; the changelog is written without them ($%.4f spent). Try: a higher --max-cost, and run again to add them",
+			o.MaxCost, res.HighlightsNotSent, res.HighlightSections, s.CostUSD)
+	case len(res.HighlightFailures) > 0:
+		return fmt.Errorf("highlights of %d of %d sections could not be written; the changelog is written without them. Try: run again to retry them",
+			len(res.HighlightFailures), res.HighlightSections)
 	}
 	return nil
 }
@@ -357,8 +373,12 @@ func writeEstimate(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Resul
 		enc := json.NewEncoder(f.IOStreams.Out)
 		return enc.Encode(doc)
 	}
-	_, err := fmt.Fprintf(f.IOStreams.Out, "dry run: %d commits to summarize (%d cached) in %d requests to %s: %d input tokens, at most %d output tokens, at most $%.4f\n",
-		e.Commits, res.Changelog.Stats.Cached, e.Requests, res.Changelog.Model, e.InputTokens, e.MaxOutputTokens, e.CostUSD)
+	highlights := ""
+	if o.Highlights {
+		highlights = fmt.Sprintf(", the highlights of %d sections (%d stored),", e.Highlights, e.HighlightsStored)
+	}
+	_, err := fmt.Fprintf(f.IOStreams.Out, "dry run: %d commits to summarize (%d cached)%s in %d requests to %s: %d input tokens, at most %d output tokens, at most $%.4f\n",
+		e.Commits, res.Changelog.Stats.Cached, highlights, e.Requests, res.Changelog.Model, e.InputTokens, e.MaxOutputTokens, e.CostUSD)
 	return err
 }
 

@@ -8,13 +8,16 @@ import (
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
-// JSON writes the whole changelog as one document: the entries and the totals.
+// JSON writes the whole changelog as one document: the entries, the
+// totals and, when they were asked for, the sections' highlights, in the
+// order of the release notes.
 type JSON struct{}
 
 type jsonChangelog struct {
-	Model   string  `json:"model"`
-	Commits []Entry `json:"commits"`
-	Stats   Stats   `json:"stats"`
+	Model      string        `json:"model"`
+	Commits    []Entry       `json:"commits"`
+	Stats      Stats         `json:"stats"`
+	Highlights *[]Highlights `json:"highlights,omitempty"`
 }
 
 // Write implements Reporter.
@@ -22,6 +25,21 @@ func (JSON) Write(w io.Writer, c *Changelog) error {
 	doc := jsonChangelog{Model: c.Model, Commits: make([]Entry, len(c.Entries)), Stats: c.Stats}
 	for i, e := range c.Entries {
 		doc.Commits[i] = withSkipped(e)
+	}
+	if c.Highlights != nil {
+		notes, err := BuildNotes(c, GroupByNone)
+		if err != nil {
+			return err
+		}
+		hs := []Highlights{}
+		for _, r := range notes.Repos {
+			for _, v := range r.Versions {
+				if len(v.Highlights) > 0 {
+					hs = append(hs, Highlights{Repo: r.Name, RepoID: r.ID, Version: v.Tag, Bullets: v.Highlights})
+				}
+			}
+		}
+		doc.Highlights = &hs
 	}
 	return writeDocument(w, doc)
 }

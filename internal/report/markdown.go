@@ -10,7 +10,8 @@ import (
 )
 
 // Markdown writes release notes: a section per version (Unreleased first,
-// then each tag newest first), the entries of each grouped (GroupBy: by
+// then each tag newest first), its highlights when it has any, the
+// entries of each grouped (GroupBy: by
 // type, by day, or not at all), each with its scope, summary, hash (a link
 // to the commit where the forge is known) and author; references such as
 // #123 link to their pull request. What came from a repository or a model
@@ -47,9 +48,20 @@ func (m Markdown) Write(w io.Writer, c *Changelog) error {
 		}
 		for _, v := range repo.Versions {
 			fmt.Fprintf(bw, "\n%s %s\n", level, textsafe.MarkdownInline(v.Title()))
+			if len(v.Highlights) > 0 {
+				bw.WriteString("\n**Highlights**\n\n")
+				for _, h := range v.MarkdownHighlights() {
+					bw.WriteString("- " + h + "\n")
+				}
+			}
 			for _, g := range v.Groups {
-				if g.Title != "" {
+				switch {
+				case g.Title != "":
 					fmt.Fprintf(bw, "\n%s# %s\n", level, textsafe.MarkdownInline(g.Title))
+				case len(v.Highlights) > 0:
+					// Without a heading between them, the entries' list would
+					// run on from the highlights' as one list.
+					bw.WriteString("\n**Changes**\n")
 				}
 				bw.WriteString("\n")
 				for _, e := range g.Entries {

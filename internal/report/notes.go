@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/committype"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // Notes is a changelog arranged as release notes: per repository, a
@@ -32,6 +33,9 @@ type RepoNotes struct {
 type VersionNotes struct {
 	Tag  string    // "" for Unreleased
 	Date time.Time // the tag's; zero for Unreleased
+	// Highlights are a model's bullets about the section, as it wrote
+	// them (--highlights); MarkdownHighlights gives them as Markdown.
+	Highlights []string
 	// Groups holds the entries by kind of change, in GroupOrder; Entries
 	// holds them all, newest first, as the walk met them.
 	Groups  []GroupNotes
@@ -44,6 +48,21 @@ func (v VersionNotes) Title() string {
 		return "Unreleased"
 	}
 	return fmt.Sprintf("%s (%s)", v.Tag, v.Date.Format(time.DateOnly))
+}
+
+// MarkdownHighlights are the highlights as the Markdown format writes
+// them: each one paragraph of plain text, references linked to the forge
+// of the section's commits.
+func (v VersionNotes) MarkdownHighlights() []string {
+	out := make([]string, len(v.Highlights))
+	for i, h := range v.Highlights {
+		text := textsafe.MarkdownSummary(h)
+		if len(v.Entries) > 0 {
+			text = v.Entries[0].Forge.Link(text)
+		}
+		out[i] = text
+	}
+	return out
 }
 
 // GroupNotes is the entries of one kind of change, or of one day.
@@ -103,6 +122,10 @@ func BuildNotes(c *Changelog, groupBy string) (Notes, error) {
 		return Notes{}, fmt.Errorf("unknown grouping %q. Try: one of %s", groupBy, strings.Join(GroupBys, ", "))
 	}
 	n := Notes{Model: c.Model}
+	highlights := map[string][]string{}
+	for _, h := range c.Highlights {
+		highlights[h.Repo+"\x00"+h.RepoID+"\x00"+h.Version] = h.Bullets
+	}
 	repos := groupEntries(c.Entries, func(e Entry) string { return e.Repo + "\x00" + e.RepoID })
 	named := map[string]int{}
 	for _, repo := range repos {
@@ -124,7 +147,8 @@ func BuildNotes(c *Changelog, groupBy string) (Notes, error) {
 			return a.entries[0].VersionDate.After(b.entries[0].VersionDate)
 		})
 		for _, v := range versions {
-			vn := VersionNotes{Tag: v.key, Date: v.entries[0].VersionDate, Entries: v.entries}
+			vn := VersionNotes{Tag: v.key, Date: v.entries[0].VersionDate, Entries: v.entries,
+				Highlights: highlights[first.Repo+"\x00"+first.RepoID+"\x00"+v.key]}
 			vn.Groups = groups(v.entries, groupBy)
 			rn.Versions = append(rn.Versions, vn)
 		}

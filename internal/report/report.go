@@ -74,6 +74,18 @@ type Changelog struct {
 	Model   string
 	Entries []Entry
 	Stats   Stats
+	// Highlights is nil unless they were asked for (--highlights); then it
+	// holds those of each section that got any.
+	Highlights []Highlights
+}
+
+// Highlights are the bullets a model wrote about one section of the
+// release notes: a repository's Unreleased work (Version "") or a release.
+type Highlights struct {
+	Repo    string   `json:"repo"`
+	RepoID  string   `json:"repo_id"`
+	Version string   `json:"version"`
+	Bullets []string `json:"bullets"`
 }
 
 // Reporter writes a changelog in one format.

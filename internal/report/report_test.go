@@ -206,3 +206,96 @@ func TestWriteRunsInEveryFormat(t *testing.T) {
 		t.Error("xml accepted")
 	}
 }
+
+// withHighlights is changelog() with highlights for two of its sections,
+// one of them hostile: a heading, HTML, an image and a reference to link.
+func withHighlights() *report.Changelog {
+	c := changelog()
+	c.Highlights = []report.Highlights{
+		{Repo: "api", RepoID: "1111111111111111", Version: "v1.1.0", Bullets: []string{"parser (breaking): Rewrites the parser.", "Updates dependencies."}},
+		{Repo: "api", RepoID: "1111111111111111", Version: "", Bullets: []string{
+			"client: Adds retries (#12).", "# Not a heading <script>alert(1)</script>", "![x](https://evil.example/x.png) *bold*\nsecond line"}},
+	}
+	return c
+}
+
+// TestHighlightsGolden: each section's highlights come under its heading,
+// before its groups, escaped like every summary and linked to the forge;
+// JSON lists them in the order of the notes; with --group-by none the
+// entries' list stays apart from the highlights'.
+func TestHighlightsGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		reporter report.Reporter
+	}{
+		{"highlights.markdown", report.Markdown{}},
+		{"highlights-ungrouped.markdown", report.Markdown{GroupBy: report.GroupByNone}},
+		{"highlights.json", report.JSON{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tt.reporter.Write(&b, withHighlights()); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("..", "..", "testdata", "report", tt.name)
+			if *update {
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/report -update creates it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("%s changed (go test ./internal/report -update if intended)\n--- got ---\n%s--- want ---\n%s", tt.name, b.String(), want)
+			}
+		})
+	}
+}
+
+// TestHighlightsOnlyWhenAskedFor: JSON has no highlights key unless they
+// were asked for, and an empty array when asked for and none came.
+func TestHighlightsOnlyWhenAskedFor(t *testing.T) {
+	var b bytes.Buffer
+	if err := (report.JSON{}).Write(&b, changelog()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `"highlights"`) {
+		t.Errorf("highlights key without --highlights:\n%s", b.String())
+	}
+	c := changelog()
+	c.Highlights = []report.Highlights{}
+	b.Reset()
+	if err := (report.JSON{}).Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"highlights": []`) {
+		t.Errorf("no empty highlights array when asked for and none came:\n%s", b.String())
+	}
+}
+
+func TestTemplateReadsTheHighlights(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.tmpl")
+	os.WriteFile(path, []byte(`{{range .Repos}}{{range .Versions}}{{.Title}}:{{range .MarkdownHighlights}} [{{.}}]{{end}}{{range .Highlights}} <{{md .}}>{{end}}
+{{end}}{{end}}`), 0o644)
+	tmpl, err := report.ParseTemplate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := (report.Template{T: tmpl}).Write(&b, withHighlights()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Unreleased: [client: Adds retries ([#12](https://github.com/acme/api/pull/12)).]",
+		"<client: Adds retries (#12).>",
+		"v1.1.0 (2026-05-02): [parser (breaking): Rewrites the parser.] [Updates dependencies.]",
+		"v1.0.0 (2026-05-01):\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+}

@@ -14,7 +14,10 @@ import (
 // Template writes the changelog through a text/template of the user's,
 // for layouts the Markdown format does not cover. The template reads a
 // Notes (see its fields: .Model, .Repos, each with .Title and .Versions,
-// each with .Title, .Tag, .Date, .Groups and .Entries; an entry has
+// each with .Title, .Tag, .Date, .Highlights (a model's bullets about the
+// section with --highlights, as it wrote them: pass each through md, or
+// range over .MarkdownHighlights for them escaped and linked as the
+// Markdown format writes them), .Groups and .Entries; an entry has
 // .Commit, .Short, .URL, .Author, .Date, .Subject, .Summary, .Type,
 // .Scope, .Breaking, .Version), and these functions:
 //
@@ -63,7 +66,7 @@ func sampleNotes() Notes {
 	e := Entry{Repo: "repo", RepoID: "0", Commit: "0000000000000000000000000000000000000000", Short: "0000000", Author: "A",
 		Subject: "feat: x", Summary: "X.", Type: "feat", Version: "v1.0.0"}
 	return Notes{Model: "offline", Repos: []RepoNotes{{Name: "repo", ID: "0", Title: "repo", Versions: []VersionNotes{
-		{Tag: "v1.0.0", Groups: []GroupNotes{{Title: "Features", Entries: []Entry{e}}}, Entries: []Entry{e}},
+		{Tag: "v1.0.0", Highlights: []string{"X."}, Groups: []GroupNotes{{Title: "Features", Entries: []Entry{e}}}, Entries: []Entry{e}},
 	}}}}
 }
 

@@ -41,7 +41,7 @@ type dispatcher struct {
 
 	// For --max-cost: what answered requests cost, and what the requests
 	// in flight may cost at most. Guarded by mu.
-	spend *spend.Cap // --max-cost
+	spend *spend.Cap // --max-cost, the run's across repositories and stages
 }
 
 // dispatch sends the misses through the engine in batches as they come,
@@ -52,7 +52,7 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-ch
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{}, warn: lease.NewWarner(opts.Log),
-		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), spend: spend.New(opts.MaxCost), held: map[*pending]bool{}}
+		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), spend: res.spend, held: map[*pending]bool{}}
 	// However the run ends (done, failed, interrupted), leases still held
 	// are given back, so that a rerun need not wait for them to expire.
 	defer func() {

@@ -15,6 +15,11 @@ type Estimate struct {
 	MaxOutputTokens int     `json:"max_output_tokens"`
 	Failed          int     `json:"failed"`   // commits whose diff could not be read
 	CostUSD         float64 `json:"cost_usd"` // input at list price plus every output token allowed
+
+	// Highlights counts the sections whose highlights would be asked for
+	// (one request each, in Requests); HighlightsStored those stored.
+	Highlights       int `json:"highlights,omitempty"`
+	HighlightsStored int `json:"highlights_stored,omitempty"`
 }
 
 // estimate prepares every miss and adds to est the requests a run would

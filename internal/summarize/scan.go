@@ -130,13 +130,19 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 			e.Cached = true
 			s.cached++
 			s.skippedFiles += len(e.SkippedFiles)
-			if !s.opts.DryRun {
+			switch {
+			case !s.opts.DryRun:
 				s.rr.entries = append(s.rr.entries, s.res.entries.add(e))
+			case s.opts.Highlights: // for the sections a dry run counts highlights of
+				s.rr.entries = append(s.rr.entries, &e)
 			}
 			continue
 		}
 		p := &pending{repo: s.rr, commit: c}
 		if s.opts.DryRun {
+			if s.opts.Highlights {
+				s.rr.entries = append(s.rr.entries, &e) // its summary unknown: counted so
+			}
 			if s.counted != nil {
 				k := key.Commit(s.rr.id, c.Hash)
 				if s.counted[k] {

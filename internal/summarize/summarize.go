@@ -25,6 +25,7 @@ import (
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/sharedlimit"
+	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -75,6 +76,9 @@ type Options struct {
 	// Redactor, when set, replaces the secrets in each commit's message and
 	// diff before they are sent.
 	Redactor *redact.Redactor
+	// Highlights asks the model, once the summaries are in, for 3 to 6
+	// bullets about each version's changes (see highlights).
+	Highlights bool
 
 	Model    provider.Spec
 	Provider provider.Provider
@@ -133,10 +137,20 @@ type Result struct {
 	Redacted redact.Counts // secrets replaced in what was sent, by rule
 	// Estimate holds the counts of a --dry-run, which reports no entries.
 	Estimate *Estimate
+	// With Options.Highlights: the sections of prompt.MinHighlights
+	// changes or more, of them those left unasked by --max-cost and those
+	// whose request failed; and the requests paid for now, and the answers
+	// read from the store.
+	HighlightSections, HighlightsNotSent int
+	HighlightFailures                    []HighlightFailure
+	HighlightsWritten, HighlightsStored  int
 
 	entries  entryList
 	deferred []*pending // misses another process was summarizing
 	runs     []*repoRun // one per repository, in order
+	// spend is --max-cost, one for the run across repositories and
+	// stages (summaries, then highlights).
+	spend *spend.Cap
 }
 
 // pending is a commit that missed the cache, on its way to the provider.
@@ -300,7 +314,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Owner == "" {
 		opts.Owner = lease.NewOwner()
 	}
-	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}}
+	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}, spend: spend.New(opts.MaxCost)}
 	// Every repository is opened and its --rev resolved before any is
 	// summarized: one that cannot be (a typo in a path, a tag only some
 	// have) is set aside with why, and the others are summarized. With a
@@ -370,6 +384,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	for _, rr := range res.runs {
 		if rerr := rr.release(ctx); rerr != nil && err == nil && ctx.Err() == nil {
 			err = rerr
+		}
+	}
+	if opts.Highlights && err == nil {
+		if opts.DryRun {
+			err = estimateHighlights(ctx, opts, res.Estimate, res.runs)
+		} else {
+			err = highlights(ctx, opts, eng, res)
 		}
 	}
 	res.Changelog.Stats.Repositories = len(repos) - len(res.Empty)

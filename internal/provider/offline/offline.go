@@ -28,7 +28,7 @@ func New(count func(string) int) *Provider {
 
 var _ provider.Provider = (*Provider)(nil)
 
-// Complete answers a commit-summary request.
+// Complete answers a commit-summary request, or a release's highlights.
 func (p *Provider) Complete(ctx context.Context, req provider.Request) (provider.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return provider.Response{}, err
@@ -37,6 +37,10 @@ func (p *Provider) Complete(ctx context.Context, req provider.Request) (provider
 	input.WriteString(req.System)
 	for _, m := range req.Messages {
 		input.WriteString(m.Content)
+	}
+	if changes, ok := prompt.ReadHighlights(req.System, req.Messages); ok {
+		text := prompt.FormatHighlights(Highlights(changes))
+		return provider.Response{Text: text, Usage: provider.Usage{InputTokens: p.count(input.String()), OutputTokens: p.count(text)}}, nil
 	}
 	commits := prompt.Parse(input.String())
 	if len(commits) == 0 {
