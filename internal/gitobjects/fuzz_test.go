@@ -83,7 +83,7 @@ func FuzzParseEntryHeader(f *testing.F) {
 	f.Add(append([]byte{0x75}, bytes.Repeat([]byte{7}, 20)...), int64(100))
 	f.Add([]byte{0x85}, int64(12)) // continuation with nothing after
 	f.Fuzz(func(t *testing.T, raw []byte, off int64) {
-		e, err := parseEntryHeader(raw, off)
+		e, err := parseEntryHeader(raw, off, SHA1Size)
 		if err != nil {
 			return
 		}
@@ -106,7 +106,7 @@ func FuzzParseIndex(f *testing.F) {
 	bad[8+255*4+3] = 3 // claims three objects it does not hold
 	f.Add(bad)
 	f.Fuzz(func(t *testing.T, idx []byte) {
-		p := &pack{}
+		p := &pack{hashLen: SHA1Size}
 		if err := p.parseIndex(idx); err != nil {
 			return
 		}
@@ -115,8 +115,7 @@ func FuzzParseIndex(f *testing.F) {
 				break
 			}
 			p.offset(i)
-			var h [20]byte
-			copy(h[:], p.names[i*20:])
+			h := IDFromBytes(p.names[i*SHA1Size : (i+1)*SHA1Size])
 			// Unsorted names may hide an entry from the binary search; what
 			// matters is that it reads nothing out of bounds.
 			p.find(h)
@@ -134,10 +133,10 @@ func FuzzCommitGraph(f *testing.F) {
 	g, _ := ParseCommitGraph(base)
 	for i := range g.Len() {
 		h, _ := g.Hash(i)
-		below = append(below, h)
+		below = append(below, h.Hash())
 	}
 	tip := graphEntry{hash: hashOf("tip"), parents: []plumbing.Hash{entries[5].hash, entries[0].hash, entries[1].hash}, level: 5}
-	f.Add(base, writeGraph([]graphEntry{tip}, below, [][]byte{trailer(base)}))
+	f.Add(base, writeGraph([]graphEntry{tip}, below, [][]byte{trailer(base, SHA1Size)}))
 	f.Add(writeGraph(nil, nil, nil), []byte(nil))
 	f.Add([]byte("CGPH\x01\x01\x00\x00"), []byte(nil))
 	f.Fuzz(func(t *testing.T, base, tip []byte) {
