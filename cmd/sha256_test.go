@@ -126,4 +126,7 @@ func TestSHA256RepositoryIsSummarized(t *testing.T) {
 	if w := strings.ReplaceAll(first.out, `"cached":false`, `"cached":true`); second.out != w {
 		t.Errorf("the rerun differs from the first run beyond cached:true\n got %s\nwant %s", second.out, w)
 	}
+
+	res := h.run(context.Background(), "summarize", dir, "--renames")
+	oneLineError(t, res, 1, "--renames", "SHA-256")
 }
