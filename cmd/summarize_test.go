@@ -754,20 +754,6 @@ func TestOneUnusableRepositoryDoesNotStopTheOthers(t *testing.T) {
 	oneLineError(t, res, 1, "is a file, not a repository")
 }
 
-// TestSHA256RepositoryIsRefusedClearly: digest cannot read a SHA-256
-// repository yet; it says so in one line with what to try, rather than
-// go-git's "unknown extension: objectformat".
-func TestSHA256RepositoryIsRefusedClearly(t *testing.T) {
-	dir := t.TempDir()
-	cmd := exec.Command("git", "init", "-q", "--object-format=sha256", dir)
-	cmd.Env = gittest.GitEnv(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("git cannot make a SHA-256 repository here: %v %s", err, out)
-	}
-	res := newHarness(t).run(context.Background(), "summarize", dir)
-	oneLineError(t, res, 1, "is a SHA-256 repository", "cannot read yet")
-}
-
 // TestPathspecsAreTakenFromTheDirectoryDigestRunsIn: pathspecs, git's magic
 // included (exclude, icase, glob, literal, top), select the commits git
 // selects, compared with git rev-list; run from a subdirectory they are

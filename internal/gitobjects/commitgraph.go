@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/digest-cli/digest/internal/offheap"
 )
 
@@ -35,15 +33,18 @@ type CommitGraph struct {
 
 type graphLayer struct {
 	fanout []byte // 256 big-endian counts
-	oids   []byte // sorted, 20 bytes each
-	data   []byte // CDAT: tree, two parents, level and date; 36 bytes each
-	edges  []byte // EDGE: octopus merges' further parents
-	below  uint32 // commits in the layers under this one
+	// hashLen is the object names' length: 20 bytes, or 32 in a SHA-256
+	// repository (the header's hash version 2).
+	hashLen int
+	oids    []byte // sorted, hashLen bytes each
+	data    []byte // CDAT: tree, two parents, level and date; hashLen+16 bytes each
+	edges   []byte // EDGE: octopus merges' further parents
+	below   uint32 // commits in the layers under this one
 }
 
 // GraphCommit is what the commit-graph holds of one commit.
 type GraphCommit struct {
-	Tree plumbing.Hash
+	Tree ID
 	// Parents are positions in the graph, in the commit's order.
 	Parents []uint32
 	// Time is the committer date in seconds since the epoch, as git's
@@ -60,8 +61,6 @@ type GraphCommit struct {
 const MaxGraphLevel = 1<<30 - 1
 
 const (
-	graphHashLen    = 20
-	graphDataLen    = graphHashLen + 16
 	graphNoParent   = 0x70000000
 	graphEdgeMarker = 0x80000000
 	graphLastEdge   = 0x80000000
@@ -110,7 +109,7 @@ func OpenCommitGraph(objectsDir string) (*CommitGraph, error) {
 }
 
 func parseHex(s string) ([]byte, bool) {
-	if len(s) != 2*graphHashLen {
+	if len(s) != 2*SHA1Size && len(s) != 2*SHA256Size {
 		return nil, false
 	}
 	h, err := hex.DecodeString(s)
@@ -160,17 +159,20 @@ func (g *CommitGraph) parse(files [][]byte, hashes [][]byte) error {
 		if err != nil {
 			return err
 		}
+		if i > 0 && l.hashLen != g.layers[0].hashLen {
+			return fmt.Errorf("layer %d is of another hash version than layer 0: %w", i, errBadGraph)
+		}
 		// A layer names the layers below by their checksums, their trailers.
 		for j := range i {
-			if !bytes.Equal(bases[j*graphHashLen:(j+1)*graphHashLen], trailer(files[j])) {
+			if !bytes.Equal(bases[j*l.hashLen:(j+1)*l.hashLen], trailer(files[j], l.hashLen)) {
 				return fmt.Errorf("layer %d does not name layer %d as its base: %w", i, j, errBadGraph)
 			}
 		}
-		if hashes != nil && !bytes.Equal(trailer(f), hashes[i]) {
+		if hashes != nil && !bytes.Equal(trailer(f, l.hashLen), hashes[i]) {
 			return fmt.Errorf("layer %d is not the file the chain names: %w", i, errBadGraph)
 		}
 		l.below = uint32(below)
-		below += uint64(len(l.oids) / graphHashLen)
+		below += uint64(len(l.oids) / l.hashLen)
 		if below >= graphNoParent { // positions must stay clear of the markers
 			return fmt.Errorf("too many commits: %w", errBadGraph)
 		}
@@ -180,22 +182,29 @@ func (g *CommitGraph) parse(files [][]byte, hashes [][]byte) error {
 }
 
 // trailer is a parsed file's checksum, which names it in a chain.
-func trailer(f []byte) []byte { return f[len(f)-graphHashLen:] }
+func trailer(f []byte, hashLen int) []byte { return f[len(f)-hashLen:] }
 
 // parseGraphLayer reads one file's header and chunk table; layer is its
 // place in the chain, which its header must state. It returns the BASE
 // chunk too.
 func parseGraphLayer(f []byte, layer int) (graphLayer, []byte, error) {
 	const headerLen, entryLen = 8, 12
-	if len(f) < headerLen+entryLen+graphHashLen || string(f[:4]) != "CGPH" {
+	if len(f) < headerLen+entryLen+SHA256Size || string(f[:4]) != "CGPH" {
 		return graphLayer{}, nil, errBadGraph
 	}
 	if f[4] != 1 {
 		return graphLayer{}, nil, fmt.Errorf("commit-graph version %d is not supported", f[4])
 	}
-	if f[5] != 1 {
-		return graphLayer{}, nil, fmt.Errorf("commit-graph of hash version %d, not SHA-1", f[5])
+	var graphHashLen int
+	switch f[5] {
+	case 1:
+		graphHashLen = SHA1Size
+	case 2:
+		graphHashLen = SHA256Size
+	default:
+		return graphLayer{}, nil, fmt.Errorf("commit-graph of hash version %d, neither SHA-1 nor SHA-256", f[5])
 	}
+	graphDataLen := graphHashLen + 16
 	chunks, bases := int(f[6]), int(f[7])
 	if bases != layer {
 		return graphLayer{}, nil, fmt.Errorf("a layer with %d bases at place %d of its chain: %w", bases, layer, errBadGraph)
@@ -222,7 +231,7 @@ func parseGraphLayer(f []byte, layer int) (graphLayer, []byte, error) {
 	if last := f[headerLen+chunks*entryLen:]; string(last[:4]) != "\x00\x00\x00\x00" {
 		return graphLayer{}, nil, errBadGraph
 	}
-	l := graphLayer{fanout: found["OIDF"], oids: found["OIDL"], data: found["CDAT"], edges: found["EDGE"]}
+	l := graphLayer{hashLen: graphHashLen, fanout: found["OIDF"], oids: found["OIDL"], data: found["CDAT"], edges: found["EDGE"]}
 	if len(l.fanout) != 256*4 {
 		return graphLayer{}, nil, errBadGraph
 	}
@@ -235,7 +244,7 @@ func parseGraphLayer(f []byte, layer int) (graphLayer, []byte, error) {
 		prev = n
 	}
 	n := uint64(prev)
-	if uint64(len(l.oids)) != n*graphHashLen || uint64(len(l.data)) != n*graphDataLen || len(l.edges)%4 != 0 {
+	if uint64(len(l.oids)) != n*uint64(graphHashLen) || uint64(len(l.data)) != n*uint64(graphDataLen) || len(l.edges)%4 != 0 {
 		return graphLayer{}, nil, errBadGraph
 	}
 	base := found["BASE"]
@@ -258,23 +267,28 @@ func (g *CommitGraph) Close() error {
 // Len is the number of commits in the graph.
 func (g *CommitGraph) Len() uint32 {
 	last := g.layers[len(g.layers)-1]
-	return last.below + uint32(len(last.oids)/graphHashLen)
+	return last.below + uint32(len(last.oids)/last.hashLen)
 }
 
 // Find returns the position of commit h, or false when the graph does not
 // hold it: written before the commit was, or never a commit.
-func (g *CommitGraph) Find(h plumbing.Hash) (uint32, bool) {
+func (g *CommitGraph) Find(h ID) (uint32, bool) {
 	// The newest layer first: recent commits are the ones walks start at.
 	for i := len(g.layers) - 1; i >= 0; i-- {
 		l := &g.layers[i]
-		lo := uint32(0)
-		if h[0] > 0 {
-			lo = binary.BigEndian.Uint32(l.fanout[(int(h[0])-1)*4:])
+		name := h.Bytes()
+		if len(name) != l.hashLen {
+			return 0, false
 		}
-		hi := binary.BigEndian.Uint32(l.fanout[int(h[0])*4:])
+		lo := uint32(0)
+		if name[0] > 0 {
+			lo = binary.BigEndian.Uint32(l.fanout[(int(name[0])-1)*4:])
+		}
+		hi := binary.BigEndian.Uint32(l.fanout[int(name[0])*4:])
+		n := uint32(l.hashLen)
 		for lo < hi {
 			mid := lo + (hi-lo)/2
-			switch c := bytes.Compare(l.oids[mid*graphHashLen:(mid+1)*graphHashLen], h[:]); {
+			switch c := bytes.Compare(l.oids[mid*n:(mid+1)*n], name); {
 			case c == 0:
 				return l.below + mid, true
 			case c < 0:
@@ -293,21 +307,20 @@ func (g *CommitGraph) layerOf(pos uint32) (*graphLayer, uint32, bool) {
 		l := &g.layers[i]
 		if pos >= l.below {
 			local := pos - l.below
-			return l, local, local < uint32(len(l.oids)/graphHashLen)
+			return l, local, local < uint32(len(l.oids)/l.hashLen)
 		}
 	}
 	return nil, 0, false
 }
 
 // Hash returns the commit at position pos.
-func (g *CommitGraph) Hash(pos uint32) (plumbing.Hash, error) {
+func (g *CommitGraph) Hash(pos uint32) (ID, error) {
 	l, local, ok := g.layerOf(pos)
 	if !ok {
-		return plumbing.ZeroHash, fmt.Errorf("commit-graph position %d of %d: %w", pos, g.Len(), errBadGraph)
+		return ID{}, fmt.Errorf("commit-graph position %d of %d: %w", pos, g.Len(), errBadGraph)
 	}
-	var h plumbing.Hash
-	copy(h[:], l.oids[local*graphHashLen:])
-	return h, nil
+	n := uint32(l.hashLen)
+	return IDFromBytes(l.oids[local*n : (local+1)*n]), nil
 }
 
 // Commit reads the commit at position pos, its parents appended to
@@ -318,10 +331,11 @@ func (g *CommitGraph) Commit(pos uint32, parents []uint32) (GraphCommit, error) 
 	if !ok {
 		return GraphCommit{}, fmt.Errorf("commit-graph position %d of %d: %w", pos, g.Len(), errBadGraph)
 	}
-	limit := l.below + uint32(len(l.oids)/graphHashLen)
+	graphHashLen := uint32(l.hashLen)
+	graphDataLen := graphHashLen + 16
+	limit := l.below + uint32(len(l.oids))/graphHashLen
 	d := l.data[local*graphDataLen : (local+1)*graphDataLen]
-	c := GraphCommit{Parents: parents[:0]}
-	copy(c.Tree[:], d)
+	c := GraphCommit{Parents: parents[:0], Tree: IDFromBytes(d[:graphHashLen])}
 	levelAndHigh := binary.BigEndian.Uint32(d[graphHashLen+8:])
 	c.Level = levelAndHigh >> 2
 	c.Time = int64(levelAndHigh&3)<<32 | int64(binary.BigEndian.Uint32(d[graphHashLen+12:]))

@@ -127,11 +127,11 @@ func checkGraph(t *testing.T, g *CommitGraph, entries []graphEntry) {
 		t.Fatalf("Len %d, want %d", g.Len(), len(entries))
 	}
 	for _, e := range entries {
-		pos, ok := g.Find(e.hash)
+		pos, ok := g.Find(IDFromHash(e.hash))
 		if !ok {
 			t.Fatalf("%s not found", e.hash)
 		}
-		if h, err := g.Hash(pos); err != nil || h != e.hash {
+		if h, err := g.Hash(pos); err != nil || h != IDFromHash(e.hash) {
 			t.Fatalf("Hash(%d) = %s, %v; want %s", pos, h, err, e.hash)
 		}
 		c, err := g.Commit(pos, nil)
@@ -144,14 +144,14 @@ func checkGraph(t *testing.T, g *CommitGraph, entries []graphEntry) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parents = append(parents, h)
+			parents = append(parents, h.Hash())
 		}
-		if c.Tree != e.tree || c.Time != e.time || c.Level != e.level || !slices.Equal(parents, e.parents) {
+		if c.Tree != IDFromHash(e.tree) || c.Time != e.time || c.Level != e.level || !slices.Equal(parents, e.parents) {
 			t.Errorf("%s: got tree %s time %d level %d parents %v\nwant tree %s time %d level %d parents %v",
 				e.hash, c.Tree, c.Time, c.Level, parents, e.tree, e.time, e.level, e.parents)
 		}
 	}
-	if _, ok := g.Find(hashOf("not a commit of the graph")); ok {
+	if _, ok := g.Find(IDFromHash(hashOf("not a commit of the graph"))); ok {
 		t.Error("found a commit the graph does not hold")
 	}
 }
@@ -178,10 +178,10 @@ func TestCommitGraphChain(t *testing.T) {
 	var below []plumbing.Hash
 	for i := range g.Len() {
 		h, _ := g.Hash(i)
-		below = append(below, h)
+		below = append(below, h.Hash())
 	}
 	tip := graphEntry{hash: hashOf("tip"), tree: hashOf("t6"), parents: []plumbing.Hash{hashOf("octopus"), hashOf("c")}, time: 1<<33 + 30, level: 5}
-	top := writeGraph([]graphEntry{tip}, below, [][]byte{trailer(base)})
+	top := writeGraph([]graphEntry{tip}, below, [][]byte{trailer(base, SHA1Size)})
 	chain, err := ParseCommitGraph(base, top)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestCommitGraphRejectsDamage(t *testing.T) {
 	}
 	// Past its layer's end, a parent is damage to report at the lookup.
 	f := bytes.Clone(file)
-	binary.BigEndian.PutUint32(f[chunkOffset(f, "CDAT")+graphHashLen:], 6)
+	binary.BigEndian.PutUint32(f[chunkOffset(f, "CDAT")+SHA1Size:], 6)
 	g, err := ParseCommitGraph(f)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +302,7 @@ func checkAgainstObjects(t *testing.T, r *gittest.Repo, g *CommitGraph, commits 
 		if err != nil {
 			t.Fatal(err)
 		}
-		pos, ok := g.Find(h)
+		pos, ok := g.Find(IDFromHash(h))
 		if !ok {
 			t.Fatalf("%s is not in the graph", h)
 		}
@@ -317,11 +317,11 @@ func checkAgainstObjects(t *testing.T, r *gittest.Repo, g *CommitGraph, commits 
 			if err != nil {
 				t.Fatal(err)
 			}
-			parents = append(parents, ph)
-			level = max(level, levels[ph]+1)
+			parents = append(parents, ph.Hash())
+			level = max(level, levels[ph.Hash()]+1)
 		}
 		levels[h] = c.Level
-		if c.Tree != want.TreeHash || c.Time != want.Committer.When.Unix() || !slices.Equal(parents, want.ParentHashes) || c.Level != level {
+		if c.Tree != IDFromHash(want.TreeHash) || c.Time != want.Committer.When.Unix() || !slices.Equal(parents, want.ParentHashes) || c.Level != level {
 			t.Errorf("%s: graph has tree %s time %d parents %v level %d; the commit has tree %s time %d parents %v (level %d)",
 				h, c.Tree, c.Time, parents, c.Level, want.TreeHash, want.Committer.When.Unix(), want.ParentHashes, level)
 		}

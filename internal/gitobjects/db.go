@@ -38,6 +38,9 @@ const maxChain = 10_000
 type DB struct {
 	dirs  []string // objects directories: the repository's, then alternates
 	cache *baseCache
+	// hashLen is the length of the repository's object names: SHA1Size,
+	// or SHA256Size.
+	hashLen int
 
 	mu    sync.RWMutex
 	packs []*pack
@@ -48,7 +51,16 @@ type DB struct {
 // bases of up to cacheBytes. It fails on packs it cannot read, so that a
 // caller can fall back to another reader rather than miss objects.
 func Open(objectsDir string, cacheBytes int) (*DB, error) {
-	db := &DB{cache: newBaseCache(cacheBytes), known: map[string]bool{}}
+	return OpenFormat(objectsDir, cacheBytes, SHA1Size)
+}
+
+// OpenFormat is Open for a repository whose object names are hashLen bytes
+// long: SHA1Size, or SHA256Size for `git init --object-format=sha256`.
+func OpenFormat(objectsDir string, cacheBytes, hashLen int) (*DB, error) {
+	if hashLen != SHA1Size && hashLen != SHA256Size {
+		return nil, fmt.Errorf("%s: object names of %d bytes: neither SHA-1 nor SHA-256", objectsDir, hashLen)
+	}
+	db := &DB{cache: newBaseCache(cacheBytes), known: map[string]bool{}, hashLen: hashLen}
 	if err := db.addDir(objectsDir, 0); err != nil {
 		return nil, err
 	}
@@ -115,7 +127,7 @@ func (db *DB) scanPacks() error {
 			if _, err := os.Stat(strings.TrimSuffix(name, ".pack") + ".idx"); errors.Is(err, os.ErrNotExist) {
 				continue // still being written; git ignores it too
 			}
-			p, err := openPack(name)
+			p, err := openPack(name, db.hashLen)
 			if err != nil {
 				return err
 			}
@@ -125,6 +137,9 @@ func (db *DB) scanPacks() error {
 	}
 	return nil
 }
+
+// HashSize is the length of the repository's object names in bytes.
+func (db *DB) HashSize() int { return db.hashLen }
 
 // Close closes the pack files.
 func (db *DB) Close() error {
@@ -150,7 +165,7 @@ type Object struct {
 }
 
 // Read reads an object whole.
-func (db *DB) Read(h plumbing.Hash) (Object, error) {
+func (db *DB) Read(h ID) (Object, error) {
 	return db.ReadLimited(h, 0)
 }
 
@@ -158,7 +173,7 @@ func (db *DB) Read(h plumbing.Hash) (Object, error) {
 // limit), in which case only its type and size are returned: a packed
 // object's size is known before it is inflated, a delta's after inflating
 // the delta alone.
-func (db *DB) ReadLimited(h plumbing.Hash, limit int64) (Object, error) {
+func (db *DB) ReadLimited(h ID, limit int64) (Object, error) {
 	obj, _, err := db.readOrRescan(h, limit, false)
 	return obj, err
 }
@@ -168,7 +183,7 @@ func (db *DB) ReadLimited(h plumbing.Hash, limit int64) (Object, error) {
 // and not to be kept past it. Reading history newest first, each version
 // of a file is often read just after it was cached as the base of the
 // version before it.
-func (db *DB) Borrow(h plumbing.Hash, limit int64) (obj Object, release func(), err error) {
+func (db *DB) Borrow(h ID, limit int64) (obj Object, release func(), err error) {
 	obj, s, err := db.readOrRescan(h, limit, true)
 	if s == nil {
 		return obj, func() {}, err
@@ -178,7 +193,7 @@ func (db *DB) Borrow(h plumbing.Hash, limit int64) (obj Object, release func(), 
 
 // readOrRescan reads an object, looking again for packs added since they
 // were last listed if it is not found.
-func (db *DB) readOrRescan(h plumbing.Hash, limit int64, borrow bool) (Object, *slot, error) {
+func (db *DB) readOrRescan(h ID, limit int64, borrow bool) (Object, *slot, error) {
 	for attempt := 0; ; attempt++ {
 		obj, s, err := db.read(h, limit, borrow)
 		if !errors.Is(err, ErrNotFound) || attempt > 0 {
@@ -191,7 +206,10 @@ func (db *DB) readOrRescan(h plumbing.Hash, limit int64, borrow bool) (Object, *
 }
 
 // Has reports whether the object is here, without reading it.
-func (db *DB) Has(h plumbing.Hash) bool {
+func (db *DB) Has(h ID) bool {
+	if h.Len() != db.hashLen {
+		return false
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		if p, _ := db.locate(h); p != nil {
 			return true
@@ -208,7 +226,7 @@ func (db *DB) Has(h plumbing.Hash) bool {
 	return false
 }
 
-func (db *DB) locate(h plumbing.Hash) (*pack, int64) {
+func (db *DB) locate(h ID) (*pack, int64) {
 	db.mu.RLock()
 	packs := db.packs
 	db.mu.RUnlock()
@@ -224,7 +242,10 @@ func (db *DB) locate(h plumbing.Hash) (*pack, int64) {
 
 // read reads an object; borrowed from the cache, it comes with the slot to
 // unpin once it is no longer read.
-func (db *DB) read(h plumbing.Hash, limit int64, borrow bool) (Object, *slot, error) {
+func (db *DB) read(h ID, limit int64, borrow bool) (Object, *slot, error) {
+	if h.Len() != db.hashLen {
+		return Object{}, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
+	}
 	if p, off := db.locate(h); p != nil {
 		obj, s, err := db.readPacked(p, off, limit, borrow)
 		if err != nil {
@@ -245,8 +266,8 @@ func (db *DB) read(h plumbing.Hash, limit int64, borrow bool) (Object, *slot, er
 	return Object{}, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
 }
 
-func loosePath(dir string, h plumbing.Hash) string {
-	s := h.String()
+func loosePath(dir string, h ID) string {
+	s := h.String() // 40 or 64 digits, as the file is named
 	return filepath.Join(dir, s[:2], s[2:])
 }
 

@@ -81,17 +81,23 @@ func FuzzParseEntryHeader(f *testing.F) {
 	f.Add([]byte{0x65, 0x81, 0x00, 0x78}, int64(1000))    // ofs delta
 	f.Add([]byte{0x65, 0xff, 0xff, 0xff, 0x7f}, int64(5)) // distance beyond the pack's start
 	f.Add(append([]byte{0x75}, bytes.Repeat([]byte{7}, 20)...), int64(100))
-	f.Add([]byte{0x85}, int64(12)) // continuation with nothing after
+	f.Add([]byte{0x85}, int64(12))                                          // continuation with nothing after
+	f.Add(append([]byte{0x75}, bytes.Repeat([]byte{7}, 32)...), int64(100)) // a SHA-256 ref delta
 	f.Fuzz(func(t *testing.T, raw []byte, off int64) {
-		e, err := parseEntryHeader(raw, off)
-		if err != nil {
-			return
-		}
-		if e.typ == typeOfsDelta && (e.base < 0 || e.base >= off) {
-			t.Fatalf("base %d for an entry at %d", e.base, off)
-		}
-		if len(e.data) > len(raw) {
-			t.Fatal("data longer than the entry")
+		for _, hashLen := range []int{SHA1Size, SHA256Size} {
+			e, err := parseEntryHeader(raw, off, hashLen)
+			if err != nil {
+				continue
+			}
+			if e.typ == typeOfsDelta && (e.base < 0 || e.base >= off) {
+				t.Fatalf("base %d for an entry at %d", e.base, off)
+			}
+			if len(e.data) > len(raw) {
+				t.Fatal("data longer than the entry")
+			}
+			if e.typ == typeRefDelta && e.ref.Len() != hashLen {
+				t.Fatalf("a %d-byte base name in a pack of %d-byte names", e.ref.Len(), hashLen)
+			}
 		}
 	})
 }
@@ -105,21 +111,23 @@ func FuzzParseIndex(f *testing.F) {
 	bad := bytes.Clone(v2)
 	bad[8+255*4+3] = 3 // claims three objects it does not hold
 	f.Add(bad)
+	f.Add(append([]byte("\xfftOc\x00\x00\x00\x02"), make([]byte, 256*4+64)...)) // SHA-256, empty
 	f.Fuzz(func(t *testing.T, idx []byte) {
-		p := &pack{}
-		if err := p.parseIndex(idx); err != nil {
-			return
-		}
-		for i := range int(p.count()) {
-			if i >= 64 {
-				break
+		for _, hashLen := range []int{SHA1Size, SHA256Size} {
+			p := &pack{hashLen: hashLen}
+			if err := p.parseIndex(idx); err != nil {
+				continue
 			}
-			p.offset(i)
-			var h [20]byte
-			copy(h[:], p.names[i*20:])
-			// Unsorted names may hide an entry from the binary search; what
-			// matters is that it reads nothing out of bounds.
-			p.find(h)
+			for i := range int(p.count()) {
+				if i >= 64 {
+					break
+				}
+				p.offset(i)
+				h := IDFromBytes(p.names[i*hashLen : (i+1)*hashLen])
+				// Unsorted names may hide an entry from the binary search;
+				// what matters is that it reads nothing out of bounds.
+				p.find(h)
+			}
 		}
 	})
 }
@@ -134,10 +142,10 @@ func FuzzCommitGraph(f *testing.F) {
 	g, _ := ParseCommitGraph(base)
 	for i := range g.Len() {
 		h, _ := g.Hash(i)
-		below = append(below, h)
+		below = append(below, h.Hash())
 	}
 	tip := graphEntry{hash: hashOf("tip"), parents: []plumbing.Hash{entries[5].hash, entries[0].hash, entries[1].hash}, level: 5}
-	f.Add(base, writeGraph([]graphEntry{tip}, below, [][]byte{trailer(base)}))
+	f.Add(base, writeGraph([]graphEntry{tip}, below, [][]byte{trailer(base, SHA1Size)}))
 	f.Add(writeGraph(nil, nil, nil), []byte(nil))
 	f.Add([]byte("CGPH\x01\x01\x00\x00"), []byte(nil))
 	f.Fuzz(func(t *testing.T, base, tip []byte) {

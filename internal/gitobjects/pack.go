@@ -28,10 +28,13 @@ type pack struct {
 	name string
 	file *os.File
 	size int64
+	// hashLen is the length of object names and checksums: 20 bytes, or
+	// 32 in a SHA-256 repository.
+	hashLen int
 
 	// The index, mapped (see offheap.MapFile) until close: fanout[b] counts the
-	// names whose first byte is at most b; names holds them sorted, 20
-	// bytes each; offsets holds their pack offsets (4 bytes each, the top
+	// names whose first byte is at most b; names holds them sorted,
+	// hashLen bytes each; offsets holds their pack offsets (4 bytes each, the top
 	// bit sending large ones to large, 8 bytes each).
 	fanout  [256]uint32
 	names   []byte
@@ -82,12 +85,12 @@ func (p *pack) close() error {
 
 // openPack reads the index next to the pack file path (".pack") and checks
 // both belong together.
-func openPack(path string) (*pack, error) {
+func openPack(path string, hashLen int) (*pack, error) {
 	idx, unmap, err := offheap.MapFile(strings.TrimSuffix(path, ".pack") + ".idx")
 	if err != nil {
 		return nil, err
 	}
-	p := &pack{name: path, unmap: unmap}
+	p := &pack{name: path, unmap: unmap, hashLen: hashLen}
 	if err := p.parseIndex(idx); err != nil {
 		unmap()
 		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(path, ".pack")+".idx", err)
@@ -139,16 +142,20 @@ func openPack(path string) (*pack, error) {
 // reads few does not sort git.git's 849,000 offsets first. Only its frame
 // is checked here; each lookup checks the entries it reads.
 func (p *pack) parseReverseIndex(rev []byte, f *os.File) bool {
-	const header, trailer = 12, 2 * 20
+	header, trailer := 12, 2*p.hashLen
+	hashID := uint32(1) // SHA-1; 2 is SHA-256
+	if p.hashLen == SHA256Size {
+		hashID = 2
+	}
 	if len(rev) != header+4*int(p.count())+trailer || string(rev[:4]) != "RIDX" ||
-		binary.BigEndian.Uint32(rev[4:]) != 1 || binary.BigEndian.Uint32(rev[8:]) != 1 {
+		binary.BigEndian.Uint32(rev[4:]) != 1 || binary.BigEndian.Uint32(rev[8:]) != hashID {
 		return false
 	}
 	// It names its pack by the pack's checksum: one left from another pack
 	// of the same name must not be taken.
-	var sum [20]byte
-	_, err := f.ReadAt(sum[:], p.size-20)
-	return err == nil && bytes.Equal(sum[:], rev[len(rev)-trailer:len(rev)-20])
+	sum := make([]byte, p.hashLen)
+	_, err := f.ReadAt(sum, p.size-int64(p.hashLen))
+	return err == nil && bytes.Equal(sum, rev[len(rev)-trailer:len(rev)-p.hashLen])
 }
 
 // sortStarts lists every entry's offset in pack order, with a radix sort:
@@ -160,7 +167,7 @@ func (p *pack) sortStarts() error {
 	var highest int64
 	for i := range n {
 		off, err := p.offset(i)
-		if err != nil || off < 12 || off >= p.size-20 {
+		if err != nil || off < 12 || off >= p.size-int64(p.hashLen) {
 			free()
 			return errors.New("index names an offset outside the pack")
 		}
@@ -188,7 +195,7 @@ func (p *pack) sortStarts() error {
 	if n > 0 && &from[0] != &starts[0] {
 		copy(starts, from)
 	}
-	starts[n] = p.size - 20 // the trailer: the pack's checksum
+	starts[n] = p.size - int64(p.hashLen) // the trailer: the pack's checksum
 	p.freeStarts = free
 	p.starts.Store(&starts)
 	return nil
@@ -196,9 +203,11 @@ func (p *pack) sortStarts() error {
 
 var errBadIndex = errors.New("malformed pack index")
 
-// parseIndex accepts index versions 1 and 2 for SHA-1 repositories.
+// parseIndex accepts index versions 1 and 2 for SHA-1 repositories, and
+// version 2 with 32-byte names for SHA-256 ones (what git writes there).
 func (p *pack) parseIndex(idx []byte) error {
-	const trailer = 2 * 20 // the pack's checksum and the index's own
+	hashLen := p.hashLen
+	trailer := 2 * hashLen // the pack's checksum and the index's own
 	body := idx
 	version := 1
 	if len(idx) >= 8 && string(idx[:4]) == "\xfftOc" {
@@ -219,6 +228,9 @@ func (p *pack) parseIndex(idx []byte) error {
 	}
 	n := int(p.fanout[255])
 	body = body[256*4:]
+	if version == 1 && hashLen != SHA1Size {
+		return fmt.Errorf("index version 1 in a repository of %d-byte names: %w", hashLen, errBadIndex)
+	}
 	if version == 1 {
 		// Entries interleave a 4-byte offset and a 20-byte name; split them
 		// into the version 2 layout once, so lookups need not care.
@@ -236,27 +248,33 @@ func (p *pack) parseIndex(idx []byte) error {
 	}
 	// After the names, CRCs and offsets, only 8-byte large offsets, at most
 	// one per object: any other length is damage or another hash's index.
-	if rest := len(body) - n*28 - trailer; n > (len(body)-trailer)/28 || rest%8 != 0 || rest/8 > n {
+	entryLen := hashLen + 8 // a name, its CRC and its offset
+	if rest := len(body) - n*entryLen - trailer; n > (len(body)-trailer)/entryLen || rest%8 != 0 || rest/8 > n {
 		return errBadIndex
 	}
-	p.names = body[:n*20]
-	p.offsets = body[n*24 : n*28] // after the names and their CRCs
-	p.large = body[n*28 : len(body)-trailer]
+	p.names = body[:n*hashLen]
+	p.offsets = body[n*(hashLen+4) : n*entryLen] // after the names and their CRCs
+	p.large = body[n*entryLen : len(body)-trailer]
 	return nil
 }
 
 func (p *pack) count() uint32 { return p.fanout[255] }
 
 // find returns the index of h among the pack's names, or -1.
-func (p *pack) find(h plumbing.Hash) int {
-	lo := 0
-	if h[0] > 0 {
-		lo = int(p.fanout[h[0]-1])
+func (p *pack) find(h ID) int {
+	name := h.Bytes()
+	if len(name) != p.hashLen {
+		return -1
 	}
-	hi := int(p.fanout[h[0]])
+	lo := 0
+	if name[0] > 0 {
+		lo = int(p.fanout[name[0]-1])
+	}
+	hi := int(p.fanout[name[0]])
+	n := p.hashLen
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		switch c := bytes.Compare(p.names[mid*20:mid*20+20], h[:]); {
+		switch c := bytes.Compare(p.names[mid*n:mid*n+n], name); {
 		case c == 0:
 			return mid
 		case c < 0:
@@ -328,13 +346,13 @@ func (p *pack) endByReverseIndex(off int64) (int64, error) {
 	}
 	if lo < n {
 		if o, err := at(lo); err == nil && o == off {
-			next := p.size - 20 // the last entry ends at the trailer
+			next := p.size - int64(p.hashLen) // the last entry ends at the trailer
 			if lo+1 < n {
 				if next, err = at(lo + 1); err != nil {
 					return 0, fmt.Errorf("%s: reverse index: %w", p.name, err)
 				}
 			}
-			if off < 12 || next <= off || next > p.size-20 {
+			if off < 12 || next <= off || next > p.size-int64(p.hashLen) {
 				return 0, fmt.Errorf("%s: reverse index: entry at %d ends at %d: %w", p.name, off, next, errBadIndex)
 			}
 			return next, nil
@@ -348,7 +366,7 @@ type entry struct {
 	typ  int
 	size int64 // inflated size: the object's, or the delta's for deltas
 	base int64 // for typeOfsDelta, the base's offset
-	ref  plumbing.Hash
+	ref  ID
 	data []byte // the zlib stream
 }
 
@@ -367,7 +385,7 @@ func (p *pack) readEntry(off int64, buf []byte) (entry, []byte, error) {
 	if _, err := p.file.ReadAt(raw, off); err != nil && !(errors.Is(err, io.EOF) && end == p.size) {
 		return entry{}, buf, fmt.Errorf("%s: read at %d: %w", p.name, off, err)
 	}
-	e, err := parseEntryHeader(raw, off)
+	e, err := parseEntryHeader(raw, off, p.hashLen)
 	if err != nil {
 		return entry{}, buf, fmt.Errorf("%s: entry at %d: %w", p.name, off, err)
 	}
@@ -378,7 +396,7 @@ var errBadEntry = errors.New("malformed pack entry")
 
 // parseEntryHeader reads a pack entry's type and size, its delta base, and
 // leaves the compressed rest in data.
-func parseEntryHeader(raw []byte, off int64) (entry, error) {
+func parseEntryHeader(raw []byte, off int64, hashLen int) (entry, error) {
 	if len(raw) == 0 {
 		return entry{}, errBadEntry
 	}
@@ -418,11 +436,11 @@ func parseEntryHeader(raw []byte, off int64) (entry, error) {
 		}
 		e.base = off - dist
 	case typeRefDelta:
-		if len(raw) < i+20 {
+		if len(raw) < i+hashLen {
 			return entry{}, errBadEntry
 		}
-		copy(e.ref[:], raw[i:i+20])
-		i += 20
+		e.ref = IDFromBytes(raw[i : i+hashLen])
+		i += hashLen
 	default:
 		return entry{}, fmt.Errorf("%w: type %d", errBadEntry, e.typ)
 	}

@@ -9,17 +9,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // WithPrefix lists the objects whose names begin with prefix (hex digits,
-// any case, at most 40), up to max of them, packed or loose: how git finds
+// any case, at most the names' length), up to max of them, packed or loose: how git finds
 // the object an abbreviated hash names, and learns when it names several.
-func (db *DB) WithPrefix(prefix string, max int) ([]plumbing.Hash, error) {
+func (db *DB) WithPrefix(prefix string, max int) ([]ID, error) {
 	prefix = strings.ToLower(prefix)
-	if len(prefix) == 0 || len(prefix) > 2*len(plumbing.ZeroHash) {
-		return nil, fmt.Errorf("abbreviated hash %q: want 1 to 40 hex digits", prefix)
+	hexLen := 2 * db.hashLen
+	if len(prefix) == 0 || len(prefix) > hexLen {
+		return nil, fmt.Errorf("abbreviated hash %q: want 1 to %d hex digits", prefix, hexLen)
 	}
 	// The whole bytes of the prefix, and the high half of the next one.
 	whole, err := hex.DecodeString(prefix[:len(prefix)&^1])
@@ -39,14 +38,14 @@ func (db *DB) WithPrefix(prefix string, max int) ([]plumbing.Hash, error) {
 		return bytes.HasPrefix(name, whole) && (!odd || name[len(whole)]&0xf0 == nibble)
 	}
 	// The smallest name with the prefix: where a search of a sorted list starts.
-	low := make([]byte, len(plumbing.ZeroHash))
+	low := make([]byte, db.hashLen)
 	copy(low, whole)
 	if odd {
 		low[len(whole)] = nibble
 	}
 
-	var found []plumbing.Hash
-	add := func(h plumbing.Hash) bool {
+	var found []ID
+	add := func(h ID) bool {
 		if !slices.Contains(found, h) {
 			found = append(found, h)
 		}
@@ -60,17 +59,18 @@ func (db *DB) WithPrefix(prefix string, max int) ([]plumbing.Hash, error) {
 		if low[0] > 0 {
 			lo = int(p.fanout[low[0]-1])
 		}
-		// A binary search over the index's names, 20 bytes each.
+		// A binary search over the index's names, n bytes each.
+		n := p.hashLen
 		for lo < hi {
 			mid := int(uint(lo+hi) >> 1)
-			if bytes.Compare(p.names[mid*20:mid*20+20], low) < 0 {
+			if bytes.Compare(p.names[mid*n:mid*n+n], low) < 0 {
 				lo = mid + 1
 			} else {
 				hi = mid
 			}
 		}
-		for j := lo; j < int(p.count()) && matches(p.names[j*20:j*20+20]); j++ {
-			if !add(plumbing.Hash(p.names[j*20 : j*20+20])) {
+		for j := lo; j < int(p.count()) && matches(p.names[j*n:j*n+n]); j++ {
+			if !add(IDFromBytes(p.names[j*n : j*n+n])) {
 				return found, nil
 			}
 		}
@@ -88,14 +88,14 @@ func (db *DB) WithPrefix(prefix string, max int) ([]plumbing.Hash, error) {
 		}
 		for _, n := range names {
 			rest := n.Name()
-			if len(rest) != 38 || !strings.HasPrefix(rest, prefix[2:]) {
+			if len(rest) != hexLen-2 || !strings.HasPrefix(rest, prefix[2:]) {
 				continue
 			}
 			b, err := hex.DecodeString(prefix[:2] + rest)
 			if err != nil {
 				continue // not an object's file
 			}
-			if !add(plumbing.Hash(b)) {
+			if !add(IDFromBytes(b)) {
 				return found, nil
 			}
 		}

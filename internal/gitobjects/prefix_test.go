@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestWithPrefixFindsPackedAndLoose checks the prefix search against a
@@ -41,14 +39,14 @@ func TestWithPrefixFindsPackedAndLoose(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []plumbing.Hash
+			var want []ID
 			for _, o := range all {
 				if strings.HasPrefix(o, prefix) {
-					want = append(want, plumbing.NewHash(o))
+					want = append(want, MustParseID(o))
 				}
 			}
-			slices.SortFunc(got, func(a, b plumbing.Hash) int { return strings.Compare(a.String(), b.String()) })
-			slices.SortFunc(want, func(a, b plumbing.Hash) int { return strings.Compare(a.String(), b.String()) })
+			slices.SortFunc(got, func(a, b ID) int { return strings.Compare(a.String(), b.String()) })
+			slices.SortFunc(want, func(a, b ID) int { return strings.Compare(a.String(), b.String()) })
 			if !slices.Equal(got, want) {
 
 				t.Fatalf("WithPrefix(%q) = %v, want %v (loose %s)", prefix, got, want, loose)

@@ -36,7 +36,7 @@ func TestReverseIndexStandsInForStarts(t *testing.T) {
 		t.Fatal("the reverse index was not used")
 	}
 	// What sorting every offset gives, entry by entry.
-	sorted := &pack{name: p.name, fanout: p.fanout, names: p.names, offsets: p.offsets, large: p.large, size: p.size}
+	sorted := &pack{name: p.name, fanout: p.fanout, names: p.names, offsets: p.offsets, large: p.large, size: p.size, hashLen: p.hashLen}
 	if err := sorted.sortStarts(); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestReverseIndexStandsInForStarts(t *testing.T) {
 	}
 	defer db.Close()
 	for _, o := range all {
-		got, err := db.Read(o.h)
+		got, err := db.Read(IDFromHash(o.h))
 		if err == nil && (got.Type != o.typ || !bytes.Equal(got.Data, o.data)) {
 			t.Fatalf("%s read wrong through a damaged reverse index", o.h)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/digest-cli/digest/internal/gitattributes"
+	"github.com/digest-cli/digest/internal/gitobjects"
 	"github.com/digest-cli/digest/internal/userdiff"
 )
 
@@ -42,7 +43,7 @@ type attrDir struct {
 	stack []*gitattributes.File
 	// own is stack without info/attributes, for the directories below.
 	own  []*gitattributes.File
-	tree plumbing.Hash // the directory's tree in HEAD, when reading HEAD's tree
+	tree gitobjects.ID // the directory's tree in HEAD, when reading HEAD's tree
 }
 
 // maxAttrFileBytes is git's limit on an attributes file (ATTR_MAX_FILE_SIZE).
@@ -63,8 +64,8 @@ func (r *Repo) diffDrivers() *diffDrivers {
 	r.attrsOnce.Do(func() {
 		a := &diffDrivers{r: r, dirs: map[string]*attrDir{}}
 		var settings []userdiff.Setting
-		if cfg, err := r.git.Config(); err == nil && cfg.Raw != nil {
-			for _, s := range cfg.Raw.Sections {
+		if raw := r.localConfig(); raw != nil {
+			for _, s := range raw.Sections {
 				if !s.IsName("diff") {
 					continue
 				}
@@ -84,7 +85,7 @@ func (r *Repo) diffDrivers() *diffDrivers {
 				a.info = a.parse(text, "", true, name)
 			}
 		}
-		if _, err := r.git.Worktree(); err == nil {
+		if r.workTree() {
 			a.workTree = r.path
 		}
 		r.attrs = a
@@ -177,7 +178,7 @@ func (a *diffDrivers) attributesText(name string, parent, d *attrDir) (string, b
 			a.warnings = append(a.warnings, fmt.Sprintf("HEAD's .gitattributes: %v; diffs use git's default drivers", err))
 			return "", false
 		}
-		d.tree = c.TreeHash
+		d.tree = c.tree
 	} else if !parent.tree.IsZero() {
 		entries, err := a.r.tree(parent.tree)
 		if err != nil {

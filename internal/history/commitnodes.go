@@ -2,13 +2,11 @@ package history
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/digest-cli/digest/internal/gitobjects"
 )
@@ -29,8 +27,8 @@ const (
 )
 
 type commitNode struct {
-	hash plumbing.Hash
-	tree plumbing.Hash
+	hash gitobjects.ID
+	tree gitobjects.ID
 	date int64 // committer date, seconds: the walk's order
 	// level is the commit-graph's topological level, 0 when the commit was
 	// read from its object.
@@ -47,7 +45,7 @@ type commitNode struct {
 // commit-graph file when it holds the commit, else from the object.
 type commitNodes struct {
 	r       *Repo
-	ids     map[plumbing.Hash]nodeID
+	ids     map[gitobjects.ID]nodeID
 	nodes   []commitNode
 	parents []nodeID
 	// objects read to learn their parents, until the walk hands them on or
@@ -58,15 +56,15 @@ type commitNodes struct {
 	// read from it: the graph then cannot vouch for what reaches what.
 	levelsTrusted bool
 	posBuf        []uint32
-	hashBuf       []plumbing.Hash
+	hashBuf       []gitobjects.ID
 }
 
 func newCommitNodes(r *Repo) *commitNodes {
-	return &commitNodes{r: r, ids: map[plumbing.Hash]nodeID{}, objects: map[nodeID]gitobjects.Object{}, levelsTrusted: true}
+	return &commitNodes{r: r, ids: map[gitobjects.ID]nodeID{}, objects: map[nodeID]gitobjects.Object{}, levelsTrusted: true}
 }
 
 // node returns the node of h, made unparsed if new.
-func (g *commitNodes) node(h plumbing.Hash) nodeID {
+func (g *commitNodes) node(h gitobjects.ID) nodeID {
 	if id, ok := g.ids[h]; ok {
 		return id
 	}
@@ -133,32 +131,45 @@ func (g *commitNodes) parseObject(id nodeID, data []byte) error {
 // decoding the whole commit (its message, its signatures) is left for the
 // commits handed on. A committer line git cannot read gives the date 0, as
 // in git.
-func parseCommitHeader(data []byte, parents []plumbing.Hash) (tree plumbing.Hash, _ []plumbing.Hash, date int64, err error) {
-	const hexLen = 2 * len(plumbing.ZeroHash)
-	line := func(prefix string) (plumbing.Hash, bool) {
-		n := len(prefix) + hexLen
-		if len(data) <= n || string(data[:len(prefix)]) != prefix || data[n] != '\n' {
-			return plumbing.ZeroHash, false
+func parseCommitHeader(data []byte, parents []gitobjects.ID) (tree gitobjects.ID, _ []gitobjects.ID, date int64, err error) {
+	tree, parents, rest, err := parseCommitIDs(data, parents)
+	if err != nil {
+		return tree, parents, 0, err
+	}
+	return tree, parents, commitDate(rest), nil
+}
+
+// parseCommitIDs reads the tree and parent lines that open a commit, with
+// names of either object format (40 or 64 hex digits), and returns what
+// follows them.
+func parseCommitIDs(data []byte, parents []gitobjects.ID) (tree gitobjects.ID, _ []gitobjects.ID, rest []byte, err error) {
+	line := func(prefix string) (gitobjects.ID, bool) {
+		if !bytes.HasPrefix(data, []byte(prefix)) {
+			return gitobjects.ID{}, false
 		}
-		var h plumbing.Hash
-		if _, err := hex.Decode(h[:], data[len(prefix):n]); err != nil {
-			return plumbing.ZeroHash, false
+		end := bytes.IndexByte(data, '\n')
+		if end < 0 {
+			return gitobjects.ID{}, false
 		}
-		data = data[n+1:]
+		h, err := gitobjects.ParseID(string(data[len(prefix):end]))
+		if err != nil {
+			return gitobjects.ID{}, false
+		}
+		data = data[end+1:]
 		return h, true
 	}
 	tree, ok := line("tree ")
 	if !ok {
-		return tree, parents, 0, errors.New("malformed commit: no tree line")
+		return tree, parents, nil, errors.New("malformed commit: no tree line")
 	}
 	for bytes.HasPrefix(data, []byte("parent ")) {
 		p, ok := line("parent ")
 		if !ok {
-			return tree, parents, 0, errors.New("malformed commit: bad parent line")
+			return tree, parents, nil, errors.New("malformed commit: bad parent line")
 		}
 		parents = append(parents, p)
 	}
-	return tree, parents, commitDate(data), nil
+	return tree, parents, data, nil
 }
 
 // commitDate is git's parse_commit_date: the number after the committer's
@@ -228,7 +239,7 @@ func (g *commitNodes) parseFromGraph(id nodeID, graph *gitobjects.CommitGraph, p
 
 // commit reads the whole commit, for its message and authors: from the
 // object parse kept, or else read again.
-func (g *commitNodes) commit(id nodeID) (*object.Commit, error) {
+func (g *commitNodes) commit(id nodeID) (*decodedCommit, error) {
 	h := g.nodes[id].hash
 	obj, ok := g.objects[id]
 	if ok {
@@ -239,8 +250,8 @@ func (g *commitNodes) commit(id nodeID) (*object.Commit, error) {
 			return nil, fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", g.r.path, h, err)
 		}
 	}
-	c := &object.Commit{}
-	if err := c.Decode(&knownObject{hash: h, Object: obj}); err != nil {
+	c, err := decodeCommit(h, obj.Data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: commit %s: %w. Try: git fsck, to see what is damaged", g.r.path, h, err)
 	}
 	return c, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/digest-cli/digest/internal/gitobjects"
 	"github.com/digest-cli/digest/internal/linediff"
 	"github.com/digest-cli/digest/internal/userdiff"
 )
@@ -72,7 +73,7 @@ func (r *Repo) changes(ctx context.Context, c Commit, renames bool) ([]change, e
 			return nil, fmt.Errorf("%s: commit %s: read parent: %w", r.path, c.Hash, err)
 		}
 		if parent != nil {
-			parentTree = parent.TreeHash
+			parentTree = parent.tree
 		}
 	}
 	diff := r.diffTrees
@@ -216,7 +217,7 @@ func (r *Repo) contents(ch change, maxBytes int64, content [2]userdiff.Content) 
 // blob borrows a blob whole, unless it is larger than maxBytes (0: no
 // limit): its size is known before it is inflated. The text is valid until
 // release is called.
-func (r *Repo) blob(h plumbing.Hash, maxBytes int64) (text string, large bool, release func(), err error) {
+func (r *Repo) blob(h gitobjects.ID, maxBytes int64) (text string, large bool, release func(), err error) {
 	obj, release, err := r.borrowObject(h, plumbing.BlobObject, maxBytes)
 	if err != nil {
 		return "", false, release, err

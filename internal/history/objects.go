@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
@@ -17,9 +16,9 @@ import (
 // readObject reads an object of type want, unless it is larger than limit
 // bytes (0: no limit): then only its size is returned, with Data nil.
 // Missing objects are plumbing.ErrObjectNotFound, as from go-git.
-func (r *Repo) readObject(h plumbing.Hash, want plumbing.ObjectType, limit int64) (gitobjects.Object, error) {
+func (r *Repo) readObject(h gitobjects.ID, want plumbing.ObjectType, limit int64) (gitobjects.Object, error) {
 	if r.objects == nil {
-		return r.readWithGoGit(h, want, limit)
+		return r.readWithGoGit(h.Hash(), want, limit)
 	}
 	obj, err := r.objects.ReadLimited(h, limit)
 	return checkObject(h, want, obj, err)
@@ -28,9 +27,9 @@ func (r *Repo) readObject(h plumbing.Hash, want plumbing.ObjectType, limit int64
 // borrowObject is readObject for a caller that reads the object's bytes
 // only until it calls release: an object the cache of delta bases holds is
 // then read in place instead of copied.
-func (r *Repo) borrowObject(h plumbing.Hash, want plumbing.ObjectType, limit int64) (obj gitobjects.Object, release func(), err error) {
+func (r *Repo) borrowObject(h gitobjects.ID, want plumbing.ObjectType, limit int64) (obj gitobjects.Object, release func(), err error) {
 	if r.objects == nil {
-		obj, err := r.readWithGoGit(h, want, limit)
+		obj, err := r.readWithGoGit(h.Hash(), want, limit)
 		return obj, func() {}, err
 	}
 	obj, release, err = r.objects.Borrow(h, limit)
@@ -41,7 +40,7 @@ func (r *Repo) borrowObject(h plumbing.Hash, want plumbing.ObjectType, limit int
 	return obj, release, nil
 }
 
-func checkObject(h plumbing.Hash, want plumbing.ObjectType, obj gitobjects.Object, err error) (gitobjects.Object, error) {
+func checkObject(h gitobjects.ID, want plumbing.ObjectType, obj gitobjects.Object, err error) (gitobjects.Object, error) {
 	if errors.Is(err, gitobjects.ErrNotFound) {
 		return obj, fmt.Errorf("%s %s: %w", want, h, plumbing.ErrObjectNotFound)
 	}
@@ -61,7 +60,7 @@ type objectStorer struct{ r *Repo }
 var _ storer.EncodedObjectStorer = objectStorer{}
 
 func (s objectStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	obj, err := s.r.readObject(h, t, 0)
+	obj, err := s.r.readObject(gitobjects.IDFromHash(h), t, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -69,14 +68,14 @@ func (s objectStorer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plu
 }
 
 func (s objectStorer) HasEncodedObject(h plumbing.Hash) error {
-	if !s.r.objects.Has(h) {
+	if !s.r.objects.Has(gitobjects.IDFromHash(h)) {
 		return plumbing.ErrObjectNotFound
 	}
 	return nil
 }
 
 func (s objectStorer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	obj, err := s.r.readObject(h, plumbing.AnyObject, 1)
+	obj, err := s.r.readObject(gitobjects.IDFromHash(h), plumbing.AnyObject, 1)
 	return obj.Size, err
 }
 
@@ -104,7 +103,7 @@ type readThroughStorage struct {
 }
 
 func (s readThroughStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	obj, err := s.objects.Read(h)
+	obj, err := s.objects.Read(gitobjects.IDFromHash(h))
 	if errors.Is(err, gitobjects.ErrNotFound) {
 		return nil, plumbing.ErrObjectNotFound
 	}
@@ -118,14 +117,14 @@ func (s readThroughStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash
 }
 
 func (s readThroughStorage) HasEncodedObject(h plumbing.Hash) error {
-	if !s.objects.Has(h) {
+	if !s.objects.Has(gitobjects.IDFromHash(h)) {
 		return plumbing.ErrObjectNotFound
 	}
 	return nil
 }
 
 func (s readThroughStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	obj, err := s.objects.ReadLimited(h, 1)
+	obj, err := s.objects.ReadLimited(gitobjects.IDFromHash(h), 1)
 	if errors.Is(err, gitobjects.ErrNotFound) {
 		return 0, plumbing.ErrObjectNotFound
 	}
@@ -160,13 +159,13 @@ func (r *Repo) readWithGoGit(h plumbing.Hash, want plumbing.ObjectType, limit in
 }
 
 // commitObject reads and parses a commit.
-func (r *Repo) commitObject(h plumbing.Hash) (*object.Commit, error) {
+func (r *Repo) commitObject(h gitobjects.ID) (*decodedCommit, error) {
 	obj, err := r.readObject(h, plumbing.CommitObject, 0)
 	if err != nil {
 		return nil, err
 	}
-	c := &object.Commit{}
-	if err := c.Decode(&knownObject{hash: h, Object: obj}); err != nil {
+	c, err := decodeCommit(h, obj.Data)
+	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
 	return c, nil
@@ -174,13 +173,13 @@ func (r *Repo) commitObject(h plumbing.Hash) (*object.Commit, error) {
 
 // hasCommit reports whether the commit h is here (not beyond a shallow
 // clone's boundary).
-func (r *Repo) hasCommit(h plumbing.Hash) (bool, error) {
+func (r *Repo) hasCommit(h gitobjects.ID) (bool, error) {
 	if r.objects != nil {
 		return r.objects.Has(h), nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, err := r.git.Storer.EncodedObject(plumbing.CommitObject, h)
+	_, err := r.git.Storer.EncodedObject(plumbing.CommitObject, h.Hash())
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return false, nil
 	}

@@ -134,7 +134,7 @@ func (r *Repo) Pathspec(args []string, workDir string) (Pathspec, error) {
 		dir, _ = r.InWorkTree(workDir)
 	}
 	var roots []string
-	if _, err := r.git.Worktree(); err == nil {
+	if r.workTree() {
 		roots = append(roots, r.path)
 		if real, err := filepath.EvalSymlinks(r.path); err == nil && real != r.path {
 			roots = append(roots, real)

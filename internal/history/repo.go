@@ -1,6 +1,7 @@
 // Package history reads commits and their diffs out of local git
-// repositories without running git: objects through gitobjects, refs,
-// revisions and rename detection through go-git.
+// repositories without running git: objects through gitobjects; in a SHA-1
+// repository refs and rename detection through go-git, in a SHA-256 one
+// (which go-git v5 does not open) refs from their files.
 package history
 
 import (
@@ -21,7 +22,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	format "github.com/go-git/go-git/v5/plumbing/format/config"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -32,12 +32,23 @@ var ErrEmpty = errors.New("repository has no commits")
 
 // Repo is an opened repository.
 type Repo struct {
+	// git is go-git's view of a SHA-1 repository, which reads its
+	// references and configuration and detects renames; nil for a SHA-256
+	// one, which go-git v5 does not open: digest reads that one alone.
 	git     *git.Repository
 	path    string
 	storage *filesystem.Storage // kept open; nil when go-git chose its own
 	// objects reads commits, trees and blobs without a lock; nil when it
-	// cannot read this repository (a SHA-256 one, say), and go-git does.
+	// cannot read this SHA-1 repository (a pack it does not understand),
+	// and go-git does.
 	objects *gitobjects.DB
+	// hashSize is the length of object names in bytes: gitobjects.SHA1Size,
+	// or gitobjects.SHA256Size.
+	hashSize int
+	// Of a repository go-git did not open: its configuration, and whether
+	// it has a work tree (else it is bare).
+	config      *format.Config
+	hasWorkTree bool
 	// graph holds commits' parents, trees and dates for walks; nil when the
 	// repository has no commit-graph or it cannot be trusted here.
 	graph *gitobjects.CommitGraph
@@ -112,8 +123,8 @@ func Open(path string) (*Repo, error) {
 	}
 	if errors.Is(err, git.ErrUnknownExtension) && strings.Contains(err.Error(), "objectformat") {
 		// go-git (v5) refuses any object format but SHA-1 as it opens a
-		// repository, before digest's own object reader could read it.
-		return nil, fmt.Errorf("%s is a SHA-256 repository (extensions.objectformat), which digest cannot read yet. Try: git log -p there; digest reads SHA-1 repositories", path)
+		// repository: digest reads the others alone.
+		return openWithoutGoGit(path, abs)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w. Try: git fsck in it", path, err)
@@ -121,17 +132,17 @@ func Open(path string) (*Repo, error) {
 	root := repoRoot(r, abs)
 	st, ok := r.Storer.(*filesystem.Storage)
 	if !ok {
-		return &Repo{git: r, path: root}, nil
+		return &Repo{git: r, path: root, hashSize: gitobjects.SHA1Size}, nil
 	}
 	gitDir := commonDir(st.Filesystem().Root())
 	cacheBytes := objectCacheBytes(st.Filesystem())
 	// gitobjects reads what a history needs; go-git still resolves refs and
 	// revisions and detects renames, which needs little of its cache then.
-	// What gitobjects cannot read (SHA-256 objects, a pack it does not
-	// understand) go-git reads instead, taking turns.
+	// What gitobjects cannot read (a pack it does not understand) go-git
+	// reads instead, taking turns.
 	var objects *gitobjects.DB
 	var graph *gitobjects.CommitGraph
-	if cfg, err := r.Config(); err == nil && cfg.Extensions.ObjectFormat != format.SHA256 {
+	if cfg, err := r.Config(); err == nil {
 		if objects, err = gitobjects.Open(filepath.Join(gitDir, "objects"), int(cacheBytes)); err == nil {
 			cacheBytes = 1 << 20
 			graph = openCommitGraph(gitDir, cfg.Raw)
@@ -152,9 +163,9 @@ func Open(path string) (*Repo, error) {
 		store = readThroughStorage{Storage: kept, objects: objects}
 	}
 	if again, err := git.Open(store, wt); err == nil {
-		return &Repo{git: again, path: root, storage: kept, objects: objects, graph: graph, gitDir: own, commonDir: gitDir}, nil
+		return &Repo{git: again, path: root, storage: kept, objects: objects, graph: graph, gitDir: own, commonDir: gitDir, hashSize: gitobjects.SHA1Size}, nil
 	}
-	return &Repo{git: r, path: root, objects: objects, graph: graph, gitDir: own, commonDir: gitDir}, nil
+	return &Repo{git: r, path: root, objects: objects, graph: graph, gitDir: own, commonDir: gitDir, hashSize: gitobjects.SHA1Size}, nil
 }
 
 // openCommitGraph opens the repository's commit-graph where git itself
@@ -227,7 +238,7 @@ func repoRoot(r *git.Repository, fallback string) string {
 // whether dir lies in the work tree at all: pathspecs given there are
 // relative to it, as git takes them. A bare repository has no work tree.
 func (r *Repo) InWorkTree(dir string) (string, bool) {
-	if _, err := r.git.Worktree(); err != nil {
+	if !r.workTree() {
 		return "", false
 	}
 	root, err := filepath.EvalSymlinks(r.path)
@@ -265,15 +276,42 @@ func (r *Repo) Head() (string, error) {
 	return h.String(), err
 }
 
-func (r *Repo) head() (plumbing.Hash, error) {
+func (r *Repo) head() (gitobjects.ID, error) {
+	if r.git == nil {
+		h, _, ok, err := r.resolveRef("HEAD")
+		if err != nil {
+			return gitobjects.ID{}, fmt.Errorf("%s: read HEAD: %w", r.path, err)
+		}
+		if !ok {
+			return gitobjects.ID{}, ErrEmpty
+		}
+		return h, nil
+	}
 	ref, err := r.git.Head()
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return plumbing.ZeroHash, ErrEmpty
+		return gitobjects.ID{}, ErrEmpty
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%s: read HEAD: %w", r.path, err)
+		return gitobjects.ID{}, fmt.Errorf("%s: read HEAD: %w", r.path, err)
 	}
-	return ref.Hash(), nil
+	return gitobjects.IDFromHash(ref.Hash()), nil
+}
+
+// resolveRef follows a reference through symbolic ones to an object, and
+// names the last reference followed; ok is false when it ends at none (an
+// unborn branch).
+func (r *Repo) resolveRef(name string) (gitobjects.ID, string, bool, error) {
+	for range 10 {
+		e, ok, err := r.reference(name)
+		if err != nil || !ok {
+			return gitobjects.ID{}, name, false, err
+		}
+		if e.target == "" {
+			return e.hash, name, true, nil
+		}
+		name = e.target
+	}
+	return gitobjects.ID{}, name, false, fmt.Errorf("reference %s: symbolic references nested too deep", name)
 }
 
 // RootCommit follows first parents from start to a commit without parents:
@@ -283,7 +321,7 @@ func (r *Repo) head() (plumbing.Hash, error) {
 // stays unknown however far back one asks.
 func (r *Repo) RootCommit(ctx context.Context, start string, known func(hash string) (root string, ok bool, err error)) (string, error) {
 	const knownChecks = 64
-	h := plumbing.NewHash(start)
+	h := gitobjects.MustParseID(start)
 	for step := 0; ; step++ {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -307,12 +345,12 @@ func (r *Repo) RootCommit(ctx context.Context, start string, known func(hash str
 // firstParent returns h's first parent, or false for a root commit or one
 // at a shallow clone's boundary. The commit-graph answers without reading
 // the commit: git.git's first-parent line is 24,000 commits long.
-func (r *Repo) firstParent(h plumbing.Hash) (plumbing.Hash, bool, error) {
+func (r *Repo) firstParent(h gitobjects.ID) (gitobjects.ID, bool, error) {
 	if r.graph != nil {
 		if pos, ok := r.graph.Find(h); ok {
 			c, err := r.graph.Commit(pos, nil)
 			if err == nil && len(c.Parents) == 0 {
-				return plumbing.ZeroHash, false, nil
+				return gitobjects.ID{}, false, nil
 			}
 			if err == nil {
 				if parent, err := r.graph.Hash(c.Parents[0]); err == nil {
@@ -323,22 +361,22 @@ func (r *Repo) firstParent(h plumbing.Hash) (plumbing.Hash, bool, error) {
 		}
 	}
 	obj, err := r.readObject(h, plumbing.CommitObject, 0)
-	var parents []plumbing.Hash
+	var parents []gitobjects.ID
 	if err == nil {
 		// The header alone: decoding whole commits made this walk 40% slower.
 		_, parents, _, err = parseCommitHeader(obj.Data, nil)
 	}
 	if err != nil {
-		return plumbing.ZeroHash, false, fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
+		return gitobjects.ID{}, false, fmt.Errorf("%s: read commit %s: %w. Try: git fsck, to see what is damaged", r.path, h, err)
 	}
 	if len(parents) == 0 {
-		return plumbing.ZeroHash, false, nil
+		return gitobjects.ID{}, false, nil
 	}
 	next := parents[0]
 	// A shallow clone's boundary commit names a parent it does not have:
 	// the boundary is as far back as this history goes here.
 	if ok, _ := r.hasCommit(next); !ok {
-		return plumbing.ZeroHash, false, nil
+		return gitobjects.ID{}, false, nil
 	}
 	return next, true, nil
 }
@@ -357,20 +395,21 @@ type Commit struct {
 	Subject  string
 	Message  string // the whole message, trimmed
 
-	tree       plumbing.Hash
-	parent     plumbing.Hash // the first; zero for a root commit
-	parentTree plumbing.Hash // the first parent's tree, when the walk read it
+	tree       gitobjects.ID
+	parent     gitobjects.ID // the first; zero for a root commit
+	parentTree gitobjects.ID // the first parent's tree, when the walk read it
 }
 
-func newCommit(c *object.Commit) Commit {
+func newCommit(dc *decodedCommit) Commit {
+	c := dc.meta
 	msg := strings.TrimSpace(c.Message)
 	subject, _, _ := strings.Cut(msg, "\n")
-	var parent plumbing.Hash
-	if len(c.ParentHashes) > 0 {
-		parent = c.ParentHashes[0]
+	var parent gitobjects.ID
+	if len(dc.parents) > 0 {
+		parent = dc.parents[0]
 	}
 	return Commit{
-		Hash:        c.Hash.String(),
+		Hash:        dc.hash.String(),
 		AuthorName:  strings.ToValidUTF8(c.Author.Name, "\uFFFD"),
 		AuthorEmail: strings.ToValidUTF8(c.Author.Email, "\uFFFD"),
 		AuthorDate:  c.Author.When,
@@ -378,7 +417,7 @@ func newCommit(c *object.Commit) Commit {
 		// A copy: a slice of the message would keep all of it alive.
 		Subject: strings.Clone(strings.ToValidUTF8(strings.TrimSpace(subject), "\uFFFD")),
 		Message: strings.ToValidUTF8(msg, "\uFFFD"),
-		tree:    c.TreeHash,
+		tree:    dc.tree,
 		parent:  parent,
 	}
 }
@@ -388,17 +427,43 @@ func newCommit(c *object.Commit) Commit {
 // objects from, or "" for a complete repository. Blobs such a clone lacks
 // are not damage: they were never fetched, and digest does not fetch.
 func (r *Repo) PromisorRemote() string {
-	cfg, err := r.git.Config()
-	if err != nil || cfg.Raw == nil {
+	raw := r.localConfig()
+	if raw == nil {
 		return ""
 	}
-	if name := cfg.Raw.Section("extensions").Option("partialclone"); name != "" {
+	if name := raw.Section("extensions").Option("partialclone"); name != "" {
 		return name
 	}
-	for _, remote := range cfg.Raw.Section("remote").Subsections {
+	for _, remote := range raw.Section("remote").Subsections {
 		if strings.EqualFold(remote.Option("promisor"), "true") {
 			return remote.Name
 		}
 	}
 	return ""
 }
+
+// localConfig is the repository's own configuration file, nil when it
+// cannot be read.
+func (r *Repo) localConfig() *format.Config {
+	if r.git == nil {
+		return r.config
+	}
+	cfg, err := r.git.Config()
+	if err != nil {
+		return nil
+	}
+	return cfg.Raw
+}
+
+// workTree reports whether the repository has a work tree (is not bare).
+func (r *Repo) workTree() bool {
+	if r.git == nil {
+		return r.hasWorkTree
+	}
+	_, err := r.git.Worktree()
+	return err == nil
+}
+
+// HashSize is the length of the repository's object names in bytes: 20
+// for SHA-1, 32 for SHA-256.
+func (r *Repo) HashSize() int { return r.hashSize }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/digest-cli/digest/internal/gitobjects"
 	"github.com/digest-cli/digest/internal/revision"
 )
 
@@ -23,7 +24,7 @@ func (r *Repo) Resolve(opts WalkOptions) (warnings []string, err error) {
 
 // resolve turns the options into commits to start from and commits whose
 // ancestry is excluded (the A of A..B, the merge bases of A...B).
-func (r *Repo) resolve(opts WalkOptions) (starts, hidden []plumbing.Hash, warnings []string, err error) {
+func (r *Repo) resolve(opts WalkOptions) (starts, hidden []gitobjects.ID, warnings []string, err error) {
 	if opts.All {
 		starts, err = r.allRefs()
 		return starts, nil, nil, err
@@ -33,13 +34,13 @@ func (r *Repo) resolve(opts WalkOptions) (starts, hidden []plumbing.Hash, warnin
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		return []plumbing.Hash{h}, nil, nil, nil
+		return []gitobjects.ID{h}, nil, nil, nil
 	}
 	now := opts.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	sel, err := revision.Resolve(&source{r: r}, opts.Revs, revision.Options{Now: now})
+	sel, err := revision.Resolve(&source{r: r}, opts.Revs, revision.Options{Now: now, HexDigits: 2 * r.hashSize})
 	if err != nil {
 		if _, headErr := r.head(); errors.Is(headErr, ErrEmpty) && onlyHead(opts.Revs) {
 			return nil, nil, nil, ErrEmpty
@@ -47,37 +48,32 @@ func (r *Repo) resolve(opts WalkOptions) (starts, hidden []plumbing.Hash, warnin
 		return nil, nil, nil, fmt.Errorf("%s: %w", r.path, err)
 	}
 	for _, h := range sel.Include {
-		starts = append(starts, plumbing.NewHash(h))
+		starts = append(starts, gitobjects.MustParseID(h))
 	}
 	for _, h := range sel.Exclude {
-		hidden = append(hidden, plumbing.NewHash(h))
+		hidden = append(hidden, gitobjects.MustParseID(h))
 	}
 	return starts, hidden, sel.Warnings, nil
 }
 
 // allRefs is --all: HEAD and every branch, tag and remote branch.
-func (r *Repo) allRefs() ([]plumbing.Hash, error) {
-	var starts []plumbing.Hash
+func (r *Repo) allRefs() ([]gitobjects.ID, error) {
+	var starts []gitobjects.ID
 	if h, err := r.head(); err == nil {
 		starts = append(starts, h) // a detached HEAD is in no ref
 	}
-	refs, err := r.git.References()
+	refs, err := r.references()
 	if err != nil {
 		return nil, fmt.Errorf("%s: list references: %w", r.path, err)
 	}
-	err = refs.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name()
-		if ref.Type() != plumbing.HashReference || !(name.IsBranch() || name.IsTag() || name.IsRemote()) {
-			return nil
+	for _, ref := range refs {
+		name := plumbing.ReferenceName(ref.name)
+		if ref.target != "" || !(name.IsBranch() || name.IsTag() || name.IsRemote()) {
+			continue
 		}
-		h, err := r.peelToCommit(ref.Hash())
-		if err == nil {
+		if h, err := r.peelToCommit(ref.hash); err == nil {
 			starts = append(starts, h)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	if len(starts) == 0 {
 		return nil, ErrEmpty
@@ -86,24 +82,29 @@ func (r *Repo) allRefs() ([]plumbing.Hash, error) {
 }
 
 // peelToCommit follows annotated tags down to the commit they name.
-func (r *Repo) peelToCommit(h plumbing.Hash) (plumbing.Hash, error) {
+func (r *Repo) peelToCommit(id gitobjects.ID) (gitobjects.ID, error) {
+	if r.git == nil {
+		commit, _, err := r.peel(id)
+		return commit, err
+	}
+	h := id.Hash()
 	for range 16 {
 		r.mu.Lock()
 		obj, err := r.git.Object(plumbing.AnyObject, h)
 		r.mu.Unlock()
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return gitobjects.ID{}, err
 		}
 		switch o := obj.(type) {
 		case *object.Commit:
-			return o.Hash, nil
+			return gitobjects.IDFromHash(o.Hash), nil
 		case *object.Tag:
 			h = o.Target
 		default:
-			return plumbing.ZeroHash, fmt.Errorf("%s is a %s, not a commit", h, obj.Type())
+			return gitobjects.ID{}, fmt.Errorf("%s is a %s, not a commit", h, obj.Type())
 		}
 	}
-	return plumbing.ZeroHash, fmt.Errorf("%s: tag chain too deep", h)
+	return gitobjects.ID{}, fmt.Errorf("%s: tag chain too deep", h)
 }
 
 // onlyHead reports whether revs name HEAD alone, which in a repository

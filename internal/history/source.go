@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	format "github.com/go-git/go-git/v5/plumbing/format/config"
 
+	"github.com/digest-cli/digest/internal/gitobjects"
 	"github.com/digest-cli/digest/internal/revision"
 )
 
@@ -29,6 +30,9 @@ type source struct {
 
 var _ revision.Source = (*source)(nil)
 
+// hexLen is the length of the repository's object names in hex.
+func (s *source) hexLen() int { return 2 * s.r.hashSize }
+
 func (s *source) Ref(name string) (hash, target string, ok bool, err error) {
 	for range 10 {
 		if name != "HEAD" && !strings.HasPrefix(name, "refs/") {
@@ -41,25 +45,24 @@ func (s *source) Ref(name string) (hash, target string, ok bool, err error) {
 				name = strings.TrimSpace(to)
 				continue
 			}
-			if len(line) < 40 || !isHexString(line[:40]) {
+			hexLen := s.hexLen()
+			if len(line) < hexLen || !isHexString(line[:hexLen]) {
 				return "", name, false, nil
 			}
-			return strings.ToLower(line[:40]), name, true, nil
+			return strings.ToLower(line[:hexLen]), name, true, nil
 		}
-		s.r.mu.Lock()
-		ref, err := s.r.git.Storer.Reference(plumbing.ReferenceName(name))
-		s.r.mu.Unlock()
-		if errors.Is(err, plumbing.ErrReferenceNotFound) {
-			return "", name, false, nil
-		}
+		ref, ok, err := s.r.reference(name)
 		if err != nil {
 			return "", "", false, fmt.Errorf("read reference %s: %w", name, err)
 		}
-		if ref.Type() == plumbing.SymbolicReference {
-			name = ref.Target().String()
+		if !ok {
+			return "", name, false, nil
+		}
+		if ref.target != "" {
+			name = ref.target
 			continue
 		}
-		return ref.Hash().String(), name, true, nil
+		return ref.hash.String(), name, true, nil
 	}
 	return "", name, false, fmt.Errorf("reference %s: symbolic references nested too deep", name)
 }
@@ -85,18 +88,11 @@ func (s *source) pseudoRef(name string) (string, error) {
 // Refs lists every reference's object in name order, then HEAD's, as git's
 // :/text starts from them.
 func (s *source) Refs() ([]string, error) {
-	s.r.mu.Lock()
-	iter, err := s.r.git.Storer.IterReferences()
+	refs, err := s.r.references()
 	var names []string
-	if err == nil {
-		err = iter.ForEach(func(ref *plumbing.Reference) error {
-			if n := ref.Name().String(); strings.HasPrefix(n, "refs/") {
-				names = append(names, n)
-			}
-			return nil
-		})
+	for _, ref := range refs {
+		names = append(names, ref.name)
 	}
-	s.r.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("list references: %w", err)
 	}
@@ -139,7 +135,7 @@ func (s *source) Reflog(name string) ([]revision.ReflogEntry, bool, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		if e, ok := parseReflogLine(sc.Text()); ok {
+		if e, ok := parseReflogLine(sc.Text(), s.hexLen()); ok {
 			entries = append(entries, e)
 		}
 	}
@@ -149,13 +145,15 @@ func (s *source) Reflog(name string) ([]revision.ReflogEntry, bool, error) {
 	return entries, true, nil
 }
 
-// parseReflogLine reads "OLD NEW Name <email> SECONDS ZONE\tMESSAGE".
-func parseReflogLine(line string) (revision.ReflogEntry, bool) {
+// parseReflogLine reads "OLD NEW Name <email> SECONDS ZONE\tMESSAGE", its
+// names hexLen digits long.
+func parseReflogLine(line string, hexLen int) (revision.ReflogEntry, bool) {
 	head, msg, _ := strings.Cut(line, "\t")
-	if len(head) < 82 || head[40] != ' ' || head[81] != ' ' || !isHexString(head[:40]) || !isHexString(head[41:81]) {
+	n := hexLen
+	if len(head) < 2*n+2 || head[n] != ' ' || head[2*n+1] != ' ' || !isHexString(head[:n]) || !isHexString(head[n+1:2*n+1]) {
 		return revision.ReflogEntry{}, false
 	}
-	who := head[82:]
+	who := head[2*n+2:]
 	end := strings.LastIndexByte(who, '>')
 	if end < 0 {
 		return revision.ReflogEntry{}, false
@@ -169,13 +167,13 @@ func parseReflogLine(line string) (revision.ReflogEntry, bool) {
 		return revision.ReflogEntry{}, false
 	}
 	return revision.ReflogEntry{
-		Old: strings.ToLower(head[:40]), New: strings.ToLower(head[41:81]),
+		Old: strings.ToLower(head[:n]), New: strings.ToLower(head[n+1 : 2*n+1]),
 		Time: time.Unix(secs, 0), Message: msg,
 	}, true
 }
 
 func (s *source) Object(hash string) (kind, tagged string, err error) {
-	h := plumbing.NewHash(hash)
+	h := gitobjects.MustParseID(hash)
 	obj, err := s.r.readObject(h, plumbing.AnyObject, 1)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return "", "", revision.ErrMissing
@@ -191,25 +189,25 @@ func (s *source) Object(hash string) (kind, tagged string, err error) {
 	}
 	first, _, _ := bytes.Cut(obj.Data, []byte("\n"))
 	target, ok := bytes.CutPrefix(first, []byte("object "))
-	if !ok || len(target) != 40 || !isHexString(string(target)) {
+	if !ok || len(target) != s.hexLen() || !isHexString(string(target)) {
 		return "", "", fmt.Errorf("tag %s: no object line. Try: git fsck", hash)
 	}
 	return revision.KindTag, strings.ToLower(string(target)), nil
 }
 
 func (s *source) Commit(hash string) (revision.Commit, error) {
-	c, err := s.r.commitObject(plumbing.NewHash(hash))
+	c, err := s.r.commitObject(gitobjects.MustParseID(hash))
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		return revision.Commit{}, revision.ErrMissing
 	}
 	if err != nil {
 		return revision.Commit{}, err
 	}
-	parents := make([]string, len(c.ParentHashes))
-	for i, p := range c.ParentHashes {
+	parents := make([]string, len(c.parents))
+	for i, p := range c.parents {
 		parents[i] = p.String()
 	}
-	return revision.Commit{Parents: parents, Time: c.Committer.When, Message: c.Message}, nil
+	return revision.Commit{Parents: parents, Time: c.meta.Committer.When, Message: c.meta.Message}, nil
 }
 
 func (s *source) Abbrev(prefix string, max int) ([]string, error) {

@@ -11,13 +11,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/digest-cli/digest/internal/gitobjects"
 )
 
 // side is one side of a changed path: absent when path is "".
 type side struct {
 	path string
 	mode filemode.FileMode
-	hash plumbing.Hash
+	hash gitobjects.ID
 }
 
 // change is a path that differs between two trees.
@@ -27,7 +29,7 @@ type change struct{ from, to side }
 type treeEntry struct {
 	name string
 	mode filemode.FileMode
-	hash plumbing.Hash
+	hash gitobjects.ID
 }
 
 func (e treeEntry) isDir() bool { return e.mode == filemode.Dir }
@@ -45,10 +47,10 @@ func (e treeEntry) sortKey() string {
 // empty tree) in git's order, descending only into subtrees whose hashes
 // differ. It is go-git's DiffTree without rename detection, minus the
 // generic tree walkers that made it a fifth of digest's time.
-func (r *Repo) diffTrees(ctx context.Context, oldTree, newTree plumbing.Hash) ([]change, error) {
+func (r *Repo) diffTrees(ctx context.Context, oldTree, newTree gitobjects.ID) ([]change, error) {
 	var out []change
-	var walk func(prefix string, a, b plumbing.Hash) error
-	walk = func(prefix string, a, b plumbing.Hash) error {
+	var walk func(prefix string, a, b gitobjects.ID) error
+	walk = func(prefix string, a, b gitobjects.ID) error {
 		if a == b {
 			return nil
 		}
@@ -86,7 +88,7 @@ func (r *Repo) diffTrees(ctx context.Context, oldTree, newTree plumbing.Hash) ([
 			if n != nil {
 				j++
 			}
-			var oh, nh plumbing.Hash
+			var oh, nh gitobjects.ID
 			dir := o != nil && o.isDir() || n != nil && n.isDir()
 			if o != nil {
 				oh = o.hash
@@ -124,7 +126,7 @@ func (r *Repo) diffTrees(ctx context.Context, oldTree, newTree plumbing.Hash) ([
 }
 
 // tree reads and parses a tree object; the zero hash is the empty tree.
-func (r *Repo) tree(h plumbing.Hash) ([]treeEntry, error) {
+func (r *Repo) tree(h gitobjects.ID) ([]treeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
 	}
@@ -135,7 +137,7 @@ func (r *Repo) tree(h plumbing.Hash) ([]treeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := parseTree(obj.Data)
+	entries, err := parseTree(obj.Data, r.hashSize)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}
@@ -143,30 +145,33 @@ func (r *Repo) tree(h plumbing.Hash) ([]treeEntry, error) {
 	return entries, nil
 }
 
-// parseTree reads git's tree format: "MODE NAME\0" and a 20-byte hash, per entry.
-func parseTree(raw []byte) ([]treeEntry, error) {
+// parseTree reads git's tree format: "MODE NAME\0" and a hash of
+// hashSize bytes (20, or 32 in a SHA-256 repository), per entry.
+func parseTree(raw []byte, hashSize int) ([]treeEntry, error) {
 	var entries []treeEntry
 	for len(raw) > 0 {
 		sp := bytes.IndexByte(raw, ' ')
 		nul := bytes.IndexByte(raw, 0)
-		if sp < 0 || nul < sp || len(raw) < nul+1+20 {
+		if sp < 0 || nul < sp || len(raw) < nul+1+hashSize {
 			return nil, fmt.Errorf("malformed tree entry")
 		}
 		mode, err := strconv.ParseUint(string(raw[:sp]), 8, 32)
 		if err != nil {
 			return nil, fmt.Errorf("malformed mode %q", raw[:sp])
 		}
-		var h plumbing.Hash
-		copy(h[:], raw[nul+1:nul+21])
+		h := gitobjects.IDFromBytes(raw[nul+1 : nul+1+hashSize])
 		entries = append(entries, treeEntry{name: string(raw[sp+1 : nul]), mode: filemode.FileMode(mode), hash: h})
-		raw = raw[nul+21:]
+		raw = raw[nul+1+hashSize:]
 	}
 	return entries, nil
 }
 
 // renamedChanges diffs with go-git's rename detection, for --renames: rare
 // enough that its cost is acceptable, and detection is not ours to redo.
-func (r *Repo) renamedChanges(ctx context.Context, oldTree, newTree plumbing.Hash) ([]change, error) {
+func (r *Repo) renamedChanges(ctx context.Context, oldTree, newTree gitobjects.ID) ([]change, error) {
+	if err := r.CanDetectRenames(); err != nil {
+		return nil, err
+	}
 	var objects storer.EncodedObjectStorer = objectStorer{r}
 	if r.objects == nil {
 		r.mu.Lock()
@@ -176,11 +181,11 @@ func (r *Repo) renamedChanges(ctx context.Context, oldTree, newTree plumbing.Has
 	var a, b *object.Tree
 	var err error
 	if !oldTree.IsZero() {
-		if a, err = object.GetTree(objects, oldTree); err != nil {
+		if a, err = object.GetTree(objects, oldTree.Hash()); err != nil {
 			return nil, err
 		}
 	}
-	if b, err = object.GetTree(objects, newTree); err != nil {
+	if b, err = object.GetTree(objects, newTree.Hash()); err != nil {
 		return nil, err
 	}
 	changes, err := object.DiffTreeWithOptions(ctx, a, b, object.DefaultDiffTreeOptions)
@@ -190,10 +195,10 @@ func (r *Repo) renamedChanges(ctx context.Context, oldTree, newTree plumbing.Has
 	out := make([]change, len(changes))
 	for i, ch := range changes {
 		if ch.From.Name != "" {
-			out[i].from = side{ch.From.Name, ch.From.TreeEntry.Mode, ch.From.TreeEntry.Hash}
+			out[i].from = side{ch.From.Name, ch.From.TreeEntry.Mode, gitobjects.IDFromHash(ch.From.TreeEntry.Hash)}
 		}
 		if ch.To.Name != "" {
-			out[i].to = side{ch.To.Name, ch.To.TreeEntry.Mode, ch.To.TreeEntry.Hash}
+			out[i].to = side{ch.To.Name, ch.To.TreeEntry.Mode, gitobjects.IDFromHash(ch.To.TreeEntry.Hash)}
 		}
 	}
 	return out, nil
@@ -204,13 +209,13 @@ func (r *Repo) renamedChanges(ctx context.Context, oldTree, newTree plumbing.Has
 // dropped when the newer holds maxTreeEntries entries.
 type treeCache struct {
 	mu         sync.Mutex
-	young, old map[plumbing.Hash][]treeEntry
+	young, old map[gitobjects.ID][]treeEntry
 	entries    int
 }
 
 const maxTreeEntries = 50_000
 
-func (c *treeCache) get(h plumbing.Hash) ([]treeEntry, bool) {
+func (c *treeCache) get(h gitobjects.ID) ([]treeEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.young[h]; ok {
@@ -223,16 +228,25 @@ func (c *treeCache) get(h plumbing.Hash) ([]treeEntry, bool) {
 	return e, ok
 }
 
-func (c *treeCache) put(h plumbing.Hash, e []treeEntry) {
+func (c *treeCache) put(h gitobjects.ID, e []treeEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.keep(h, e)
 }
 
-func (c *treeCache) keep(h plumbing.Hash, e []treeEntry) {
+func (c *treeCache) keep(h gitobjects.ID, e []treeEntry) {
 	if c.young == nil || c.entries >= maxTreeEntries {
-		c.old, c.young, c.entries = c.young, make(map[plumbing.Hash][]treeEntry), 0
+		c.old, c.young, c.entries = c.young, make(map[gitobjects.ID][]treeEntry), 0
 	}
 	c.young[h] = e
 	c.entries += len(e)
+}
+
+// CanDetectRenames says why --renames cannot run here, or nil: go-git's
+// rename detection decodes trees of SHA-1 names only.
+func (r *Repo) CanDetectRenames() error {
+	if r.hashSize != gitobjects.SHA1Size {
+		return fmt.Errorf("--renames: %s is a SHA-256 repository, where digest cannot detect renames. Try: leave out --renames; renamed files then show as deleted and added", r.path)
+	}
+	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/digest-cli/digest/internal/gitobjects"
 )
 
 // Version is the release a commit first shipped in: a tag pointing at one
@@ -30,41 +32,36 @@ const versionSlop = 24 * time.Hour
 // merge the walk left out counts as well as one on a selected commit.
 // Commits no tag reaches are unreleased and absent from the map.
 func (r *Repo) Versions(ctx context.Context, commits []string) (map[string]Version, error) {
-	selected := make(map[plumbing.Hash]bool, len(commits))
+	selected := make(map[gitobjects.ID]bool, len(commits))
 	for _, c := range commits {
-		selected[plumbing.NewHash(c)] = true
+		selected[gitobjects.MustParseID(c)] = true
 	}
 	type tag struct {
 		name   string
-		commit plumbing.Hash
+		commit gitobjects.ID
 		when   time.Time // the commit's, to order tags
 		date   time.Time
 	}
 	var tags []tag
 	var oldest time.Time
-	r.mu.Lock()
-	iter, err := r.git.Storer.IterReferences()
-	var refs []*plumbing.Reference
-	if err == nil {
-		err = iter.ForEach(func(ref *plumbing.Reference) error {
-			if ref.Name().IsTag() && ref.Type() == plumbing.HashReference {
-				refs = append(refs, ref)
-			}
-			return nil
-		})
-	}
-	r.mu.Unlock()
+	all, err := r.references()
 	if err != nil {
 		return nil, fmt.Errorf("%s: list tags: %w", r.path, err)
 	}
+	var refs []refEntry
+	for _, ref := range all {
+		if plumbing.ReferenceName(ref.name).IsTag() && ref.target == "" {
+			refs = append(refs, ref)
+		}
+	}
 	for _, c := range commits {
-		if cm, err := r.commitObject(plumbing.NewHash(c)); err == nil && (oldest.IsZero() || cm.Committer.When.Before(oldest)) {
-			oldest = cm.Committer.When
+		if cm, err := r.commitObject(gitobjects.MustParseID(c)); err == nil && (oldest.IsZero() || cm.meta.Committer.When.Before(oldest)) {
+			oldest = cm.meta.Committer.When
 		}
 	}
 	cutoff := oldest.Add(-versionSlop)
 	for _, ref := range refs {
-		commit, date, err := r.tagTarget(ref.Hash())
+		commit, date, err := r.tagTarget(ref.hash)
 		if err != nil {
 			continue // a tag of a tree, a blob or a missing object
 		}
@@ -72,13 +69,13 @@ func (r *Repo) Versions(ctx context.Context, commits []string) (map[string]Versi
 		if err != nil {
 			return nil, err
 		}
-		if c.Committer.When.Before(cutoff) {
+		if c.meta.Committer.When.Before(cutoff) {
 			continue // it releases nothing selected
 		}
 		if date.IsZero() {
-			date = c.Committer.When
+			date = c.meta.Committer.When
 		}
-		tags = append(tags, tag{name: ref.Name().Short(), commit: commit, when: c.Committer.When, date: date})
+		tags = append(tags, tag{name: plumbing.ReferenceName(ref.name).Short(), commit: commit, when: c.meta.Committer.When, date: date})
 	}
 	if len(tags) == 0 {
 		return nil, nil
@@ -92,10 +89,10 @@ func (r *Repo) Versions(ctx context.Context, commits []string) (map[string]Versi
 		return strings.Compare(a.name, b.name)
 	})
 	out := make(map[string]Version, len(commits))
-	reached := map[plumbing.Hash]bool{}
+	reached := map[gitobjects.ID]bool{}
 	for _, t := range tags {
 		v := Version{Tag: t.name, Date: t.date}
-		stack := []plumbing.Hash{t.commit}
+		stack := []gitobjects.ID{t.commit}
 		for len(stack) > 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -113,13 +110,13 @@ func (r *Repo) Versions(ctx context.Context, commits []string) (map[string]Versi
 			if err != nil {
 				return nil, err
 			}
-			if c.Committer.When.Before(cutoff) {
+			if c.meta.Committer.When.Before(cutoff) {
 				continue
 			}
 			if selected[h] {
 				out[h.String()] = v
 			}
-			stack = append(stack, c.ParentHashes...)
+			stack = append(stack, c.parents...)
 		}
 	}
 	return out, nil
@@ -127,32 +124,47 @@ func (r *Repo) Versions(ctx context.Context, commits []string) (map[string]Versi
 
 // tagTarget peels a tag reference to its commit, with the date of the
 // first annotated tag met (zero for a lightweight one).
-func (r *Repo) tagTarget(h plumbing.Hash) (plumbing.Hash, time.Time, error) {
+func (r *Repo) tagTarget(id gitobjects.ID) (gitobjects.ID, time.Time, error) {
+	if r.git == nil {
+		return r.peel(id)
+	}
+	h := id.Hash()
 	var date time.Time
 	for range 16 {
 		r.mu.Lock()
 		obj, err := r.git.Object(plumbing.AnyObject, h)
 		r.mu.Unlock()
 		if err != nil {
-			return plumbing.ZeroHash, date, err
+			return gitobjects.ID{}, date, err
 		}
 		switch o := obj.(type) {
 		case *object.Commit:
-			return o.Hash, date, nil
+			return gitobjects.IDFromHash(o.Hash), date, nil
 		case *object.Tag:
 			if date.IsZero() {
 				date = o.Tagger.When
 			}
 			h = o.Target
 		default:
-			return plumbing.ZeroHash, date, fmt.Errorf("%s is a %s", h, obj.Type())
+			return gitobjects.ID{}, date, fmt.Errorf("%s is a %s", h, obj.Type())
 		}
 	}
-	return plumbing.ZeroHash, date, fmt.Errorf("%s: tag chain too deep", h)
+	return gitobjects.ID{}, date, fmt.Errorf("%s: tag chain too deep", h)
 }
 
 // RemoteURL is the fetch URL of a remote ("" when there is none).
 func (r *Repo) RemoteURL(name string) string {
+	if r.git == nil {
+		if r.config == nil {
+			return ""
+		}
+		for _, sub := range r.config.Section("remote").Subsections {
+			if urls := sub.Options.GetAll("url"); sub.Name == name && len(urls) > 0 {
+				return urls[0]
+			}
+		}
+		return ""
+	}
 	cfg, err := r.git.Config()
 	if err != nil {
 		return ""

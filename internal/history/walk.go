@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/digest-cli/digest/internal/gitobjects"
 )
 
 // WalkOptions selects commits the way `git log` does.
@@ -46,7 +46,7 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 }
 
 // walk selects the commits reachable from starts but not from hidden.
-func (r *Repo) walk(ctx context.Context, starts, hidden []plumbing.Hash, opts WalkOptions, fn func(Commit) error) error {
+func (r *Repo) walk(ctx context.Context, starts, hidden []gitobjects.ID, opts WalkOptions, fn func(Commit) error) error {
 	w := &walker{r: r, opts: opts, fn: fn, g: newCommitNodes(r)}
 	w.q = &commitQueue{g: w.g}
 	if err := w.queueStarts(starts, hidden); err != nil {
@@ -72,9 +72,9 @@ type walker struct {
 // does: the hidden ones first (git lists A before B in A..B, and merge
 // bases first in A...B), each once, then sorted by date, ties kept in that
 // order. A hidden commit's parents are marked at once.
-func (w *walker) queueStarts(starts, hidden []plumbing.Hash) error {
+func (w *walker) queueStarts(starts, hidden []gitobjects.ID) error {
 	var list []nodeID
-	add := func(h plumbing.Hash, uninteresting bool) error {
+	add := func(h gitobjects.ID, uninteresting bool) error {
 		id := w.g.node(h)
 		if err := w.g.parse(id); err != nil {
 			return err

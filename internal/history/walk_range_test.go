@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
+	"github.com/digest-cli/digest/internal/gitobjects"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -182,12 +183,12 @@ func (d *dag) walk(r *Repo, q query) []string {
 		}
 		return got
 	}
-	var starts, hidden []plumbing.Hash
+	var starts, hidden []gitobjects.ID
 	for _, s := range q.starts {
-		starts = append(starts, d.names[s])
+		starts = append(starts, gitobjects.IDFromHash(d.names[s]))
 	}
 	for _, h := range q.hidden {
-		hidden = append(hidden, d.names[h])
+		hidden = append(hidden, gitobjects.IDFromHash(d.names[h]))
 	}
 	if err := r.walk(context.Background(), starts, hidden, q.opts, collect); err != nil {
 		d.t.Fatal(err)
@@ -425,7 +426,7 @@ func TestRangeWalkReadsNoFurtherThanGit(t *testing.T) {
 	}
 	g := newCommitNodes(r)
 	w := &walker{r: r, g: g, q: &commitQueue{g: g}, fn: func(Commit) error { return nil }}
-	if err := w.queueStarts([]plumbing.Hash{d.names["c199"]}, []plumbing.Hash{d.names["c196"]}); err != nil {
+	if err := w.queueStarts([]gitobjects.ID{gitobjects.IDFromHash(d.names["c199"])}, []gitobjects.ID{gitobjects.IDFromHash(d.names["c196"])}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.limited(context.Background()); err != nil {

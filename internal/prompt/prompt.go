@@ -42,7 +42,7 @@ Also classify each commit for release notes: "type" is one of ` + strings.Join(c
 "breaking" is true only when users of the code must change something.
 
 Answer with only a JSON array, one object per commit, using each commit's full
-40-character hash exactly as given:
+hash (40 or 64 hex digits) exactly as given:
 [{"commit": "<full hash>", "summary": "<summary>", "type": "<type>", "scope": "<scope>", "breaking": false}]`
 
 // File is one changed file as listed in the prompt.
@@ -198,7 +198,7 @@ func writeCommit(b *strings.Builder, c Commit) {
 	fmt.Fprintf(b, "=== end %s ===\n\n", c.Hash)
 }
 
-var commitHeader = regexp.MustCompile(`(?m)^=== commit ([0-9a-f]{40}) ===\n`)
+var commitHeader = regexp.MustCompile(`(?m)^=== commit ([0-9a-f]{40}(?:[0-9a-f]{24})?) ===\n`)
 var (
 	totalsLine  = regexp.MustCompile(`^Files: (\d+) changed, \+(\d+) -(\d+), (\d+) skipped$`)
 	fileLine    = regexp.MustCompile(`^  ([AMDR]) (.+) \+(\d+) -(\d+)$`)

@@ -11,13 +11,14 @@ import (
 	"github.com/digest-cli/digest/internal/approxidate"
 )
 
-const hexDigits = 40
+// sha1HexDigits is a full SHA-1 hash's length in hex, the default.
+const sha1HexDigits = 40
 
 // name reads a revision without suffixes (git's get_oid_basic, then a
 // describe name, then an abbreviated hash): a full hash, a reference with
 // its reflog, upstream and push selectors, @ for HEAD.
 func (r *resolver) name(name string) (string, error) {
-	if len(name) == hexDigits && isHex(name) {
+	if len(name) == r.opts.HexDigits && isHex(name) {
 		return strings.ToLower(name), nil
 	}
 	base, selector, hasSelector := splitReflog(name)
@@ -233,7 +234,7 @@ func (r *resolver) priorCheckout(n int) (name, hash string, err error) {
 			continue
 		}
 		if seen++; seen == n {
-			if len(from) == hexDigits && isHex(from) {
+			if len(from) == r.opts.HexDigits && isHex(from) {
 				return from, strings.ToLower(from), nil
 			}
 			return from, "", nil
@@ -435,7 +436,7 @@ func (r *resolver) abbreviated(name string, notFound error) (string, error) {
 	if m := describeName.FindStringSubmatch(name); m != nil {
 		prefix, describe = m[1], true
 	}
-	if len(prefix) < 4 || len(prefix) > hexDigits || !isHex(prefix) {
+	if len(prefix) < 4 || len(prefix) > r.opts.HexDigits || !isHex(prefix) {
 		return "", fmt.Errorf("unknown revision %q: no branch, tag or commit has that name here. Try: git branch -a, git tag, or a longer hash", name)
 	}
 	const shown = 8

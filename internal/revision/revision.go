@@ -69,6 +69,9 @@ type ReflogEntry struct {
 type Options struct {
 	// Now is the time relative reflog dates ("2 days ago") count back from.
 	Now time.Time
+	// HexDigits is the length of the repository's full hashes: 40 for
+	// SHA-1 (also when 0), 64 for SHA-256.
+	HexDigits int
 }
 
 // Selection is what a list of revisions selects, as rev-list reads it: the
@@ -83,6 +86,9 @@ type Selection struct {
 
 // Resolve reads the revisions as `git rev-list ARGS...` does.
 func Resolve(src Source, args []string, opts Options) (Selection, error) {
+	if opts.HexDigits == 0 {
+		opts.HexDigits = sha1HexDigits
+	}
 	r := &resolver{src: src, opts: opts}
 	for _, arg := range args {
 		if err := r.arg(arg); err != nil {

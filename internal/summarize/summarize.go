@@ -332,6 +332,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			var warnings []string
 			if warnings, err = r.Resolve(opts.Walk); err != nil && !errors.Is(err, history.ErrEmpty) {
 				r.Close()
+			} else if rerr := renamesIn(opts, r); rerr != nil {
+				// Refused before any commit is read, not at the first diff.
+				err = rerr
+				r.Close()
 			} else if walk, werr := walkIn(opts, r); werr != nil {
 				err = werr
 				r.Close()
@@ -587,4 +591,12 @@ func feed(ps []*pending) <-chan *pending {
 	}
 	close(c)
 	return c
+}
+
+// renamesIn says why --renames cannot run in r, or nil.
+func renamesIn(opts Options, r *history.Repo) error {
+	if !opts.Renames {
+		return nil
+	}
+	return r.CanDetectRenames()
 }
