@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
@@ -26,6 +25,7 @@ import (
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/textsafe"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // EvalOptions are the eval command's flags and arguments.
@@ -123,7 +123,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
 	fl.StringVar(&o.MinAccuracy, "min-accuracy", "", "fail (exit 3) below this accuracy: 0.85 for every model, or MODEL=0.85,...")
-	fl.StringVar(&o.Tokenizer, "tokenizer", budget.DefaultTokenizer, "vocabulary that counts tokens for limits and --dry-run")
+	fl.StringVar(&o.Tokenizer, "tokenizer", tokenizer.Default, "vocabulary that counts tokens for limits and --dry-run")
 	o.Stops.AddFlags(fl)
 	cmdutil.DocumentEnv(fl)
 	return cmd
@@ -264,7 +264,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err := checkEvalOutputs(f, o, true, []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
 		return err
 	}
-	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
+	if cfg.Tokenizer, err = tokenizer.New(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
 	}
 	if err := checkJudgeGiven(o, cfg); err != nil {
@@ -507,7 +507,7 @@ func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) er
 // judge is the grading model, under the same limits and models file as the
 // evaluated models. --base-url is for the evaluated models: the judge is
 // served from its provider's variable or default.
-func judge(f *cmdutil.Factory, o *EvalOptions, tok *budget.Tokenizer, file models.File) (*eval.Model, error) {
+func judge(f *cmdutil.Factory, o *EvalOptions, tok *tokenizer.Tokenizer, file models.File) (*eval.Model, error) {
 	spec, err := provider.ParseSpec(o.Judge)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))

@@ -52,11 +52,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // oneLineError checks the promise every failure keeps: a non-zero exit
@@ -112,9 +112,9 @@ func allocated(f func()) uint64 {
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-func tokenizer(t *testing.T) *budget.Tokenizer {
+func newTokenizer(t *testing.T) *tokenizer.Tokenizer {
 	t.Helper()
-	tok, err := budget.NewTokenizer("o200k_base")
+	tok, err := tokenizer.New("o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestHostileFiftyMegabyteLine(t *testing.T) {
 	if !strings.Contains(prompt, "data loaded") || !strings.Contains(prompt, "data/blob.txt (large)") {
 		t.Errorf("the prompt should hold main.go's diff and name the large file:\n%s", prompt)
 	}
-	if n := tokenizer(t).Count(prompt); n > 500+600 {
+	if n := newTokenizer(t).Count(prompt); n > 500+600 {
 		t.Errorf("the prompt counts %d tokens: the 500-token diff budget plus the commit's header should be far less", n)
 	}
 }
@@ -353,7 +353,7 @@ func TestHostileTenThousandFiles(t *testing.T) {
 		t.Errorf("%d files listed one by one", n)
 	}
 	_, diff, _ := strings.Cut(p, "--- diff ---\n")
-	tok := tokenizer(t)
+	tok := newTokenizer(t)
 	if n := tok.Count(diff); n > 4000+100 {
 		t.Errorf("the diff part counts %d tokens, over the default 4000", n)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/digest-cli/digest/internal/approxidate"
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/history"
@@ -26,6 +25,7 @@ import (
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/summarize"
 	"github.com/digest-cli/digest/internal/textsafe"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // SummarizeOptions are the summarize command's flags and arguments.
@@ -117,7 +117,7 @@ extractive summary from the commit message and the diff.`,
 	fl.BoolVar(&opts.IncludeMerges, "include-merges", false, "summarize merge commits too (diffed against their first parent)")
 	fl.BoolVar(&opts.Renames, "renames", false, "detect renamed files instead of showing a deletion and an addition")
 	fl.IntVar(&opts.MaxDiffTokens, "max-diff-tokens", 4000, "cut each commit's diff to this many tokens")
-	fl.StringVar(&opts.Tokenizer, "tokenizer", budget.DefaultTokenizer, "vocabulary that counts tokens: "+strings.Join(budget.Tokenizers, ", "))
+	fl.StringVar(&opts.Tokenizer, "tokenizer", tokenizer.Default, "vocabulary that counts tokens: "+strings.Join(tokenizer.Names, ", "))
 	fl.StringVar(&opts.RepoID, "repo-id", "", "cache the repository under this id instead of its root commit's")
 	fl.IntVarP(&opts.Concurrency, "concurrency", "j", 4, "requests in flight at once")
 	fl.StringVarP(&opts.Model, "model", "m", provider.Offline, "model as PROVIDER:MODEL, or offline for the built-in summarizer")
@@ -246,7 +246,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if err := cmdutil.CheckOutputs(outputs, f.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}, {Flag: "--template", Path: o.Template}}); err != nil {
 		return err
 	}
-	if cfg.Tokenizer, err = budget.NewTokenizer(o.Tokenizer); err != nil {
+	if cfg.Tokenizer, err = tokenizer.New(o.Tokenizer); err != nil {
 		return cmdutil.AsUsage(fmt.Errorf("--tokenizer: %w", err))
 	}
 	// A dry run calls nobody, so it needs no key, and it creates no

@@ -19,12 +19,12 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -294,7 +294,7 @@ func TestModelAndPathsKeySummariesApart(t *testing.T) {
 func TestBigDiffIsCutToTheBudget(t *testing.T) {
 	f := fixture(t)
 	h := newHarness(t)
-	tok, err := budget.NewTokenizer("o200k_base")
+	tok, err := tokenizer.New("o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // Globals are the flags every command takes.
@@ -48,9 +48,9 @@ type Factory struct {
 
 // ProviderOptions shape the client of a hosted or local model.
 type ProviderOptions struct {
-	Tokenizer   *budget.Tokenizer // the offline model counts its usage with it
-	BaseURL     string            // --base-url; empty: the provider's variable or default
-	Concurrency int               // sizes the connection pool
+	Tokenizer   *tokenizer.Tokenizer // the offline model counts its usage with it
+	BaseURL     string               // --base-url; empty: the provider's variable or default
+	Concurrency int                  // sizes the connection pool
 }
 
 // OpenStore opens the database named by --db; a dry run with no database

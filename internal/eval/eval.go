@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
@@ -26,6 +25,7 @@ import (
 	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // Model is one model under evaluation.
@@ -69,7 +69,7 @@ type Options struct {
 	// defaults when zero; negative: never).
 	MaxWait     time.Duration
 	MaxFailures int
-	Tokenizer   *budget.Tokenizer
+	Tokenizer   *tokenizer.Tokenizer
 	Store       store.Store
 	Progress    Progress
 	Log         *slog.Logger

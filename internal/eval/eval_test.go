@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
@@ -17,6 +16,7 @@ import (
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // sums is a dataset of n additions, "what is i+i?" with 2i expected.
@@ -49,7 +49,7 @@ func adder(sloppy bool, calls *atomic.Int64, count func(string) int) provider.Pr
 
 type testRun struct {
 	st     store.Store
-	tok    *budget.Tokenizer
+	tok    *tokenizer.Tokenizer
 	calls  [2]atomic.Int64
 	models []Model
 }
@@ -61,7 +61,7 @@ func newTestRun(t *testing.T) *testRun {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	tok, err := budget.NewTokenizer("")
+	tok, err := tokenizer.New("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/history"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 func open(t *testing.T, dir string) *history.Repo {
@@ -236,16 +236,16 @@ func TestDiffFunctionContext(t *testing.T) {
 func TestDiffSkipsAndRenames(t *testing.T) {
 	f := gittest.NewFixture(t)
 	r := open(t, f.Dir)
-	opts := history.DiffOptions{SkipPath: budget.SkipPath}
+	opts := history.DiffOptions{SkipPath: tokenizer.SkipPath}
 
 	if d := diffOf(t, r, f.Logo, opts); d.Files[0].Skip != history.SkipBinary || d.Files[0].Text != "" {
 		t.Errorf("binary file: %+v", d.Files[0])
 	}
 	d := diffOf(t, r, f.Deps, opts)
-	if d.Files[0].Path != "go.mod" || d.Files[0].Skip != "" || d.Files[1].Path != "go.sum" || d.Files[1].Skip != budget.Lockfile {
+	if d.Files[0].Path != "go.mod" || d.Files[0].Skip != "" || d.Files[1].Path != "go.sum" || d.Files[1].Skip != tokenizer.Lockfile {
 		t.Errorf("lockfile: %+v", d.Files)
 	}
-	if d := diffOf(t, r, f.Vendor, opts); d.Files[1].Skip != budget.Vendored {
+	if d := diffOf(t, r, f.Vendor, opts); d.Files[1].Skip != tokenizer.Vendored {
 		t.Errorf("vendored file: %+v", d.Files)
 	}
 
@@ -513,7 +513,7 @@ func TestDiffConcurrently(t *testing.T) {
 	hashes := []string{f.Root, f.Greet, f.Deps, f.Logo, f.Rename, f.Latin1, f.BigTable, f.Vendor}
 	want := make([]history.Diff, len(hashes))
 	for i, h := range hashes {
-		want[i] = diffOf(t, open(t, f.Dir), h, history.DiffOptions{SkipPath: budget.SkipPath})
+		want[i] = diffOf(t, open(t, f.Dir), h, history.DiffOptions{SkipPath: tokenizer.SkipPath})
 	}
 	var commits []history.Commit
 	if err := r.Walk(context.Background(), history.WalkOptions{}, func(c history.Commit) error {
@@ -530,7 +530,7 @@ func TestDiffConcurrently(t *testing.T) {
 	for round := range 4 {
 		for i, h := range hashes {
 			wg.Go(func() {
-				d, err := r.Diff(context.Background(), byHash[h], history.DiffOptions{SkipPath: budget.SkipPath})
+				d, err := r.Diff(context.Background(), byHash[h], history.DiffOptions{SkipPath: tokenizer.SkipPath})
 				if err != nil {
 					t.Error(err)
 					return

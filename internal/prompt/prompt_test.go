@@ -10,8 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 const (
@@ -511,8 +511,8 @@ func TestRequestCountsTheSumOfItsParts(t *testing.T) {
 	lasts := []string{"+}\n", "+    \n", "-\tx := 1\r\n", "\\ No newline at end of file\n", "+// ===\n", " \n\n",
 		"[digest: diff cut to 3989 tokens (limit 4000); cut: table.go (partly)]\n", "+émoji 🎉 done\n", "+12345\n"}
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, vocab := range budget.Tokenizers {
-		tok, err := budget.NewTokenizer(vocab)
+	for _, vocab := range tokenizer.Names {
+		tok, err := tokenizer.New(vocab)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // The secrets are built at run time from a seeded generator, so that this
@@ -177,11 +177,11 @@ func TestRedactCutPrivateKeyKeepsTheBudgetNoteAndPromptLines(t *testing.T) {
 	key := pem(rng, 40)
 	mainDiff := "diff --git a/main.go b/main.go\n--- a/main.go\n+++ b/main.go\n@@ -1,2 +1,3 @@\n package main\n+import \"os\"\n"
 	keyDiff := "diff --git a/deploy/id_rsa b/deploy/id_rsa\nnew file mode 100600\n--- /dev/null\n+++ b/deploy/id_rsa\n@@ -0,0 +1,42 @@\n" + key
-	tok, err := budget.NewTokenizer(budget.DefaultTokenizer)
+	tok, err := tokenizer.New(tokenizer.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut := tok.Fit([]budget.Section{{Name: "main.go", Text: mainDiff}, {Name: "deploy/id_rsa", Text: keyDiff}},
+	cut := tok.Fit([]tokenizer.Section{{Name: "main.go", Text: mainDiff}, {Name: "deploy/id_rsa", Text: keyDiff}},
 		tok.Count(mainDiff)+tok.Count(keyDiff)/2)
 	if !cut.Truncated || !strings.Contains(cut.Text, "BEGIN RSA PRIVATE KEY") || strings.Contains(cut.Text, "END RSA PRIVATE KEY") {
 		t.Fatalf("the budget did not cut the key in half:\n%s", cut.Text)

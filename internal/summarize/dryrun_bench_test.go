@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // BenchmarkDryRun prepares every commit of the repository named by
@@ -18,7 +18,7 @@ func BenchmarkDryRun(b *testing.B) {
 	if repo == "" {
 		b.Skip("DIGEST_BENCH_REPO names no repository")
 	}
-	tok, err := budget.NewTokenizer(budget.DefaultTokenizer)
+	tok, err := tokenizer.New(tokenizer.Default)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // startHook runs fn when the run has looked commits up and is about to
@@ -39,7 +39,7 @@ func TestSummaryStoredAfterTheLookupIsNotPaidAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tok, err := budget.NewTokenizer("")
+	tok, err := tokenizer.New("")
 	if err != nil {
 		t.Fatal(err)
 	}

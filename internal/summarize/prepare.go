@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // prepare diffs, cuts and redacts the misses on one worker per core as they
@@ -33,8 +33,8 @@ func prepare(ctx context.Context, opts Options, misses <-chan *pending, take fun
 	defer cancel()
 	diffOpts := history.DiffOptions{
 		Renames: opts.Renames, Paths: opts.Walk.Paths,
-		SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes,
-		MaxTextBytes: budget.MaxBytes(opts.MaxDiffTokens),
+		SkipPath: tokenizer.SkipPath, MaxFileBytes: maxFileBytes,
+		MaxTextBytes: tokenizer.MaxBytes(opts.MaxDiffTokens),
 	}
 	// Slot i%prepareWindow carries the outcome of the ith miss taken, and
 	// then the end; a miss is handed to a worker only once the one
@@ -184,7 +184,7 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 	if err != nil {
 		return prepared{err: err}
 	}
-	var sections []budget.Section
+	var sections []tokenizer.Section
 	var files []prompt.File
 	for _, f := range d.Files {
 		files = append(files, prompt.File{Status: f.Status, Path: f.Path, Added: f.Added, Removed: f.Removed, Skip: f.Skip})
@@ -193,7 +193,7 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 			continue
 		}
 		if f.Text != "" || f.TextOmitted {
-			sections = append(sections, budget.Section{Name: f.Path, Text: f.Text, Omitted: f.TextOmitted})
+			sections = append(sections, tokenizer.Section{Name: f.Path, Text: f.Text, Omitted: f.TextOmitted})
 		}
 	}
 	p.cut = opts.Tokenizer.Fit(sections, opts.MaxDiffTokens)

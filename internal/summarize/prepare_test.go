@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/history"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // preparedHistory is a history whose commits differ widely in size, so that
@@ -30,7 +30,7 @@ func preparedHistory(t *testing.T) (Options, *history.Repo, []*pending) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { repo.Close() })
-	tok, err := budget.NewTokenizer(budget.DefaultTokenizer)
+	tok, err := tokenizer.New(tokenizer.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +69,14 @@ func TestPrepareInWalkOrderAsAlone(t *testing.T) {
 	var order []string
 	prepare(context.Background(), opts, feed(misses), nil, func(p *pending) bool {
 		order = append(order, p.commit.Hash)
-		d, err := repo.Diff(context.Background(), p.commit, history.DiffOptions{SkipPath: budget.SkipPath, MaxFileBytes: maxFileBytes})
+		d, err := repo.Diff(context.Background(), p.commit, history.DiffOptions{SkipPath: tokenizer.SkipPath, MaxFileBytes: maxFileBytes})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sections []budget.Section
+		var sections []tokenizer.Section
 		var whole strings.Builder
 		for _, f := range d.Files {
-			sections = append(sections, budget.Section{Name: f.Path, Text: f.Text})
+			sections = append(sections, tokenizer.Section{Name: f.Path, Text: f.Text})
 			whole.WriteString(f.Text)
 		}
 		if want := opts.Tokenizer.Fit(sections, opts.MaxDiffTokens); !reflect.DeepEqual(p.cut, want) {

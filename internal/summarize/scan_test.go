@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/history"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // foundCount counts the commits a run has found.
@@ -36,7 +36,7 @@ func TestWalkStaysCloseAheadOfAStalledRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer repo.Close()
-	tok, err := budget.NewTokenizer(budget.DefaultTokenizer)
+	tok, err := tokenizer.New(tokenizer.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/forge"
@@ -27,6 +26,7 @@ import (
 	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // maxFileBytes leaves a blob out of the diff rather than diffing it whole:
@@ -86,7 +86,7 @@ type Options struct {
 	// Store, with every process using the same account (see
 	// sharedlimit.Name); empty paces this run alone.
 	LimitName string
-	Tokenizer *budget.Tokenizer
+	Tokenizer *tokenizer.Tokenizer
 	Store     store.Store
 	Progress  Progress
 	Log       *slog.Logger
@@ -167,7 +167,7 @@ type pending struct {
 
 // commitText is what prepare made of a pending commit.
 type commitText struct {
-	cut     budget.Cut
+	cut     tokenizer.Cut
 	skipped []report.SkippedFile
 	sent    prompt.Commit // what the model is told of it
 	// blockTokens, in a dry run, is the exact count of the commit's part of

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // A batch that the model's token limit, learned from the first answer's
@@ -35,7 +35,7 @@ func TestBatchTooLargeForALearnedLimitIsSentCommitByCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tok, err := budget.NewTokenizer("")
+	tok, err := tokenizer.New("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // The generated history holds, in realistic form, every kind of commit the
@@ -100,7 +100,7 @@ func generatedHistory() []generated {
 			case 0: // a dependency bump: go.mod's header is no function
 				next(subject, body, []prompt.File{
 					{Status: 'M', Path: "go.mod", Added: 1, Removed: 1},
-					{Status: 'M', Path: "go.sum", Added: 2, Removed: 2, Skip: budget.Lockfile},
+					{Status: 'M', Path: "go.sum", Added: 2, Removed: 2, Skip: tokenizer.Lockfile},
 				}, file("go.mod", goModHunk), nil, map[string][]string{"go.mod": {"require", "module"}})
 			case 1: // translations and documentation
 				next(subject, body, []prompt.File{
@@ -143,7 +143,7 @@ func generatedHistory() []generated {
 					files = append(files, prompt.File{Status: 'M', Path: fmt.Sprintf("pkg/m%02d/m.go", k), Added: 2, Removed: 1})
 				}
 				for k := range 210 {
-					files = append(files, prompt.File{Status: 'A', Path: fmt.Sprintf("vendor/example.com/v%03d/v.go", k), Added: 9, Skip: budget.Vendored})
+					files = append(files, prompt.File{Status: 'A', Path: fmt.Sprintf("vendor/example.com/v%03d/v.go", k), Added: 9, Skip: tokenizer.Vendored})
 				}
 				next(subject, body, files, file("pkg/m00/m.go", "@@ -1,3 +1,4 @@ package m00\n+// m00 is generated.\n"), nil, nil)
 			}
@@ -186,7 +186,7 @@ var (
 	keywords      = strings.Fields("const var type import package func return if for struct static int void def class fn impl module require")
 	contextWords  = regexp.MustCompile(`(?i)previously|a previous commit|since commit|currently|when .* was added|as reported|in the past`)
 	bulletText    = regexp.MustCompile(`(?:^|\. |\)\. )[*•-] \w|chore\(ci\)|test: cover|Co-authored`)
-	skipReasons   = []string{budget.Lockfile, budget.Vendored, budget.Generated, "binary", "large", "missing object"}
+	skipReasons   = []string{tokenizer.Lockfile, tokenizer.Vendored, tokenizer.Generated, "binary", "large", "missing object"}
 )
 
 // artefacts lists what is wrong in one summary, by kind.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/digest-cli/digest/internal/budget"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 const (
@@ -18,9 +18,9 @@ const (
 	h2 = "e83c5163316f89bfbde7d9ab23ca2e25604af290"
 )
 
-func newProvider(t *testing.T) (*offline.Provider, *budget.Tokenizer) {
+func newProvider(t *testing.T) (*offline.Provider, *tokenizer.Tokenizer) {
 	t.Helper()
-	tok, err := budget.NewTokenizer("")
+	tok, err := tokenizer.New("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +38,8 @@ func serverCommit() prompt.Commit {
 		Files: []prompt.File{
 			{Status: 'M', Path: "server/server.go", Added: 5, Removed: 2},
 			{Status: 'A', Path: "cli/args.py", Added: 20},
-			{Status: 'M', Path: "go.sum", Added: 3, Removed: 3, Skip: budget.Lockfile},
-			{Status: 'A', Path: "vendor/example.com/lib/lib.go", Added: 300, Skip: budget.Vendored},
+			{Status: 'M', Path: "go.sum", Added: 3, Removed: 3, Skip: tokenizer.Lockfile},
+			{Status: 'A', Path: "vendor/example.com/lib/lib.go", Added: 300, Skip: tokenizer.Vendored},
 		},
 		Diff: "diff --git a/server/server.go b/server/server.go\n" +
 			"--- a/server/server.go\n+++ b/server/server.go\n" +
@@ -249,8 +249,8 @@ func TestSummaryOnlySkippedFiles(t *testing.T) {
 	c := prompt.Commit{
 		Hash: h1, Message: "Update dependencies",
 		Files: []prompt.File{
-			{Status: 'M', Path: "go.sum", Added: 10, Removed: 8, Skip: budget.Lockfile},
-			{Status: 'M', Path: "web/package-lock.json", Added: 100, Removed: 90, Skip: budget.Lockfile},
+			{Status: 'M', Path: "go.sum", Added: 10, Removed: 8, Skip: tokenizer.Lockfile},
+			{Status: 'M', Path: "web/package-lock.json", Added: 100, Removed: 90, Skip: tokenizer.Lockfile},
 		},
 	}
 	s := offline.Summarize(c)
@@ -343,7 +343,7 @@ func TestSummaryCountsFilesLeftOut(t *testing.T) {
 		many.Files = append(many.Files, prompt.File{Status: 'M', Path: fmt.Sprintf("pkg/m%02d/m.go", i), Added: 2, Removed: 1})
 	}
 	for i := range 210 {
-		many.Files = append(many.Files, prompt.File{Status: 'A', Path: fmt.Sprintf("vendor/v%03d/v.go", i), Skip: budget.Vendored})
+		many.Files = append(many.Files, prompt.File{Status: 'A', Path: fmt.Sprintf("vendor/v%03d/v.go", i), Skip: tokenizer.Vendored})
 	}
 	tests := []struct {
 		name     string

@@ -1,4 +1,4 @@
-package budget
+package tokenizer
 
 import (
 	"math/rand/v2"
@@ -46,7 +46,7 @@ func randomText(rng *rand.Rand, n int) string {
 }
 
 func TestCountMatchesLibrary(t *testing.T) {
-	for _, name := range Tokenizers {
+	for _, name := range Names {
 		t.Run(name, func(t *testing.T) {
 			tok, codec := newTok(t, name), library(t, name)
 			check := func(s string) {
@@ -84,7 +84,7 @@ func TestCountEveryRune(t *testing.T) {
 	if os.Getenv("DIGEST_EVERY_RUNE") == "1" {
 		step = 1
 	}
-	for _, name := range Tokenizers {
+	for _, name := range Names {
 		tok, codec := newTok(t, name), library(t, name)
 		var b strings.Builder
 		flush := func() {
@@ -120,7 +120,7 @@ func BenchmarkCount(b *testing.B) {
 		b.Fatal(err)
 	}
 	text := strings.Repeat(string(src), 10)
-	tok, codec := newTok(b, DefaultTokenizer), library(b, DefaultTokenizer)
+	tok, codec := newTok(b, Default), library(b, Default)
 	b.Run("digest", func(b *testing.B) {
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
@@ -141,11 +141,11 @@ func FuzzCount(f *testing.F) {
 	}
 	tokens := map[string]*Tokenizer{}
 	codecs := map[string]tokenizer.Codec{}
-	for _, name := range Tokenizers {
+	for _, name := range Names {
 		tokens[name], codecs[name] = newTok(f, name), library(f, name)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, name := range Tokenizers {
+		for _, name := range Names {
 			if got, want := tokens[name].Count(s), libraryCount(codecs[name], s); got != want {
 				t.Fatalf("%s: Count(%q) = %d, the library counts %d", name, s, got, want)
 			}

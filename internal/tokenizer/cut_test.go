@@ -1,4 +1,4 @@
-package budget
+package tokenizer
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 func newTok(t testing.TB, name string) *Tokenizer {
 	t.Helper()
-	tok, err := NewTokenizer(name)
+	tok, err := New(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,23 +42,23 @@ func TestNewTokenizer(t *testing.T) {
 			}
 		})
 	}
-	if DefaultTokenizer != "o200k_base" || !slices.Contains(Tokenizers, DefaultTokenizer) {
-		t.Errorf("DefaultTokenizer %q is not one of Tokenizers %v", DefaultTokenizer, Tokenizers)
+	if Default != "o200k_base" || !slices.Contains(Names, Default) {
+		t.Errorf("Default %q is not one of Names %v", Default, Names)
 	}
 }
 
 func TestNewTokenizerRefusesUnknown(t *testing.T) {
 	for _, name := range []string{"gpt2", "p50k_base", "r50k_base", "O200K_BASE", " o200k_base", "cl100k"} {
 		t.Run(name, func(t *testing.T) {
-			tok, err := NewTokenizer(name)
+			tok, err := New(name)
 			if err == nil {
-				t.Fatalf("NewTokenizer(%q) = %v, want an error", name, tok)
+				t.Fatalf("New(%q) = %v, want an error", name, tok)
 			}
 			msg := err.Error()
 			if !strings.Contains(msg, "Try:") || !strings.Contains(msg, strconv.Quote(name)) {
 				t.Errorf("error %q does not name the input and a way out", msg)
 			}
-			for _, option := range Tokenizers {
+			for _, option := range Names {
 				if !strings.Contains(msg, option) {
 					t.Errorf("error %q does not list %s", msg, option)
 				}

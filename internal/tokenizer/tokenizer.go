@@ -1,7 +1,7 @@
 // Package budget decides what of a commit is worth sending: it drops files
 // no reader wants (lockfiles, vendored and generated code) and cuts the rest
 // to a token budget counted with a real BPE tokenizer.
-package budget
+package tokenizer
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 )
 
-// DefaultTokenizer is the vocabulary of current OpenAI models; its counts are
+// Default is the vocabulary of current OpenAI models; its counts are
 // a close, slightly generous stand-in for other providers' tokenizers.
-const DefaultTokenizer = "o200k_base"
+const Default = "o200k_base"
 
-// Tokenizers lists the vocabularies compiled into the binary.
-var Tokenizers = []string{"o200k_base", "cl100k_base"}
+// Names lists the vocabularies compiled into the binary.
+var Names = []string{"o200k_base", "cl100k_base"}
 
 // Tokenizer counts BPE tokens with a vocabulary embedded in the binary, so
 // counting never needs the network. It is safe for concurrent use.
@@ -108,10 +108,10 @@ var (
 	loaded   = map[string]*Tokenizer{}
 )
 
-// NewTokenizer loads one of Tokenizers. Each is loaded once per process and
+// New loads one of Names. Each is loaded once per process and
 // shared; its ranks, which take most of a tenth of a second to read, are
 // read in the background while the caller walks history.
-func NewTokenizer(name string) (*Tokenizer, error) {
+func New(name string) (*Tokenizer, error) {
 	var enc tokenizer.Encoding
 	var piece func(string, int) int
 	switch name {
@@ -120,7 +120,7 @@ func NewTokenizer(name string) (*Tokenizer, error) {
 	case "cl100k_base":
 		enc, piece = tokenizer.Cl100kBase, cl100kPiece
 	default:
-		return nil, fmt.Errorf("unknown tokenizer %q. Try: one of %s", name, strings.Join(Tokenizers, ", "))
+		return nil, fmt.Errorf("unknown tokenizer %q. Try: one of %s", name, strings.Join(Names, ", "))
 	}
 	loadedMu.Lock()
 	defer loadedMu.Unlock()
