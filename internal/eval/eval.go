@@ -144,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
 	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, spend: spend.New(o.MaxCost),
-		held: map[string]bool{}, deferred: map[string][]job{}, releaseWarn: lease.NewWarner(o.Log)}
+		deferred: map[string][]job{}, leases: lease.NewHolder(o.Store, o.Owner, o.Lease, o.Log)}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
 	}
@@ -178,13 +178,12 @@ type runner struct {
 
 	engines     []*engine.Engine
 	judgeEngine *engine.Engine
-	// releaseWarn says once per cause that a lease could not be given
-	// back: a full disk would otherwise repeat it for every key.
-	releaseWarn *lease.Warner
+	// leases are the keys this process is asking about (answers and
+	// verdicts), given back as their answers are stored.
+	leases      *lease.Holder
 	scoring     *scoring            // nil: answers are scored in place
-	mu          sync.Mutex          // guards pending, held, deferred, answered and the store's writes
+	mu          sync.Mutex          // guards pending, deferred, answered and the store's writes
 	pending     map[string][]job    // requests in flight, by key; several jobs may share one
-	held        map[string]bool     // keys this process holds the lease of
 	deferred    map[string][]job    // keys another process holds the lease of, with the jobs waiting for their answer
 	answered    map[string]struct{} // keys answered lately, in answerOrder
 	answerOrder []string
@@ -217,7 +216,7 @@ func (r *runner) run(ctx context.Context) error {
 	// However the run ends, the leases still held are given back, so that
 	// a rerun or another process need not wait for them to expire; until
 	// then they are kept from expiring under a request that takes long.
-	defer r.releaseAll()
+	defer r.leases.ReleaseAll()
 	lease.Sweep(ctx, r.o.Store, r.o.Owner, r.o.Log)
 	defer lease.Keep(ctx, r.o.Store, r.o.Owner, r.o.Lease, r.o.Log)()
 	if r.o.Judge != nil {
@@ -375,18 +374,16 @@ func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jo
 	// process working it out again.
 	leased := r.o.Models[jobs[0].model].Spec.Provider != provider.Offline
 	if leased {
-		won, err := lease.Claim(ctx, r.o.Store, k, r.o.Owner, r.o.Lease)
+		won, err := r.leases.Claim(ctx, k)
 		if err != nil {
 			return err
 		}
-		r.mu.Lock()
 		if !won {
+			r.mu.Lock()
 			r.deferred[k] = append(r.deferred[k], jobs...)
 			r.mu.Unlock()
 			return nil
 		}
-		r.held[k] = true
-		r.mu.Unlock()
 	}
 	// The answer may have landed since the lookup: a twin's, answered by
 	// this run meanwhile, or another process's, which has let the key go.
@@ -482,30 +479,7 @@ func (r *runner) remember(k string) {
 
 // release gives up the lease on a key once its answer is stored or failed,
 // or it was not sent: a process waiting for it need not wait it out.
-func (r *runner) release(k string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.releaseLocked(k)
-}
-
-func (r *runner) releaseLocked(k string) {
-	if !r.held[k] {
-		return
-	}
-	delete(r.held, k)
-	if err := r.o.Store.Release(context.Background(), k, r.o.Owner); err != nil {
-		r.releaseWarn.Warn("could not release a lease; it expires on its own", err, "key", k)
-	}
-}
-
-// releaseAll gives back every lease still held when the run ends.
-func (r *runner) releaseAll() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for k := range r.held {
-		r.releaseLocked(k)
-	}
-}
+func (r *runner) release(k string) { r.leases.Release(k) }
 
 func (r *runner) worstCost(j job) float64 {
 	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
@@ -549,7 +523,7 @@ func (r *runner) recordOutcome(ctx context.Context, o engine.Outcome) error {
 		if len(jobs) == 0 {
 			delete(r.pending, o.Task.Key)
 			r.remember(o.Task.Key)
-			r.releaseLocked(o.Task.Key)
+			r.leases.Release(o.Task.Key)
 			r.mu.Unlock()
 			return nil
 		}

@@ -83,7 +83,7 @@ func (r *runner) claimVerdict(ctx context.Context, m Model, k string) (stored *s
 		return nil, func() {}, nil
 	}
 	for {
-		won, err := lease.Claim(ctx, st, k, r.o.Owner, r.o.Lease)
+		won, err := r.leases.Claim(ctx, k)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -91,17 +91,13 @@ func (r *runner) claimVerdict(ctx context.Context, m Model, k string) (stored *s
 		// and let the claim go since the last look.
 		res, err := lookup()
 		if won && (res != nil || err != nil) {
-			st.Release(context.WithoutCancel(ctx), k, r.o.Owner)
+			r.leases.Release(k)
 		}
 		if res != nil || err != nil {
 			return res, nil, err
 		}
 		if won {
-			return nil, func() {
-				if err := st.Release(context.WithoutCancel(ctx), k, r.o.Owner); err != nil {
-					r.releaseWarn.Warn("could not release a lease; it expires on its own", err, "key", k)
-				}
-			}, nil
+			return nil, func() { r.leases.Release(k) }, nil
 		}
 		if err := engine.Sleep(ctx, lease.Poll(r.o.Lease)); err != nil {
 			return nil, nil, err

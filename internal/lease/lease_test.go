@@ -237,3 +237,35 @@ func TestWarnerOncePerCause(t *testing.T) {
 		t.Errorf("want the first item of each cause named, and no other:\n%s", out.buf.String())
 	}
 }
+
+// TestHolderGivesBackWhatItHolds: a holder releases each lease it won,
+// never one it lost, and everything left at the end of a run.
+func TestHolderGivesBackWhatItHolds(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	other := NewHolder(st, "other-machine/1/aa", time.Minute, nil)
+	if won, err := other.Claim(ctx, "taken"); !won || err != nil {
+		t.Fatalf("other claim: %v %v", won, err)
+	}
+	h := NewHolder(st, "other-machine/2/bb", time.Minute, nil)
+	won, err := h.ClaimAll(ctx, []string{"a", "taken", "b"})
+	if err != nil || !won[0] || won[1] || !won[2] || h.Held() != 2 {
+		t.Fatalf("ClaimAll = %v, %v; held %d", won, err, h.Held())
+	}
+	h.Release("taken") // not ours: must stay the other's
+	if owner, held, _ := st.LeaseOwner(ctx, "taken"); !held || owner != "other-machine/1/aa" {
+		t.Errorf("releasing a lease another holds gave it up: %q %v", owner, held)
+	}
+	h.Release("a")
+	if _, held, _ := st.LeaseOwner(ctx, "a"); held || h.Held() != 1 {
+		t.Errorf("a still held after Release (held %d)", h.Held())
+	}
+	h.ReleaseAll()
+	if _, held, _ := st.LeaseOwner(ctx, "b"); held || h.Held() != 0 {
+		t.Errorf("b still held after ReleaseAll")
+	}
+}

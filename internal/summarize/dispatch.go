@@ -31,13 +31,10 @@ type dispatcher struct {
 	// ask about again alone: those a batch answer left out.
 	settled chan []*pending
 
-	// deferred are the misses another process holds the lease of; held,
-	// those this one does and has not yet stored or failed.
+	// deferred are the misses another process holds the lease of; leases,
+	// those this one holds and has not yet stored or failed.
 	deferred []*pending
-	held     map[*pending]bool
-	// warn says once per cause that a lease could not be given back: a
-	// full disk would otherwise repeat it for every commit.
-	warn *lease.Warner
+	leases   *lease.Holder
 
 	// For --max-cost: what answered requests cost, and what the requests
 	// in flight may cost at most. Guarded by mu.
@@ -51,17 +48,12 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-ch
 	// Whatever ends the engine's run also stops the goroutines feeding it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{}, warn: lease.NewWarner(opts.Log),
-		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), spend: res.spend, held: map[*pending]bool{}}
+	d := &dispatcher{opts: opts, res: res, eng: eng, byKey: map[string][]*pending{},
+		leases:  lease.NewHolder(opts.Store, opts.Owner, opts.Lease, opts.Log),
+		settled: make(chan []*pending, 2*max(1, opts.Concurrency)), spend: res.spend}
 	// However the run ends (done, failed, interrupted), leases still held
 	// are given back, so that a rerun need not wait for them to expire.
-	defer func() {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		for p := range d.held {
-			d.release(p)
-		}
-	}()
+	defer d.leases.ReleaseAll()
 
 	defer lease.Keep(ctx, d.opts.Store, d.opts.Owner, d.opts.Lease, d.opts.Log)()
 
@@ -203,15 +195,8 @@ func (d *dispatcher) claim(ctx context.Context, misses []*pending) []bool {
 	for i, p := range misses {
 		keys[i] = p.leaseKey(d.opts)
 	}
-	won, err := lease.ClaimAll(ctx, d.opts.Store, keys, d.opts.Owner, d.opts.Lease)
+	won, err := d.leases.ClaimAll(ctx, keys)
 	if err == nil {
-		d.mu.Lock()
-		for i, p := range misses {
-			if won[i] {
-				d.held[p] = true
-			}
-		}
-		d.mu.Unlock()
 		err = d.dropStored(ctx, misses, won)
 	}
 	d.mu.Lock()
@@ -250,9 +235,7 @@ func (d *dispatcher) dropStored(ctx context.Context, misses []*pending, won []bo
 		for i, p := range misses {
 			if _, ok := found[p.commit.Hash]; ok && won[i] && p.repo == rr {
 				won[i] = false
-				d.mu.Lock()
 				d.release(p)
-				d.mu.Unlock()
 			}
 		}
 	}
@@ -260,15 +243,9 @@ func (d *dispatcher) dropStored(ctx context.Context, misses []*pending, won []bo
 }
 
 // release gives up a commit's lease once it is stored or failed: waiting
-// processes need not wait out its expiry. Callers hold mu.
+// processes need not wait out its expiry.
 func (d *dispatcher) release(p *pending) {
-	if !d.held[p] {
-		return
-	}
-	delete(d.held, p)
-	if err := d.opts.Store.Release(context.Background(), p.leaseKey(d.opts), d.opts.Owner); err != nil {
-		d.warn.Warn("could not release a lease; it expires on its own", err, "commit", p.commit.Hash)
-	}
+	d.leases.Release(p.leaseKey(d.opts))
 }
 
 // task builds the request for a batch and remembers which commits it holds.

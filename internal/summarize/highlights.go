@@ -99,7 +99,9 @@ type highlighter struct {
 	opts Options
 	eng  *engine.Engine
 	res  *Result
-	warn *lease.Warner
+	// leases are the sections this run is asking about, given back as
+	// their answers are stored, and all however the run ends.
+	leases *lease.Holder
 
 	mu sync.Mutex // guards res's stats
 }
@@ -144,7 +146,8 @@ func highlights(ctx context.Context, opts Options, eng *engine.Engine, res *Resu
 		opts.Log.Warn(fmt.Sprintf("highlights: %d of %d sections go without, as some of their commits have no summary yet. Try: run again once every commit is summarized",
 			incomplete, res.HighlightSections))
 	}
-	h := &highlighter{opts: opts, eng: eng, res: res, warn: lease.NewWarner(opts.Log)}
+	h := &highlighter{opts: opts, eng: eng, res: res, leases: lease.NewHolder(opts.Store, opts.Owner, opts.Lease, opts.Log)}
+	defer h.leases.ReleaseAll()
 	if err := h.fromStore(ctx, jobs); err != nil {
 		// A stop that came after the last summary ends the run here: it
 		// is an interruption, whatever the store made of it.
@@ -228,7 +231,7 @@ func (h *highlighter) use(j *highlightJob, answer string) {
 func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	st, leaseKey := h.opts.Store, "highlights:"+j.key
 	for {
-		won, err := lease.Claim(ctx, st, leaseKey, h.opts.Owner, h.opts.Lease)
+		won, err := h.leases.Claim(ctx, leaseKey)
 		if err != nil {
 			h.fail(ctx, j, err)
 			return
@@ -243,7 +246,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 			h.mu.Unlock()
 		}
 		if won && (j.done || err != nil) {
-			h.release(leaseKey)
+			h.leases.Release(leaseKey)
 		}
 		if err != nil {
 			h.fail(ctx, j, err)
@@ -259,7 +262,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 			return
 		}
 	}
-	defer h.release(leaseKey)
+	defer h.leases.Release(leaseKey)
 
 	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
 	worst := h.opts.Price.Cost(requestTokens(h.opts, j.req), out)
@@ -294,12 +297,6 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	st2.OutputTokens += u.OutputTokens
 	st2.CostUSD += cost
 	h.opts.Progress.Spent(st2.InputTokens+st2.OutputTokens, st2.CostUSD, h.eng.Stats().Retries)
-}
-
-func (h *highlighter) release(leaseKey string) {
-	if err := h.opts.Store.Release(context.Background(), leaseKey, h.opts.Owner); err != nil {
-		h.warn.Warn("could not release a lease; it expires on its own", err, "key", leaseKey)
-	}
 }
 
 // fail records a job that got no answer; an interruption is no failure of

@@ -1,0 +1,98 @@
+package lease
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// Holder is the leases one run holds, whatever the work they guard
+// (commits to summarize, eval answers, judge verdicts, highlights):
+// claimed as the work is reached, given back one by one as its result is
+// stored or failed, and all together however the run ends, so that a
+// rerun or another process need not wait them out. Safe for concurrent
+// use.
+type Holder struct {
+	st    store.Store
+	owner string
+	ttl   time.Duration
+	warn  *Warner
+
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+// NewHolder returns the leases of owner on st, each claimed for ttl.
+func NewHolder(st store.Store, owner string, ttl time.Duration, log *slog.Logger) *Holder {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Holder{st: st, owner: owner, ttl: ttl, warn: NewWarner(log), held: map[string]bool{}}
+}
+
+// Claim claims key (see Claim), and reports whether this run holds it now.
+func (h *Holder) Claim(ctx context.Context, key string) (bool, error) {
+	won, err := Claim(ctx, h.st, key, h.owner, h.ttl)
+	if won && err == nil {
+		h.mu.Lock()
+		h.held[key] = true
+		h.mu.Unlock()
+	}
+	return won, err
+}
+
+// ClaimAll claims keys in one transaction (see ClaimAll); won[i] reports
+// whether this run holds keys[i] now.
+func (h *Holder) ClaimAll(ctx context.Context, keys []string) ([]bool, error) {
+	won, err := ClaimAll(ctx, h.st, keys, h.owner, h.ttl)
+	if err != nil {
+		return won, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, k := range keys {
+		if won[i] {
+			h.held[k] = true
+		}
+	}
+	return won, nil
+}
+
+// Release gives key back, if this run holds it. A failure is warned of,
+// once per cause: the lease expires on its own.
+func (h *Holder) Release(key string) {
+	h.mu.Lock()
+	held := h.held[key]
+	delete(h.held, key)
+	h.mu.Unlock()
+	if !held {
+		return
+	}
+	if err := h.st.Release(context.Background(), key, h.owner); err != nil {
+		h.warn.Warn("could not release a lease; it expires on its own", err, "key", key)
+	}
+}
+
+// ReleaseAll gives back every lease still held: at the end of a run,
+// whether it finished, failed or was interrupted.
+func (h *Holder) ReleaseAll() {
+	h.mu.Lock()
+	keys := make([]string, 0, len(h.held))
+	for k := range h.held {
+		keys = append(keys, k)
+	}
+	h.mu.Unlock()
+	for _, k := range keys {
+		h.Release(k)
+	}
+}
+
+// Held counts the leases this run holds.
+func (h *Holder) Held() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.held)
+}
