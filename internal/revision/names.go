@@ -140,12 +140,36 @@ func (r *resolver) dwimLog(name string) (string, error) {
 // The name as it stands is tried only where git reads a file of that name:
 // HEAD-like names in capitals and names under refs/.
 func refCandidates(name string) []string {
+	if !validRefName(name) {
+		return nil // git would not look it up: no file of such a name is a ref
+	}
 	var out []string
 	if isPseudoRef(name) || strings.HasPrefix(name, "refs/") {
 		out = append(out, name)
 	}
 	return append(out, "refs/"+name, "refs/tags/"+name, "refs/heads/"+name,
 		"refs/remotes/"+name, "refs/remotes/"+name+"/HEAD")
+}
+
+// validRefName holds a name to git's check-ref-format rules, so that no
+// lookup reads a file outside the reference storage (../../etc/passwd).
+func validRefName(name string) bool {
+	if name == "" || name == "@" || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") ||
+		strings.HasSuffix(name, ".") || strings.Contains(name, "..") || strings.Contains(name, "//") ||
+		strings.Contains(name, "@{") || strings.ContainsAny(name, " ~^:?*[\\\x7f") {
+		return false
+	}
+	for _, part := range strings.Split(name, "/") {
+		if strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	for _, c := range name {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return true
 }
 
 func isPseudoRef(name string) bool {
