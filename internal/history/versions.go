@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,9 +53,24 @@ func (r *Repo) Versions(ctx context.Context, commits []string) (map[string]Versi
 			refs = append(refs, ref)
 		}
 	}
+	// Parents and dates come from the commit-graph or the commits' headers
+	// alone: a whole history's tags walk thousands of commits.
+	g := newCommitNodes(r)
+	parsed := func(h gitobjects.ID) (nodeID, bool, error) {
+		id := g.node(h)
+		if err := g.parse(id); err != nil {
+			return id, false, err
+		}
+		g.forget(id)
+		return id, g.nodes[id].flags&nodeMissing == 0, nil
+	}
 	for _, c := range commits {
-		if cm, err := r.commitObject(gitobjects.MustParseID(c)); err == nil && (oldest.IsZero() || cm.meta.Committer.When.Before(oldest)) {
-			oldest = cm.meta.Committer.When
+		id, ok, err := parsed(gitobjects.MustParseID(c))
+		if err != nil {
+			return nil, err
+		}
+		if when := time.Unix(g.nodes[id].date, 0); ok && (oldest.IsZero() || when.Before(oldest)) {
+			oldest = when
 		}
 	}
 	cutoff := oldest.Add(-versionSlop)
@@ -89,34 +103,32 @@ func (r *Repo) Versions(ctx context.Context, commits []string) (map[string]Versi
 		return strings.Compare(a.name, b.name)
 	})
 	out := make(map[string]Version, len(commits))
-	reached := map[gitobjects.ID]bool{}
+	reached := map[nodeID]bool{}
 	for _, t := range tags {
 		v := Version{Tag: t.name, Date: t.date}
-		stack := []gitobjects.ID{t.commit}
+		stack := []nodeID{g.node(t.commit)}
 		for len(stack) > 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			h := stack[len(stack)-1]
+			id := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if reached[h] {
+			if reached[id] {
 				continue
 			}
-			reached[h] = true
-			c, err := r.commitObject(h)
-			if errors.Is(err, plumbing.ErrObjectNotFound) {
-				continue // beyond a shallow clone's edge
-			}
+			reached[id] = true
+			h := g.nodes[id].hash
+			_, ok, err := parsed(h)
 			if err != nil {
 				return nil, err
 			}
-			if c.meta.Committer.When.Before(cutoff) {
-				continue
+			if !ok || time.Unix(g.nodes[id].date, 0).Before(cutoff) {
+				continue // beyond a shallow clone's edge, or older than anything selected
 			}
 			if selected[h] {
 				out[h.String()] = v
 			}
-			stack = append(stack, c.parents...)
+			stack = append(stack, g.parentsOf(id)...)
 		}
 	}
 	return out, nil
