@@ -277,6 +277,9 @@ func pathType(p string) string {
 	return ""
 }
 
+// subArea is the "format/packfile, " before a capitalized change.
+var subArea = regexp.MustCompile(`^[\w.-]+(?:/[\w.-]+)*, ([A-Z].*)$`)
+
 // Description is the subject without the prefix Classify reads its type
 // or scope from ("fix(api)!: handle x" -> "Handle x", "builtin/mv: fix
 // y" -> "Fix y"): release notes show the type and scope apart, so the
@@ -291,6 +294,10 @@ func Description(subject string) string {
 	}
 	if m := area.FindStringSubmatch(subject); rest == "" && m != nil && !sentenceWords[strings.ToLower(m[1])] {
 		rest = m[2]
+		// go-git's "plumbing: format/packfile, Add X": a sub-area, then the change.
+		if sub := subArea.FindStringSubmatch(rest); sub != nil {
+			rest = sub[1]
+		}
 	}
 	if rest == "" {
 		return subject

@@ -224,6 +224,8 @@ func TestDescription(t *testing.T) {
 		"feat: serve the first endpoint":        "Serve the first endpoint",
 		"builtin/mv: fix a leak":                "Fix a leak",
 		"plumbing: format/packfile, fix delta":  "Format/packfile, fix delta",
+		"plumbing: format/packfile, Add X":      "Add X",
+		"git: worktree, Fix a leak, again":      "Fix a leak, again",
 		"Note: this is prose":                   "Note: this is prose",
 		"Add a thing":                           "Add a thing",
 		"wip(x): not a type":                    "wip(x): not a type",
