@@ -430,19 +430,19 @@ func (r *runner) recordCached(ctx context.Context, jobs []job, answer string) er
 // lets go unanswered (it failed) or whose lease expires or was left by a
 // dead process of this machine is claimed and sent here.
 func (r *runner) awaitDeferred(ctx context.Context, queues []chan engine.Task) error {
-	poll := lease.Poll(r.o.Lease)
-	for {
+	take := func() []string {
 		r.mu.Lock()
-		waiting := r.deferred
-		r.deferred = map[string][]job{}
+		defer r.mu.Unlock()
+		return slices.Sorted(maps.Keys(r.deferred))
+	}
+	return lease.Await(ctx, r.o.Lease, take, func(keys []string) error {
+		r.mu.Lock()
+		waiting := make(map[string][]job, len(keys))
+		for _, k := range keys {
+			waiting[k] = r.deferred[k]
+			delete(r.deferred, k)
+		}
 		r.mu.Unlock()
-		if len(waiting) == 0 {
-			return nil
-		}
-		if err := engine.Sleep(ctx, poll); err != nil {
-			return err
-		}
-		keys := slices.Sorted(maps.Keys(waiting))
 		found, err := r.o.Store.EvalResults(ctx, keys)
 		if err != nil {
 			return err
@@ -458,7 +458,8 @@ func (r *runner) awaitDeferred(ctx context.Context, queues []chan engine.Task) e
 				return err
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // remember notes a key just answered, keeping the last few thousand: a

@@ -96,3 +96,29 @@ func (h *Holder) Held() int {
 	defer h.mu.Unlock()
 	return len(h.held)
 }
+
+// Await finishes the work other processes held the leases of when this
+// run reached it. Every poll interval (see Poll) it takes what waits and
+// hands it to settle, which reads the results those processes stored and
+// claims again what is still missing: an expired lease is won and its
+// work done here, a live one deferred anew, to be taken at the next round.
+// It returns once nothing waits, or when ctx ends.
+func Await[T any](ctx context.Context, ttl time.Duration, take func() []T, settle func(waiting []T) error) error {
+	poll := Poll(ttl)
+	for {
+		waiting := take()
+		if len(waiting) == 0 {
+			return nil
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		if err := settle(waiting); err != nil {
+			return err
+		}
+	}
+}

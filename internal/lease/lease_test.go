@@ -269,3 +269,33 @@ func TestHolderGivesBackWhatItHolds(t *testing.T) {
 		t.Errorf("b still held after ReleaseAll")
 	}
 }
+
+// TestAwaitSettlesUntilNothingWaits: Await hands what waits to settle each
+// round, until nothing does; a cancelled context ends it.
+func TestAwaitSettlesUntilNothingWaits(t *testing.T) {
+	waiting := []string{"a", "b"}
+	rounds := 0
+	err := Await(context.Background(), 20*time.Millisecond, func() []string {
+		w := waiting
+		waiting = nil
+		return w
+	}, func(w []string) error {
+		rounds++
+		if rounds == 1 {
+			waiting = w[1:] // "b" is still another process's: again next round
+		}
+		return nil
+	})
+	if err != nil || rounds != 2 {
+		t.Errorf("Await = %v after %d rounds, want nil after 2", err, rounds)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = Await(ctx, time.Hour, func() []int { return []int{1} }, func([]int) error {
+		t.Error("settled after the context ended")
+		return nil
+	})
+	if err == nil {
+		t.Error("a cancelled Await returned nil")
+	}
+}

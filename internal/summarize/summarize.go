@@ -542,13 +542,12 @@ func fillFromSummary(e *report.Entry, s store.Summary, message string) {
 // their summaries are read from the store as that process stores them, and
 // any whose lease expires (its owner died) is claimed and summarized here.
 func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *Result) error {
-	poll := lease.Poll(opts.Lease)
-	for len(res.deferred) > 0 {
-		if err := engine.Sleep(ctx, poll); err != nil {
-			return err
-		}
+	take := func() []*pending {
 		waiting := res.deferred
 		res.deferred = nil
+		return waiting
+	}
+	return lease.Await(ctx, opts.Lease, take, func(waiting []*pending) error {
 		var left []*pending
 		for _, p := range waiting {
 			found, err := p.repo.summaries(ctx, opts, []string{p.commit.Hash})
@@ -567,14 +566,12 @@ func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *R
 			res.Changelog.Stats.SkippedFiles += len(s.SkippedFiles)
 			opts.Progress.Done(1)
 		}
-		if len(left) > 0 {
-			// dispatch claims again: expired leases are won, live ones deferred anew.
-			if err := dispatch(ctx, opts, eng, feed(left), res); err != nil {
-				return err
-			}
+		if len(left) == 0 {
+			return nil
 		}
-	}
-	return nil
+		// dispatch claims again: expired leases are won, live ones deferred anew.
+		return dispatch(ctx, opts, eng, feed(left), res)
+	})
 }
 
 // leaseKey names the work of summarizing a commit, as the cache does.
