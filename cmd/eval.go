@@ -30,7 +30,7 @@ import (
 
 // EvalOptions are the eval command's flags and arguments.
 type EvalOptions struct {
-	Factory *cmdutil.Factory
+	runDeps
 
 	Dataset     string
 	Models      []string
@@ -67,7 +67,7 @@ type EvalOptions struct {
 
 // NewEvalCmd builds `digest eval`.
 func NewEvalCmd(f *cmdutil.Factory, runF func(context.Context, *EvalOptions) error) *cobra.Command {
-	o := &EvalOptions{Factory: f}
+	o := &EvalOptions{runDeps: newRunDeps(f)}
 	cmd := &cobra.Command{
 		Use:   "eval DATASET --models MODEL[,MODEL...]",
 		Short: "Run a prompt dataset against models and compare their scores",
@@ -160,7 +160,7 @@ func parseGates(s string, specs []provider.Spec) (eval.Gates, error) {
 	return gates, nil
 }
 
-func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, error) {
+func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	var cfg eval.Options
 	var temperature error
 	if o.set != nil && o.set("temperature") {
@@ -215,7 +215,7 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 		if o.MaxCost > 0 && !info.Known {
 			return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --model-config with its price", spec)
 		}
-		base, err := f.BaseURL(spec, o.BaseURL)
+		base, err := o.BaseURLOf(spec, o.BaseURL)
 		if err != nil {
 			return cfg, nil, err
 		}
@@ -256,12 +256,11 @@ func (o *EvalOptions) config(f *cmdutil.Factory) (eval.Options, eval.Gates, erro
 }
 
 func runEval(ctx context.Context, o *EvalOptions) error {
-	f := o.Factory
-	cfg, gates, err := o.config(f)
+	cfg, gates, err := o.config()
 	if err != nil {
 		return err
 	}
-	if err := checkEvalOutputs(f, o, true, []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
+	if err := checkEvalOutputs(o, true, []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
 		return err
 	}
 	if cfg.Tokenizer, err = tokenizer.New(o.Tokenizer); err != nil {
@@ -272,15 +271,15 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	if !o.DryRun {
 		for i, m := range cfg.Models {
-			if cfg.Models[i].Provider, err = f.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
+			if cfg.Models[i].Provider, err = o.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
 				return err
 			}
-			if cfg.Models[i].LimitName, err = f.LimitName(m.Spec, o.BaseURL); err != nil {
+			if cfg.Models[i].LimitName, err = o.LimitName(m.Spec, o.BaseURL); err != nil {
 				return err
 			}
 		}
 	}
-	src := io.Reader(f.IOStreams.In)
+	src := io.Reader(o.IO.In)
 	if o.Dataset != "-" {
 		file, err := dataset.Open(o.Dataset)
 		if err != nil {
@@ -290,19 +289,19 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		src = file
 	}
 	cfg.Source = src
-	if cfg.Store, err = f.OpenStore(ctx, o.DryRun); err != nil {
+	if cfg.Store, err = o.OpenStore(ctx, o.DryRun); err != nil {
 		return err
 	}
 	if cfg.Store != nil {
 		defer cfg.Store.Close()
 	}
 	if o.Judge != "" {
-		if cfg.Judge, err = judge(f, o, cfg.Tokenizer, o.models); err != nil {
+		if cfg.Judge, err = judge(o, cfg.Tokenizer, o.models); err != nil {
 			return err
 		}
 	}
-	cfg.Log = f.Logger()
-	bar := f.IOStreams.NewProgress("evaluating", !f.Globals.Quiet)
+	cfg.Log = o.Logger()
+	bar := o.IO.NewProgress("evaluating", !o.Globals.Quiet)
 	bar.Start(-1)
 	cfg.Progress = bar
 	started := time.Now()
@@ -310,7 +309,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	bar.Finish()
 	if out != nil {
 		for _, le := range out.Skipped {
-			fmt.Fprintf(f.IOStreams.ErrOut, "digest: skipped %s\n", textsafe.Line(le.Error()))
+			fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s\n", textsafe.Line(le.Error()))
 		}
 	}
 	if err != nil {
@@ -323,7 +322,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		return err
 	}
 	if o.DryRun {
-		return writeEvalEstimate(f, o, out)
+		return writeEvalEstimate(o, out)
 	}
 	run, _, err := cfg.Store.Run(ctx, out.RunID)
 	if err != nil {
@@ -333,14 +332,14 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := writeEvalReports(f, o, rep, true); err != nil {
+	if err := writeEvalReports(o, rep, true); err != nil {
 		return err
 	}
 	errs := 0
 	for _, m := range rep.Models {
 		errs += m.Errors
 	}
-	f.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %s",
+	o.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %s",
 		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, time.Since(started).Round(time.Millisecond))
 	if out.NotSent > 0 {
 		return fmt.Errorf("stopped before --max-cost $%g: %d results left unrequested. Try: a higher --max-cost, and run again to continue", o.MaxCost, out.NotSent)
@@ -413,12 +412,12 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 // checkEvalOutputs refuses, before anything is sent, reports that would
 // overwrite the database, an input, or one another (the step summary too,
 // when this run appends to it).
-func checkEvalOutputs(f *cmdutil.Factory, o *EvalOptions, stepSummary bool, inputs []cmdutil.NamedPath) error {
+func checkEvalOutputs(o *EvalOptions, stepSummary bool, inputs []cmdutil.NamedPath) error {
 	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}, {Flag: "--junit", Path: o.JUnit}, {Flag: "--html", Path: o.HTML}}
 	if stepSummary {
-		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")})
+		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: o.Getenv("GITHUB_STEP_SUMMARY")})
 	}
-	return cmdutil.CheckOutputs(outputs, f.DBFile(), inputs)
+	return cmdutil.CheckOutputs(outputs, o.DBFile(), inputs)
 }
 
 // gateError fails the run, exit 3, when a model is below its --min-accuracy.
@@ -438,8 +437,8 @@ func gateError(rep *report.Eval) error {
 // writeEvalReports writes the report in every form asked for: the main
 // format, JUnit, HTML, and, for a run just made, the GitHub step summary
 // when there is one.
-func writeEvalReports(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, stepSummary bool) error {
-	if err := writeEachEvalReport(f, o, rep, stepSummary); err != nil {
+func writeEvalReports(o *EvalOptions, rep *report.Eval, stepSummary bool) error {
+	if err := writeEachEvalReport(o, rep, stepSummary); err != nil {
 		return err
 	}
 	if rep.ResultsErr != nil {
@@ -448,11 +447,11 @@ func writeEvalReports(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, step
 	return nil
 }
 
-func writeEachEvalReport(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, stepSummary bool) error {
+func writeEachEvalReport(o *EvalOptions, rep *report.Eval, stepSummary bool) error {
 	format := o.Format
 	if format == "" {
 		format = "json"
-		if f.IOStreams.IsStdoutTTY() && (o.Output == "" || o.Output == "-") {
+		if o.IO.IsStdoutTTY() && (o.Output == "" || o.Output == "-") {
 			format = "table"
 		}
 	}
@@ -460,7 +459,7 @@ func writeEachEvalReport(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, s
 	if err != nil {
 		return err
 	}
-	if err := cmdutil.WriteFile(o.Output, f.IOStreams.Out, func(w io.Writer) error { return r.WriteEval(w, rep) }); err != nil {
+	if err := cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error { return r.WriteEval(w, rep) }); err != nil {
 		return err
 	}
 	if o.JUnit != "" {
@@ -473,7 +472,7 @@ func writeEachEvalReport(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, s
 			return err
 		}
 	}
-	if path := f.Getenv("GITHUB_STEP_SUMMARY"); path != "" && stepSummary {
+	if path := o.Getenv("GITHUB_STEP_SUMMARY"); path != "" && stepSummary {
 		var b bytes.Buffer
 		md, _ := report.ForEvalFormat("markdown")
 		if err := md.WriteEval(&b, rep); err != nil {
@@ -484,9 +483,9 @@ func writeEachEvalReport(f *cmdutil.Factory, o *EvalOptions, rep *report.Eval, s
 	return nil
 }
 
-func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) error {
-	if o.Format == "json" || o.Format == "jsonl" || !f.IOStreams.IsStdoutTTY() && o.Format == "" {
-		return json.NewEncoder(f.IOStreams.Out).Encode(struct {
+func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
+	if o.Format == "json" || o.Format == "jsonl" || !o.IO.IsStdoutTTY() && o.Format == "" {
+		return json.NewEncoder(o.IO.Out).Encode(struct {
 			DryRun bool            `json:"dry_run"`
 			Items  int             `json:"items"`
 			Models []eval.Estimate `json:"models"`
@@ -496,7 +495,7 @@ func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) er
 		if e.Judge {
 			e.Model = "judge " + e.Model
 		}
-		if _, err := fmt.Fprintf(f.IOStreams.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, at most $%.4f\n",
+		if _, err := fmt.Fprintf(o.IO.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, at most $%.4f\n",
 			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, e.CostUSD); err != nil {
 			return err
 		}
@@ -507,7 +506,7 @@ func writeEvalEstimate(f *cmdutil.Factory, o *EvalOptions, out *eval.Outcome) er
 // judge is the grading model, under the same limits and models file as the
 // evaluated models. --base-url is for the evaluated models: the judge is
 // served from its provider's variable or default.
-func judge(f *cmdutil.Factory, o *EvalOptions, tok *tokenizer.Tokenizer, file models.File) (*eval.Model, error) {
+func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File) (*eval.Model, error) {
 	spec, err := provider.ParseSpec(o.Judge)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))
@@ -518,17 +517,17 @@ func judge(f *cmdutil.Factory, o *EvalOptions, tok *tokenizer.Tokenizer, file mo
 	}
 	var p provider.Provider
 	if !o.DryRun { // a dry run only counts the judge's calls: no key needed
-		if p, err = f.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, Concurrency: o.Concurrency}); err != nil {
+		if p, err = o.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, Concurrency: o.Concurrency}); err != nil {
 			return nil, err
 		}
 	}
-	base, err := f.BaseURL(spec, "")
+	base, err := o.BaseURLOf(spec, "")
 	if err != nil {
 		return nil, err
 	}
 	limitName := ""
 	if !o.DryRun {
-		if limitName, err = f.LimitName(spec, ""); err != nil {
+		if limitName, err = o.LimitName(spec, ""); err != nil {
 			return nil, err
 		}
 	}

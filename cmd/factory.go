@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -177,4 +178,25 @@ func httpClient(concurrency int) *http.Client {
 	t.MaxIdleConnsPerHost = max(2, concurrency)
 	t.MaxIdleConns = max(100, concurrency)
 	return &http.Client{Transport: t}
+}
+
+// runDeps are what a command's run takes from the factory, and nothing
+// more: its streams, the environment, the database, the providers and
+// logging, each a function a test can replace.
+type runDeps struct {
+	IO        *iostreams.IOStreams
+	Getenv    func(string) string
+	Globals   *cmdutil.Globals // read when the run starts: the root's flags are parsed by then
+	OpenStore func(ctx context.Context, dryRun bool) (store.Store, error)
+	DBFile    func() string
+	Provider  func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error)
+	BaseURLOf func(spec provider.Spec, flag string) (string, error)
+	LimitName func(spec provider.Spec, flag string) (string, error)
+	Logger    func() *slog.Logger
+	Infof     func(format string, args ...any)
+}
+
+func newRunDeps(f *cmdutil.Factory) runDeps {
+	return runDeps{IO: f.IOStreams, Getenv: f.Getenv, Globals: &f.Globals, OpenStore: f.OpenStore, DBFile: f.DBFile,
+		Provider: f.Provider, BaseURLOf: f.BaseURL, LimitName: f.LimitName, Logger: f.Logger, Infof: f.Infof}
 }

@@ -51,7 +51,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	list.Flags().StringVarP(&listFormat, "format", "f", "table", "table, json, jsonl, csv or markdown")
 	cmdutil.DocumentEnv(list.Flags())
 
-	o := &EvalOptions{Factory: f}
+	o := &EvalOptions{runDeps: newRunDeps(f)}
 	show := &cobra.Command{
 		Use:     "show RUN",
 		Short:   "Show a past evaluation run's report",
@@ -64,7 +64,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 					return cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 				}
 			}
-			if err := checkEvalOutputs(f, o, false, nil); err != nil {
+			if err := checkEvalOutputs(o, false, nil); err != nil {
 				return err
 			}
 			st, err := f.Store(cmd.Context())
@@ -83,7 +83,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeEvalReports(f, o, rep, false)
+			return writeEvalReports(o, rep, false)
 		},
 	}
 	show.Flags().StringVarP(&o.Format, "format", "f", "", "table (default on a terminal), json (default elsewhere), jsonl, csv, markdown")

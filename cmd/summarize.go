@@ -30,7 +30,7 @@ import (
 
 // SummarizeOptions are the summarize command's flags and arguments.
 type SummarizeOptions struct {
-	Factory *cmdutil.Factory
+	runDeps
 
 	Repos         []string
 	Pathspec      []string
@@ -70,7 +70,7 @@ type SummarizeOptions struct {
 // NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
 // of flag parsing.
 func NewSummarizeCmd(f *cmdutil.Factory, runF func(context.Context, *SummarizeOptions) error) *cobra.Command {
-	opts := &SummarizeOptions{Factory: f}
+	opts := &SummarizeOptions{runDeps: newRunDeps(f)}
 	cmd := &cobra.Command{
 		Use:   "summarize [PATH ...] [-- PATHSPEC ...]",
 		Short: "Summarize the commits of git repositories into a changelog",
@@ -166,7 +166,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--all and --rev cannot be combined. Try: one of them")
 	case o.RepoID != "" && len(o.Repos) > 1:
 		return cfg, nil, cmdutil.UsageError("--repo-id names one repository, but %d were given. Try: one PATH per run with --repo-id", len(o.Repos))
-	case o.StepSummary && o.Factory.Getenv("GITHUB_STEP_SUMMARY") == "":
+	case o.StepSummary && o.Getenv("GITHUB_STEP_SUMMARY") == "":
 		return cfg, nil, cmdutil.UsageError("--step-summary needs GITHUB_STEP_SUMMARY, which is not set. Try: run it as a GitHub Actions step, or drop --step-summary")
 	}
 	reporter, err := o.reporter()
@@ -232,7 +232,6 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 }
 
 func runSummarize(ctx context.Context, o *SummarizeOptions) error {
-	f := o.Factory
 	started := time.Now()
 	cfg, reporter, err := o.config(started)
 	if err != nil {
@@ -241,9 +240,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	// Find out before the run, not after paying for it.
 	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}}
 	if o.StepSummary {
-		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: f.Getenv("GITHUB_STEP_SUMMARY")})
+		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: o.Getenv("GITHUB_STEP_SUMMARY")})
 	}
-	if err := cmdutil.CheckOutputs(outputs, f.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}, {Flag: "--template", Path: o.Template}}); err != nil {
+	if err := cmdutil.CheckOutputs(outputs, o.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}, {Flag: "--template", Path: o.Template}}); err != nil {
 		return err
 	}
 	if cfg.Tokenizer, err = tokenizer.New(o.Tokenizer); err != nil {
@@ -258,28 +257,28 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 				return err
 			}
 		}
-		if cfg.Provider, err = f.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
+		if cfg.Provider, err = o.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
 			return err
 		}
-		if cfg.LimitName, err = f.LimitName(cfg.Model, o.BaseURL); err != nil {
+		if cfg.LimitName, err = o.LimitName(cfg.Model, o.BaseURL); err != nil {
 			return err
 		}
 	}
-	if cfg.Store, err = f.OpenStore(ctx, o.DryRun); err != nil {
+	if cfg.Store, err = o.OpenStore(ctx, o.DryRun); err != nil {
 		return err
 	}
 	if cfg.Store != nil {
 		defer cfg.Store.Close()
 	}
-	cfg.Log = f.Logger()
-	bar := f.IOStreams.NewProgress("summarizing", !f.Globals.Quiet)
+	cfg.Log = o.Logger()
+	bar := o.IO.NewProgress("summarizing", !o.Globals.Quiet)
 	cfg.Progress = bar
 
 	res, err := summarize.Run(ctx, cfg)
 	bar.Finish()
 	if res != nil {
 		for _, p := range res.Empty {
-			f.Infof("digest: %s has no commits; nothing to summarize", p)
+			o.Infof("digest: %s has no commits; nothing to summarize", p)
 		}
 	}
 	if err != nil {
@@ -296,37 +295,37 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return err
 	}
 	if res.Estimate != nil {
-		if err := writeEstimate(f, o, res); err != nil {
+		if err := writeEstimate(o, res); err != nil {
 			return err
 		}
-		return unusableError(f, o, res)
+		return unusableError(o, res)
 	}
 
-	if err := cmdutil.WriteFile(o.Output, f.IOStreams.Out, func(w io.Writer) error { return reporter.Write(w, &res.Changelog) }); err != nil {
+	if err := cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error { return reporter.Write(w, &res.Changelog) }); err != nil {
 		return err
 	}
 	if o.StepSummary {
-		if err := appendStepSummary(f.Getenv("GITHUB_STEP_SUMMARY"), o.GroupBy, &res.Changelog); err != nil {
+		if err := appendStepSummary(o.Getenv("GITHUB_STEP_SUMMARY"), o.GroupBy, &res.Changelog); err != nil {
 			return err
 		}
 	}
 	s := res.Changelog.Stats
-	f.Infof("digest: %d commits seen, %d cached, %d summarized, %d failed, %d files skipped, %d tokens in, %d out, $%.4f, %d requests, %d retries, %s",
+	o.Infof("digest: %d commits seen, %d cached, %d summarized, %d failed, %d files skipped, %d tokens in, %d out, $%.4f, %d requests, %d retries, %s",
 		s.Commits, s.Cached, s.Summarized, s.Failed, s.SkippedFiles, s.InputTokens, s.OutputTokens, s.CostUSD,
 		res.Engine.Requests, res.Engine.Retries, time.Since(started).Round(time.Millisecond))
 	if o.Highlights {
-		f.Infof("digest: highlights: %d requests sent, %d answers from the cache; %d sections have highlights", res.HighlightsWritten, res.HighlightsStored, len(res.Changelog.Highlights))
+		o.Infof("digest: highlights: %d requests sent, %d answers from the cache; %d sections have highlights", res.HighlightsWritten, res.HighlightsStored, len(res.Changelog.Highlights))
 	}
 	if n := res.Redacted.Total(); n > 0 {
-		f.Infof("digest: %d secrets replaced by markers before sending (%s); --no-redact sends them as they are", n, res.Redacted)
+		o.Infof("digest: %d secrets replaced by markers before sending (%s); --no-redact sends them as they are", n, res.Redacted)
 	}
 	for _, fl := range res.Failures {
-		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: commit %s: %s\n", textsafe.Line(fl.Repo), fl.Commit, textsafe.Line(fl.Err.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "digest: %s: commit %s: %s\n", textsafe.Line(fl.Repo), fl.Commit, textsafe.Line(fl.Err.Error()))
 	}
 	for _, fl := range res.HighlightFailures {
-		fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s: highlights of %s: %s\n", textsafe.Line(fl.Repo), textsafe.Line(cmp.Or(fl.Version, "Unreleased")), textsafe.Line(fl.Err.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "digest: %s: highlights of %s: %s\n", textsafe.Line(fl.Repo), textsafe.Line(cmp.Or(fl.Version, "Unreleased")), textsafe.Line(fl.Err.Error()))
 	}
-	unusable := unusableError(f, o, res)
+	unusable := unusableError(o, res)
 	switch {
 	case unusable != nil:
 		return unusable
@@ -348,12 +347,12 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 // unusableError names, one line each, the repositories a run set aside
 // (not a repository, no such --rev), and fails the run for them, exit 1,
 // once the others' changelog is written.
-func unusableError(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Result) error {
+func unusableError(o *SummarizeOptions, res *summarize.Result) error {
 	if len(res.Unusable) == 0 {
 		return nil
 	}
 	for _, u := range res.Unusable {
-		fmt.Fprintf(f.IOStreams.ErrOut, "digest: skipped %s: %s\n", textsafe.Line(u.Path), textsafe.Line(u.Err.Error()))
+		fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s: %s\n", textsafe.Line(u.Path), textsafe.Line(u.Err.Error()))
 	}
 	return fmt.Errorf("%d of %d repositories could not be summarized (named above); the others' changelog is written. Try: fix or drop those paths, and run again",
 		len(res.Unusable), len(o.Repos))
@@ -361,7 +360,7 @@ func unusableError(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Resul
 
 // writeEstimate prints what a --dry-run counted: a sentence for people, or
 // one JSON object with --format json or jsonl.
-func writeEstimate(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Result) error {
+func writeEstimate(o *SummarizeOptions, res *summarize.Result) error {
 	e := res.Estimate
 	if o.Format == "json" || o.Format == "jsonl" {
 		doc := struct {
@@ -370,14 +369,14 @@ func writeEstimate(f *cmdutil.Factory, o *SummarizeOptions, res *summarize.Resul
 			Cached int    `json:"cached"`
 			*summarize.Estimate
 		}{true, res.Changelog.Model, res.Changelog.Stats.Cached, e}
-		enc := json.NewEncoder(f.IOStreams.Out)
+		enc := json.NewEncoder(o.IO.Out)
 		return enc.Encode(doc)
 	}
 	highlights := ""
 	if o.Highlights {
 		highlights = fmt.Sprintf(", the highlights of %d sections (%d stored),", e.Highlights, e.HighlightsStored)
 	}
-	_, err := fmt.Fprintf(f.IOStreams.Out, "dry run: %d commits to summarize (%d cached)%s in %d requests to %s: %d input tokens, at most %d output tokens, at most $%.4f\n",
+	_, err := fmt.Fprintf(o.IO.Out, "dry run: %d commits to summarize (%d cached)%s in %d requests to %s: %d input tokens, at most %d output tokens, at most $%.4f\n",
 		e.Commits, res.Changelog.Stats.Cached, highlights, e.Requests, res.Changelog.Model, e.InputTokens, e.MaxOutputTokens, e.CostUSD)
 	return err
 }

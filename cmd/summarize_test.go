@@ -22,6 +22,7 @@ import (
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/iostreams"
+	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/store/sqlite"
 	"github.com/digest-cli/digest/internal/tokenizer"
@@ -890,5 +891,44 @@ func TestReleaseNotes(t *testing.T) {
 	custom := h.run(context.Background(), "summarize", f.Dir, "--template", tmpl)
 	if custom.code != 0 || !strings.HasPrefix(custom.out, "Unreleased: ") || !strings.Contains(custom.out, "v0.1.0 (") {
 		t.Errorf("--template: exit %d: %q %s", custom.code, custom.out, custom.errOut)
+	}
+}
+
+// TestSummarizeRunsOnItsOwnDependencies: options hold the functions the
+// run uses, not the factory, so a test swaps one (here the provider) and
+// runs the command's run directly.
+func TestSummarizeRunsOnItsOwnDependencies(t *testing.T) {
+	f := fixture(t)
+	ios, out, _ := iostreams.Test()
+	fac := NewFactory(ios, "test")
+	fac.Globals.DB = filepath.Join(t.TempDir(), "d.db")
+	var got *SummarizeOptions
+	cmd := NewSummarizeCmd(fac, func(_ context.Context, o *SummarizeOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{f.Dir, "-f", "jsonl", "--model", "openai:m", "--rpm", "1000", "--tpm", "10000000"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	got.Provider = func(spec provider.Spec, _ cmdutil.ProviderOptions) (provider.Provider, error) {
+		return provider.Func(func(_ context.Context, req provider.Request) (provider.Response, error) {
+			calls.Add(1)
+			var answers []prompt.Answer
+			for _, c := range prompt.Parse(req.Messages[0].Content) {
+				answers = append(answers, prompt.Answer{Commit: c.Hash, Summary: "Changed."})
+			}
+			return provider.Response{Text: prompt.FormatAnswer(answers)}, nil
+		}), nil
+	}
+	got.Getenv = func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return "sk-test"
+		}
+		return ""
+	}
+	if err := runSummarize(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() == 0 || strings.Count(out.String(), `"summary":"Changed."`) != 8 {
+		t.Errorf("%d calls; output:\n%s", calls.Load(), out.String())
 	}
 }
