@@ -218,7 +218,7 @@ func (r *runner) run(ctx context.Context) error {
 	// then they are kept from expiring under a request that takes long.
 	defer r.leases.ReleaseAll()
 	lease.Sweep(ctx, r.o.Store, r.o.Owner, r.o.Log)
-	defer lease.Keep(ctx, r.o.Store, r.o.Owner, r.o.Lease, r.o.Log)()
+	defer r.leases.Keep(ctx, r.o.Log)()
 	if r.o.Judge != nil {
 		r.scoring = newScoring(r.o.Concurrency, cancel)
 	}

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/digest-cli/digest/internal/gitobjects"
 	"github.com/digest-cli/digest/internal/linediff"
+	"github.com/digest-cli/digest/internal/offheap"
 	"github.com/digest-cli/digest/internal/userdiff"
 )
 
@@ -226,7 +226,7 @@ func (r *Repo) blob(h gitobjects.ID, maxBytes int64) (text string, large bool, r
 		return "", true, release, nil
 	}
 	// Nothing writes an object's bytes while they are borrowed.
-	return unsafe.String(unsafe.SliceData(obj.Data), len(obj.Data)), false, release, nil
+	return offheap.String(obj.Data), false, release, nil
 }
 
 // isGenerated looks for the generated-code marker in the first 1 KiB; the

@@ -122,3 +122,10 @@ func Await[T any](ctx context.Context, ttl time.Duration, take func() []T, settl
 		}
 	}
 }
+
+// Keep renews every lease of this run's owner until the returned stop is
+// called (see Keep): work that takes longer than the lease's ttl is not
+// taken for abandoned.
+func (h *Holder) Keep(ctx context.Context, log *slog.Logger) (stop func()) {
+	return Keep(ctx, h.st, h.owner, h.ttl, log)
+}

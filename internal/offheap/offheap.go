@@ -22,3 +22,8 @@ func Slice[T any](n int) ([]T, func()) {
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), free
 }
+
+// String is b's bytes as a string without a copy, for text read in place
+// (a blob borrowed from the cache of delta bases): nothing may write b
+// while the string is used.
+func String(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -55,7 +55,7 @@ func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-ch
 	// are given back, so that a rerun need not wait for them to expire.
 	defer d.leases.ReleaseAll()
 
-	defer lease.Keep(ctx, d.opts.Store, d.opts.Owner, d.opts.Lease, d.opts.Log)()
+	defer d.leases.Keep(ctx, d.opts.Log)()
 
 	prepared := make(chan *pending)
 	tasks := make(chan engine.Task)

@@ -160,7 +160,7 @@ func highlights(ctx context.Context, opts Options, eng *engine.Engine, res *Resu
 		}
 	}
 	if len(todo) > 0 {
-		defer lease.Keep(ctx, opts.Store, opts.Owner, opts.Lease, opts.Log)()
+		defer h.leases.Keep(ctx, opts.Log)()
 		next := make(chan *highlightJob)
 		var workers sync.WaitGroup
 		for range min(max(1, opts.Concurrency), len(todo)) {
