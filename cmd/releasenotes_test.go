@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,8 +10,11 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
 
 	"github.com/digest-cli/digest/internal/gittest"
 )
@@ -62,7 +66,7 @@ func TestReleaseNotesGolden(t *testing.T) {
 		Commit("perf(router): cache compiled routes")
 
 	web := releaseRepo(t, "web", "https://gitlab.com/acme/frontend/web.git")
-	web.Write("ui/header.js", "export const header = '<mark>';\n").Commit("ui: add the <mark> header component")
+	web.Write("ui/header.js", "export const header = '<mark>';\n").Commit("ui: add the <mark> header component for <name>")
 	web.Write("package.json", "{\"engines\": {\"node\": \"22\"}}\n").Commit("build: require node 22")
 	annotatedTag(t, web, "v1.0.0")
 	web.Write(".gitlab-ci.yml", "test:\n  script: npm test\n").Commit("ci: test on every push")
@@ -92,8 +96,31 @@ func TestReleaseNotesGolden(t *testing.T) {
 			t.Errorf("no %q in the notes:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "<script>") || strings.Contains(md, "<mark>") {
-		t.Errorf("raw HTML in the notes:\n%s", md)
+	// Rendered as GitHub renders it, no HTML from a commit gets through and
+	// the text reads as the subjects were written.
+	var html bytes.Buffer
+	gfm := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	if err := gfm.Convert([]byte(md), &html); err != nil {
+		t.Fatal(err)
 	}
-	_ = plumbing.ZeroHash
+	doc := gfm.Parser().Parse(text.NewReader([]byte(md)))
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if k := n.Kind(); entering && (k == ast.KindRawHTML || k == ast.KindHTMLBlock || k == ast.KindImage) {
+			t.Errorf("a %s node in the notes", k)
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"&lt;script&gt; handling, <code>|</code> pipes and *stars*", "&lt;mark&gt; header component for &lt;name&gt;"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("the rendered notes lack %q:\n%s", want, html.String())
+		}
+	}
+	for _, tag := range []string{"<script", "<mark", "<name"} {
+		if strings.Contains(html.String(), tag) {
+			t.Errorf("the rendered notes hold %s:\n%s", tag, html.String())
+		}
+	}
 }
