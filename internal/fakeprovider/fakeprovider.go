@@ -138,6 +138,33 @@
 // MaxInWindow may legitimately reach almost twice the limit; a client pacing
 // with its own bucket at exactly the server's rate can still see an
 // occasional 429 from network jitter, so give it a little headroom there.
+//
+// # Batch APIs
+//
+// The fake also serves both providers' batch endpoints, under their real
+// paths and bodies:
+//
+//	OpenAI:    POST /v1/files (multipart, purpose=batch), POST /v1/batches,
+//	           GET /v1/batches/{id}, POST /v1/batches/{id}/cancel,
+//	           GET /v1/files/{id}/content
+//	Anthropic: POST /v1/messages/batches, GET /v1/messages/batches/{id},
+//	           POST /v1/messages/batches/{id}/cancel,
+//	           GET /v1/messages/batches/{id}/results
+//
+// They check the key (401) and, for Anthropic, anthropic-version (400), as
+// the synchronous endpoints do; RPM, TPM and Faults do not apply, as the
+// real batch limits are separate. A batch ends BatchAPIConfig.Processing
+// after it was created, at the first look after that (a poll, a results
+// read): then every item is answered at once by the same code the
+// synchronous endpoints answer with (Config.Answer, usage, max_tokens),
+// except the items BatchAPIConfig picks to come back errored or expired. A
+// canceled batch ends at the next look with every item canceled; canceling
+// an ended batch is a 400. An item whose body the synchronous endpoint
+// would refuse comes back errored with that 400's body; an OpenAI input
+// file with a bad line (not JSON, a repeated custom_id, another url) makes
+// a failed batch whose errors name the lines, as OpenAI's does. Items are
+// not recorded in Requests; Stats counts batches and items answered, each
+// item once however often its results are read.
 package fakeprovider
 
 import (
@@ -223,6 +250,8 @@ type Config struct {
 	// CountTokens counts a text's tokens for TPM and usage; nil counts
 	// ceil(runes/4). It is called concurrently.
 	CountTokens func(text string) int
+	// BatchAPI shapes the batch endpoints (see Batch APIs above).
+	BatchAPI BatchAPIConfig
 
 	// clock replaces time.Now for the limiter and the stats (in-package
 	// tests only).
@@ -284,6 +313,9 @@ type Server struct {
 	shuffles *rand.Rand
 	stats    Stats
 	received []*Received
+
+	batchMux *http.ServeMux
+	batches  batchState
 }
 
 // Start runs a fake server for the life of the test.
@@ -322,6 +354,8 @@ func Start(t testing.TB, cfg Config) *Server {
 	}
 	s.faults = rand.New(rand.NewPCG(cfg.Faults.Seed, 0x6661756c7473)) // "faults"
 	s.shuffles = rand.New(rand.NewPCG(cfg.Faults.Seed, 0x73687566666c65))
+	s.batches = batchState{files: map[string][]byte{}, byID: map[string]*fakeBatch{}}
+	s.batchMux = s.newBatchMux()
 	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.Close)
 	return s
@@ -399,6 +433,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	id := s.seq
 	s.mu.Unlock()
 
+	if _, pattern := s.batchMux.Handler(r); pattern != "" {
+		s.batchMux.ServeHTTP(w, r)
+		return
+	}
 	var format string
 	switch r.URL.Path {
 	case OpenAIPath:

@@ -18,6 +18,13 @@ type Stats struct {
 	Unauthorized int // 401s
 	BadRequest   int // 400s and 405s
 	NotFound     int // 404s
+	BatchCalls   int // batch endpoint calls answered 2xx
+
+	// BatchesCreated and BatchItems count the batches created and the
+	// items in them; BatchItemsAnswered the items answered (succeeded or
+	// errored: what a real batch bills), each once however often its
+	// results are read.
+	BatchesCreated, BatchItems, BatchItemsAnswered int
 
 	// Admitted is every request the limiter admitted, in admission order
 	// (which is time order), whatever became of it afterwards.

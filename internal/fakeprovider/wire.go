@@ -215,6 +215,11 @@ func rateLimitError(format, model string, v verdict, requested int) apiError {
 
 // writeError writes an error in the format's body.
 func writeError(w http.ResponseWriter, format string, status int, e apiError, id int) {
+	writeRaw(w, status, errorJSON(format, e, id))
+}
+
+// errorJSON is an error's body in the format.
+func errorJSON(format string, e apiError, id int) []byte {
 	nullable := func(s string) *string {
 		if s == "" {
 			return nil
@@ -247,7 +252,7 @@ func writeError(w http.ResponseWriter, format string, status int, e apiError, id
 	if err != nil {
 		panic(err) // plain strings always marshal
 	}
-	writeRaw(w, status, b)
+	return b
 }
 
 // writeRaw writes a JSON body with its length.

@@ -216,27 +216,19 @@ const maxBody = 16 << 20
 // answer, whatever its status. A failure to get one comes back classified,
 // as TransportError does.
 func Post(ctx context.Context, client *http.Client, name, baseURL, url string, header http.Header, payload any) (*http.Response, []byte, error) {
-	if e := checkURL(name, baseURL, url); e != nil {
-		return nil, nil, e
-	}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return nil, nil, &Error{Provider: name, Kind: Permanent, Message: "cannot encode the request", Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	return Send(ctx, client, name, baseURL, http.MethodPost, url, header, "application/json", body)
+}
+
+// Send sends body (nil for none) with method to url and reads the answer
+// as Post does; contentType is the body's.
+func Send(ctx context.Context, client *http.Client, name, baseURL, method, url string, header http.Header, contentType string, body []byte) (*http.Response, []byte, error) {
+	resp, err := Open(ctx, client, name, baseURL, method, url, header, contentType, body)
 	if err != nil {
-		return nil, nil, &Error{Provider: name, Kind: Fatal, Message: "cannot make a request of the base URL " + textsafe.URL(baseURL),
-			Hint: "Try: check the base URL " + textsafe.URL(baseURL)}
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "digest")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, nil, TransportError(ctx, name, baseURL, err)
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	// One byte past the bound tells an answer that fits from one cut short.
@@ -252,6 +244,47 @@ func Post(ctx context.Context, client *http.Client, name, baseURL, url string, h
 		data = data[:maxBody] // an error's message is in its first bytes
 	}
 	return resp, data, nil
+}
+
+// Open sends a request as Send does and hands back the response with its
+// body unread, for answers too large to hold (a batch's results); the
+// caller closes it.
+func Open(ctx context.Context, client *http.Client, name, baseURL, method, url string, header http.Header, contentType string, body []byte) (*http.Response, error) {
+	if e := checkURL(name, baseURL, url); e != nil {
+		return nil, e
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, &Error{Provider: name, Kind: Fatal, Message: "cannot make a request of the base URL " + textsafe.URL(baseURL),
+			Hint: "Try: check the base URL " + textsafe.URL(baseURL)}
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
+	req.Header.Set("User-Agent", "digest")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, TransportError(ctx, name, baseURL, err)
+	}
+	return resp, nil
+}
+
+// ReadErrorBody reads what an error response says, within the bound Send
+// keeps, and closes it.
+func ReadErrorBody(resp *http.Response) []byte {
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody)) // a cut message still says something
+	return data
 }
 
 // StatusError is what every wire format makes of an HTTP error alike: the

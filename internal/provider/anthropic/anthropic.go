@@ -93,6 +93,20 @@ type errorDetail struct {
 
 // Complete sends req once; the engine owns every retry.
 func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.Response, error) {
+	b := body(req)
+	resp, data, err := provider.Post(ctx, c.http, name, c.baseURL, c.url, c.header(), b)
+	if err != nil {
+		return provider.Response{}, err
+	}
+	limits := parseLimits(resp.Header, time.Now())
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return provider.Response{}, c.statusError(resp.StatusCode, resp.Header, data, limits, req.Model)
+	}
+	return c.parseAnswer(req, b.MaxTokens, resp.StatusCode, limits, data)
+}
+
+// body is the request Complete sends, and each batch item's params.
+func body(req provider.Request) messagesRequest {
 	b := messagesRequest{Model: req.Model, MaxTokens: req.MaxTokens, System: req.System, Temperature: req.Temperature}
 	if b.MaxTokens <= 0 {
 		b.MaxTokens = DefaultMaxTokens
@@ -101,35 +115,36 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	for i, m := range req.Messages {
 		b.Messages[i] = message{Role: m.Role, Content: m.Content}
 	}
+	return b
+}
+
+func (c *Client) header() http.Header {
 	header := http.Header{}
 	header.Set("anthropic-version", Version)
 	if c.key != "" {
 		header.Set("x-api-key", c.key)
 	}
-	resp, data, err := provider.Post(ctx, c.http, name, c.baseURL, c.url, header, b)
-	if err != nil {
-		return provider.Response{}, err
-	}
-	limits := parseLimits(resp.Header, time.Now())
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return provider.Response{}, c.statusError(resp.StatusCode, resp.Header, data, limits, req.Model)
-	}
+	return header
+}
 
+// parseAnswer reads a success body, a synchronous answer or a batch
+// result's message; maxTokens is the cap the request was sent with.
+func (c *Client) parseAnswer(req provider.Request, maxTokens, status int, limits *provider.Limits, data []byte) (provider.Response, error) {
 	var out messagesResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return provider.Response{}, provider.UnreadableBody(name, resp.StatusCode, limits, data, err)
+		return provider.Response{}, provider.UnreadableBody(name, status, limits, data, err)
 	}
 	if out.Error.Message != "" || out.Type == "error" {
 		// An error reported instead of an answer (a proxy's, or one that
 		// arrived after the 200): worth another try like any server error.
-		return provider.Response{}, &provider.Error{Provider: name, Kind: provider.Transient, StatusCode: resp.StatusCode,
+		return provider.Response{}, &provider.Error{Provider: name, Kind: provider.Transient, StatusCode: status,
 			Type:    provider.CleanMessage(out.Error.Type, c.key),
 			Message: "an error instead of an answer: " + provider.CleanMessage(cmp.Or(out.Error.Message, "no message"), c.key), Limits: limits}
 	}
 	var blocks []contentBlock
 	if kind := provider.JSONKind(out.Content); kind != "nothing" && kind != "null" {
 		if err := json.Unmarshal(out.Content, &blocks); err != nil {
-			return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits, provider.DescribeJSON("content", out.Content, err))
+			return provider.Response{}, provider.Unreadable(name, status, limits, provider.DescribeJSON("content", out.Content, err))
 		}
 	}
 	// Content without "type" still counts, for servers that imitate the API loosely.
@@ -138,7 +153,7 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 		if out.Type != "" {
 			what = fmt.Sprintf("the answer's type is %q, not \"message\"", out.Type)
 		}
-		return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits, what)
+		return provider.Response{}, provider.Unreadable(name, status, limits, what)
 	}
 	// Only text blocks are the answer; thinking and other blocks are not.
 	// stop_reason "max_tokens" still carries a usable, if cut, answer.
@@ -149,7 +164,7 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 		}
 		var s string
 		if json.Unmarshal(block.Text, &s) != nil {
-			return provider.Response{}, provider.Unreadable(name, resp.StatusCode, limits,
+			return provider.Response{}, provider.Unreadable(name, status, limits,
 				fmt.Sprintf("content[%d].text is %s, not a string", i, provider.JSONKind(block.Text)))
 		}
 		text.WriteString(s)
@@ -157,7 +172,7 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	var counts map[string]json.RawMessage
 	_ = json.Unmarshal(out.Usage, &counts) // an unreadable usage is an unknown one
 	sent := req
-	sent.MaxTokens = b.MaxTokens
+	sent.MaxTokens = maxTokens
 	return provider.Response{
 		Text:   provider.ScrubKey(text.String(), c.key),
 		Usage:  provider.SaneUsage(sent, provider.TokenCount(counts["input_tokens"]), provider.TokenCount(counts["output_tokens"])),

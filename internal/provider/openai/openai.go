@@ -95,15 +95,20 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return provider.Response{}, c.statusError(resp.StatusCode, resp.Header, data, limits, req.Model)
 	}
+	return c.parseAnswer(req, resp.StatusCode, resp.Header, limits, data)
+}
 
+// parseAnswer reads a success body: a synchronous answer, or one line's
+// answer in a batch's output.
+func (c *Client) parseAnswer(req provider.Request, status int, header http.Header, limits *provider.Limits, data []byte) (provider.Response, error) {
 	var out chatResponse
 	if err := json.Unmarshal(data, &out); err != nil {
-		return provider.Response{}, provider.UnreadableBody(c.name, resp.StatusCode, limits, data, err)
+		return provider.Response{}, provider.UnreadableBody(c.name, status, limits, data, err)
 	}
 	var choices []choice
 	if kind := provider.JSONKind(out.Choices); kind != "nothing" && kind != "null" {
 		if err := json.Unmarshal(out.Choices, &choices); err != nil {
-			return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, provider.DescribeJSON("choices", out.Choices, err))
+			return provider.Response{}, provider.Unreadable(c.name, status, limits, provider.DescribeJSON("choices", out.Choices, err))
 		}
 	}
 	if len(choices) == 0 {
@@ -112,20 +117,20 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 		case isJSON && eb.status >= 400:
 			// OpenRouter answers 200 and names the upstream failure's HTTP
 			// status in the body: a 402 there is as fatal as a real one.
-			return provider.Response{}, c.statusError(eb.status, resp.Header, data, limits, req.Model)
+			return provider.Response{}, c.statusError(eb.status, header, data, limits, req.Model)
 		case eb.message != "":
 			// An upstream failure reported instead of an answer: worth
 			// another try like any server error.
-			return provider.Response{}, &provider.Error{Provider: c.name, Kind: provider.Transient, StatusCode: resp.StatusCode,
+			return provider.Response{}, &provider.Error{Provider: c.name, Kind: provider.Transient, StatusCode: status,
 				Type: provider.CleanMessage(eb.kind(), c.key), Message: "an error instead of an answer: " + provider.CleanMessage(eb.message, c.key), Limits: limits}
 		}
-		return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, "the answer has no choices")
+		return provider.Response{}, provider.Unreadable(c.name, status, limits, "the answer has no choices")
 	}
 	// finish_reason "length" still carries a usable, if cut, answer. A null
 	// content (a refusal or tool call) reads as empty text.
 	text, problem := contentText(choices[0].Message.Content)
 	if problem != "" {
-		return provider.Response{}, provider.Unreadable(c.name, resp.StatusCode, limits, problem)
+		return provider.Response{}, provider.Unreadable(c.name, status, limits, problem)
 	}
 	return provider.Response{
 		Text:   provider.ScrubKey(text, c.key),

@@ -1,0 +1,638 @@
+package fakeprovider
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// BatchAPIConfig shapes the batch endpoints.
+type BatchAPIConfig struct {
+	// Processing is how long a batch runs before it ends; 0 ends it at
+	// the first look.
+	Processing time.Duration
+	// Errored picks the items answered with a server error (OpenAI: a 500
+	// in the error file; Anthropic: an errored api_error result); nil
+	// picks none. It is called with the server's lock held: keep it pure.
+	Errored func(customID string) bool
+	// Expire picks the items the batch's window runs out on: a batch with
+	// any ends expired, them unanswered; nil picks none.
+	Expire func(customID string) bool
+}
+
+// Batch API paths.
+const (
+	OpenAIFilesPath          = "/v1/files"
+	OpenAIBatchesPath        = "/v1/batches"
+	AnthropicBatchesPath     = "/v1/messages/batches"
+	openAIBatchEndpoint      = "/v1/chat/completions"
+	openAIBatchWindow        = "24h"
+	batchAPIMaxMultipartSize = 256 << 20
+)
+
+type fakeBatch struct {
+	format    string
+	id        string
+	inputFile string
+	created   time.Time
+	items     []batchEntry
+	invalid   []batchLineError // OpenAI: an input file that failed validation
+
+	canceledAt time.Time // zero until a cancel
+	ended      bool
+	endedAt    time.Time
+	once       sync.Once
+	counts     batchCounts
+	output     []byte // OpenAI output file; Anthropic results
+	errors     []byte // OpenAI error file
+	outputID   string
+	errorID    string
+	expired    bool
+}
+
+type batchEntry struct {
+	customID string
+	body     json.RawMessage
+}
+
+type batchLineError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Param   any    `json:"param"`
+	Line    int    `json:"line"`
+}
+
+type batchCounts struct {
+	succeeded, errored, canceled, expired int
+}
+
+// batchState is what the batch endpoints keep; guarded by Server.mu.
+type batchState struct {
+	files map[string][]byte
+	byID  map[string]*fakeBatch
+	seq   int
+}
+
+func (s *Server) newBatchMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+OpenAIFilesPath, s.openAIUpload)
+	mux.HandleFunc("GET "+OpenAIFilesPath+"/{id}/content", s.openAIFileContent)
+	mux.HandleFunc("POST "+OpenAIBatchesPath, s.openAICreate)
+	mux.HandleFunc("GET "+OpenAIBatchesPath+"/{id}", s.openAIRetrieve)
+	mux.HandleFunc("POST "+OpenAIBatchesPath+"/{id}/cancel", s.openAICancel)
+	mux.HandleFunc("POST "+AnthropicBatchesPath, s.anthropicCreate)
+	mux.HandleFunc("GET "+AnthropicBatchesPath+"/{id}", s.anthropicRetrieve)
+	mux.HandleFunc("GET "+AnthropicBatchesPath+"/{id}/results", s.anthropicResults)
+	mux.HandleFunc("POST "+AnthropicBatchesPath+"/{id}/cancel", s.anthropicCancel)
+	return mux
+}
+
+// batchAuth checks the key and version as the synchronous endpoints do;
+// false when it answered an error.
+func (s *Server) batchAuth(w http.ResponseWriter, r *http.Request, format string) bool {
+	if e, ok := s.checkKey(format, r.Header); !ok {
+		s.finish(nil, http.StatusUnauthorized, func(st *Stats) { st.Unauthorized++ })
+		writeError(w, format, http.StatusUnauthorized, e, 0)
+		return false
+	}
+	if format == Anthropic && r.Header.Get("anthropic-version") == "" {
+		s.batchFail(w, format, http.StatusBadRequest, apiError{Type: "invalid_request_error", Message: "anthropic-version: header is required"})
+		return false
+	}
+	return true
+}
+
+func (s *Server) batchFail(w http.ResponseWriter, format string, status int, e apiError) {
+	s.finish(nil, status, func(st *Stats) {
+		if status == http.StatusNotFound {
+			st.NotFound++
+		} else {
+			st.BadRequest++
+		}
+	})
+	writeError(w, format, status, e, 0)
+}
+
+func (s *Server) batchOK(w http.ResponseWriter, body any) {
+	s.finish(nil, http.StatusOK, func(st *Stats) { st.BatchCalls++ })
+	b, err := json.Marshal(body)
+	if err != nil {
+		panic(err) // plain strings, numbers and raw JSON always marshal
+	}
+	writeRaw(w, http.StatusOK, b)
+}
+
+func (s *Server) nextBatchID(prefix string) string {
+	s.batches.seq++
+	return fmt.Sprintf("%s%06d", prefix, s.batches.seq)
+}
+
+func (s *Server) openAIUpload(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, OpenAI) {
+		return
+	}
+	bad := func(msg string) {
+		s.batchFail(w, OpenAI, http.StatusBadRequest, apiError{Type: "invalid_request_error", Message: msg})
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
+		bad("Invalid file format. Send multipart/form-data with 'file' and 'purpose'.")
+		return
+	}
+	if err := r.ParseMultipartForm(batchAPIMaxMultipartSize); err != nil {
+		bad("Could not parse multipart form: " + err.Error())
+		return
+	}
+	if p := r.FormValue("purpose"); p != "batch" {
+		bad(fmt.Sprintf("Invalid purpose %q; this fake takes 'batch'.", p))
+		return
+	}
+	f, hdr, err := r.FormFile("file")
+	if err != nil {
+		bad("Missing required parameter: 'file'.")
+		return
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		bad("Could not read the file.")
+		return
+	}
+	s.mu.Lock()
+	id := s.nextBatchID("file-fake")
+	s.batches.files[id] = data
+	now := s.now()
+	s.mu.Unlock()
+	s.batchOK(w, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": now.Unix(),
+		"filename": hdr.Filename, "purpose": "batch", "status": "processed", "status_details": nil})
+}
+
+func (s *Server) openAIFileContent(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, OpenAI) {
+		return
+	}
+	s.mu.Lock()
+	data, ok := s.batches.files[r.PathValue("id")]
+	s.mu.Unlock()
+	if !ok {
+		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such File object: %s", r.PathValue("id"))})
+		return
+	}
+	s.finish(nil, http.StatusOK, func(st *Stats) { st.BatchCalls++ })
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(data) //nolint:errcheck // the client may be gone
+}
+
+func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, OpenAI) {
+		return
+	}
+	var in struct {
+		InputFileID      string `json:"input_file_id"`
+		Endpoint         string `json:"endpoint"`
+		CompletionWindow string `json:"completion_window"`
+	}
+	bad := func(param, msg string) {
+		s.batchFail(w, OpenAI, http.StatusBadRequest, apiError{Type: "invalid_request_error", Param: param, Message: msg})
+	}
+	if body, err := io.ReadAll(r.Body); err != nil || json.Unmarshal(body, &in) != nil {
+		bad("", "We could not parse the JSON body of your request.")
+		return
+	}
+	switch {
+	case in.Endpoint != openAIBatchEndpoint:
+		bad("endpoint", fmt.Sprintf("Invalid value: '%s'. This fake serves '%s'.", in.Endpoint, openAIBatchEndpoint))
+		return
+	case in.CompletionWindow != openAIBatchWindow:
+		bad("completion_window", fmt.Sprintf("Invalid value: '%s'. Supported values are: '24h'.", in.CompletionWindow))
+		return
+	}
+	s.mu.Lock()
+	data, ok := s.batches.files[in.InputFileID]
+	s.mu.Unlock()
+	if !ok {
+		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such File object: %s", in.InputFileID)})
+		return
+	}
+	b := &fakeBatch{format: OpenAI, inputFile: in.InputFileID}
+	seen := map[string]bool{}
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var l struct {
+			CustomID string          `json:"custom_id"`
+			Method   string          `json:"method"`
+			URL      string          `json:"url"`
+			Body     json.RawMessage `json:"body"`
+		}
+		invalid := func(code, msg string) {
+			b.invalid = append(b.invalid, batchLineError{Code: code, Message: msg, Line: n + 1})
+		}
+		switch {
+		case json.Unmarshal(line, &l) != nil:
+			invalid("invalid_json", "This line is not parseable as valid JSON.")
+		case l.CustomID == "":
+			invalid("missing_required_parameter", "Missing required parameter: 'custom_id'.")
+		case seen[l.CustomID]:
+			invalid("duplicate_custom_id", fmt.Sprintf("The custom_id for this request is a duplicate of another request: %s", l.CustomID))
+		case l.Method != http.MethodPost:
+			invalid("invalid_method", "This line's method must be POST.")
+		case l.URL != in.Endpoint:
+			invalid("mismatched_endpoint", fmt.Sprintf("The provided endpoint %q does not match the batch's %q.", l.URL, in.Endpoint))
+		default:
+			seen[l.CustomID] = true
+			b.items = append(b.items, batchEntry{customID: l.CustomID, body: l.Body})
+		}
+	}
+	if len(b.items) == 0 && len(b.invalid) == 0 {
+		b.invalid = append(b.invalid, batchLineError{Code: "empty_file", Message: "The input file is empty.", Line: 1})
+	}
+	s.createBatch(b, "batch_fake")
+	s.batchOK(w, s.openAIBatchObject(b))
+}
+
+func (s *Server) createBatch(b *fakeBatch, prefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b.id = s.nextBatchID(prefix)
+	b.created = s.now()
+	s.batches.byID[b.id] = b
+	s.stats.BatchesCreated++
+	s.stats.BatchItems += len(b.items)
+}
+
+// lookBatch finds batch id of format and ends it if it is due; nil when
+// there is none.
+func (s *Server) lookBatch(format, id string) *fakeBatch {
+	s.mu.Lock()
+	b := s.batches.byID[id]
+	if b == nil || b.format != format {
+		s.mu.Unlock()
+		return nil
+	}
+	now := s.now()
+	due := !b.canceledAt.IsZero() || len(b.invalid) > 0 || !now.Before(b.created.Add(s.cfg.BatchAPI.Processing))
+	s.mu.Unlock()
+	if due {
+		// Answering calls Config.Answer and may take the lock: outside it,
+		// and once, however many look at the same time.
+		b.once.Do(func() { s.endBatch(b) })
+	}
+	return b
+}
+
+// endBatch answers every item of b.
+func (s *Server) endBatch(b *fakeBatch) {
+	s.mu.Lock()
+	canceled := !b.canceledAt.IsZero()
+	cfg := s.cfg.BatchAPI
+	type plan struct {
+		entry             batchEntry
+		cancel, expire, e bool
+		id                int
+	}
+	plans := make([]plan, len(b.items))
+	for i, it := range b.items {
+		s.seq++
+		p := plan{entry: it, id: s.seq, cancel: canceled}
+		if !canceled {
+			p.expire = cfg.Expire != nil && cfg.Expire(it.customID)
+			p.e = !p.expire && cfg.Errored != nil && cfg.Errored(it.customID)
+		}
+		plans[i] = p
+	}
+	now := s.now()
+	s.mu.Unlock()
+
+	var output, errs bytes.Buffer
+	var counts batchCounts
+	expired := false
+	for _, p := range plans {
+		var status int
+		var body []byte
+		kind := "succeeded"
+		switch {
+		case len(b.invalid) > 0:
+			continue
+		case p.cancel:
+			kind = "canceled"
+		case p.expire:
+			kind, expired = "expired", true
+		case p.e:
+			kind, status = "errored", http.StatusInternalServerError
+			e := apiError{Type: "api_error", Message: "Internal server error"}
+			if b.format == OpenAI {
+				e = apiError{Type: "server_error", Message: "The server had an error processing your request."}
+			}
+			body = errorJSON(b.format, e, p.id)
+		default:
+			var parsed request
+			var perr *apiError
+			if b.format == OpenAI {
+				parsed, perr = parseOpenAI(p.entry.body)
+			} else {
+				parsed, perr = parseAnthropic(p.entry.body)
+			}
+			if perr != nil {
+				kind, status = "errored", http.StatusBadRequest
+				body = errorJSON(b.format, *perr, p.id)
+				break
+			}
+			path := openAIBatchEndpoint
+			if b.format == Anthropic {
+				path = AnthropicPath
+			}
+			rec := Received{Format: b.format, Path: path, At: now, Model: parsed.model, System: parsed.system, Messages: parsed.messages,
+				MaxTokens: parsed.maxTokens, Temperature: parsed.temperature, Body: p.entry.body}
+			status, body = http.StatusOK, s.answer(b.format, parsed, rec, s.promptTokens(parsed.system, parsed.messages), p.id)
+		}
+		switch kind {
+		case "succeeded":
+			counts.succeeded++
+		case "errored":
+			counts.errored++
+		case "canceled":
+			counts.canceled++
+		case "expired":
+			counts.expired++
+		}
+		if b.format == OpenAI {
+			line := map[string]any{"id": fmt.Sprintf("batch_req_fake%06d", p.id), "custom_id": p.entry.customID, "response": nil, "error": nil}
+			switch kind {
+			case "canceled":
+				line["error"] = map[string]string{"code": "batch_cancelled", "message": "This request was cancelled before it was executed."}
+			case "expired":
+				line["error"] = map[string]string{"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}
+			default:
+				line["response"] = map[string]any{"status_code": status, "request_id": requestID(p.id), "body": json.RawMessage(body)}
+			}
+			dst := &errs
+			if kind == "succeeded" {
+				dst = &output
+			}
+			dst.Write(mustJSON(line))
+			dst.WriteByte('\n')
+			continue
+		}
+		result := map[string]any{"type": kind}
+		switch kind {
+		case "succeeded":
+			result["message"] = json.RawMessage(body)
+		case "errored":
+			result["error"] = json.RawMessage(body)
+		}
+		output.Write(mustJSON(map[string]any{"custom_id": p.entry.customID, "result": result}))
+		output.WriteByte('\n')
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b.ended, b.endedAt, b.counts, b.expired = true, s.now(), counts, expired && !canceled
+	b.output, b.errors = output.Bytes(), errs.Bytes()
+	s.stats.BatchItemsAnswered += counts.succeeded + counts.errored
+	if b.format == OpenAI && len(b.invalid) == 0 {
+		if output.Len() > 0 {
+			b.outputID = s.nextBatchID("file-fake")
+			s.batches.files[b.outputID] = b.output
+		}
+		if errs.Len() > 0 {
+			b.errorID = s.nextBatchID("file-fake")
+			s.batches.files[b.errorID] = b.errors
+		}
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain strings, numbers and raw JSON always marshal
+	}
+	return b
+}
+
+func (s *Server) openAIRetrieve(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, OpenAI) {
+		return
+	}
+	b := s.lookBatch(OpenAI, r.PathValue("id"))
+	if b == nil {
+		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such Batch object: %s", r.PathValue("id"))})
+		return
+	}
+	s.batchOK(w, s.openAIBatchObject(b))
+}
+
+func (s *Server) openAICancel(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, OpenAI) {
+		return
+	}
+	b, ok := s.cancelBatch(OpenAI, r.PathValue("id"))
+	switch {
+	case b == nil:
+		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such Batch object: %s", r.PathValue("id"))})
+	case !ok:
+		s.batchFail(w, OpenAI, http.StatusBadRequest, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("Cannot cancel a batch with status '%s'.", s.openAIBatchObject(b)["status"])})
+	default:
+		s.batchOK(w, s.openAIBatchObject(b))
+	}
+}
+
+// cancelBatch marks batch id canceled unless it has ended; ok is false
+// for a batch that ended already.
+func (s *Server) cancelBatch(format, id string) (b *fakeBatch, ok bool) {
+	if b = s.lookBatch(format, id); b == nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.ended {
+		return b, false
+	}
+	if b.canceledAt.IsZero() {
+		b.canceledAt = s.now()
+	}
+	return b, true
+}
+
+func (s *Server) openAIBatchObject(b *fakeBatch) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nullable := func(id string) any {
+		if id == "" {
+			return nil
+		}
+		return id
+	}
+	unix := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t.Unix()
+	}
+	status, counts := "in_progress", map[string]int{"total": len(b.items), "completed": 0, "failed": 0}
+	var errs any
+	var endedAt = map[string]any{"completed_at": nil, "failed_at": nil, "expired_at": nil, "cancelled_at": nil}
+	switch {
+	case len(b.invalid) > 0:
+		status = "failed"
+		errs = map[string]any{"object": "list", "data": b.invalid}
+		endedAt["failed_at"] = unix(b.created)
+	case b.ended:
+		counts["completed"], counts["failed"] = b.counts.succeeded, b.counts.errored
+		status = "completed"
+		if !b.canceledAt.IsZero() {
+			status = "cancelled"
+		} else if b.expired {
+			status = "expired"
+		}
+		endedAt[status+"_at"] = unix(b.endedAt)
+	case !b.canceledAt.IsZero():
+		status = "cancelling"
+	}
+	o := map[string]any{
+		"id": b.id, "object": "batch", "endpoint": openAIBatchEndpoint, "errors": errs, "input_file_id": b.inputFile,
+		"completion_window": openAIBatchWindow, "status": status, "output_file_id": nullable(b.outputID), "error_file_id": nullable(b.errorID),
+		"created_at": b.created.Unix(), "in_progress_at": b.created.Unix(), "expires_at": b.created.Add(24 * time.Hour).Unix(),
+		"finalizing_at": unix(b.endedAt), "cancelling_at": unix(b.canceledAt), "request_counts": counts, "metadata": nil,
+	}
+	for k, v := range endedAt {
+		o[k] = v
+	}
+	return o
+}
+
+func (s *Server) anthropicCreate(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, Anthropic) {
+		return
+	}
+	bad := func(msg string) {
+		s.batchFail(w, Anthropic, http.StatusBadRequest, apiError{Type: "invalid_request_error", Message: msg})
+	}
+	var in struct {
+		Requests *[]struct {
+			CustomID *string         `json:"custom_id"`
+			Params   json.RawMessage `json:"params"`
+		} `json:"requests"`
+	}
+	if body, err := io.ReadAll(r.Body); err != nil || json.Unmarshal(body, &in) != nil {
+		bad("There was an issue with the format of your request body: invalid JSON")
+		return
+	}
+	if in.Requests == nil {
+		bad("requests: Field required")
+		return
+	}
+	if len(*in.Requests) == 0 {
+		bad("requests: List should have at least 1 item after validation, not 0")
+		return
+	}
+	b := &fakeBatch{format: Anthropic}
+	seen := map[string]bool{}
+	for i, rq := range *in.Requests {
+		switch {
+		case rq.CustomID == nil || *rq.CustomID == "":
+			bad(fmt.Sprintf("requests.%d.custom_id: Field required", i))
+			return
+		case seen[*rq.CustomID]:
+			bad(fmt.Sprintf("Duplicate custom_id: %s. Each request in a batch must have a unique custom_id.", *rq.CustomID))
+			return
+		case len(rq.Params) == 0 || rq.Params[0] != '{':
+			bad(fmt.Sprintf("requests.%d.params: Input should be a valid dictionary", i))
+			return
+		}
+		seen[*rq.CustomID] = true
+		b.items = append(b.items, batchEntry{customID: *rq.CustomID, body: rq.Params})
+	}
+	s.createBatch(b, "msgbatch_fake")
+	s.batchOK(w, s.anthropicBatchObject(r, b))
+}
+
+func (s *Server) anthropicRetrieve(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, Anthropic) {
+		return
+	}
+	b := s.lookBatch(Anthropic, r.PathValue("id"))
+	if b == nil {
+		s.batchFail(w, Anthropic, http.StatusNotFound, apiError{Type: "not_found_error", Message: "Not Found"})
+		return
+	}
+	s.batchOK(w, s.anthropicBatchObject(r, b))
+}
+
+func (s *Server) anthropicResults(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, Anthropic) {
+		return
+	}
+	b := s.lookBatch(Anthropic, r.PathValue("id"))
+	s.mu.Lock()
+	ended := b != nil && b.ended
+	var data []byte
+	if ended {
+		data = b.output
+	}
+	s.mu.Unlock()
+	if !ended {
+		s.batchFail(w, Anthropic, http.StatusNotFound, apiError{Type: "not_found_error", Message: "Not Found"})
+		return
+	}
+	s.finish(nil, http.StatusOK, func(st *Stats) { st.BatchCalls++ })
+	w.Header().Set("Content-Type", "application/binary")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(data) //nolint:errcheck // the client may be gone
+}
+
+func (s *Server) anthropicCancel(w http.ResponseWriter, r *http.Request) {
+	if !s.batchAuth(w, r, Anthropic) {
+		return
+	}
+	b, ok := s.cancelBatch(Anthropic, r.PathValue("id"))
+	switch {
+	case b == nil:
+		s.batchFail(w, Anthropic, http.StatusNotFound, apiError{Type: "not_found_error", Message: "Not Found"})
+	case !ok:
+		s.batchFail(w, Anthropic, http.StatusBadRequest, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("Batch %s has already ended and cannot be canceled.", b.id)})
+	default:
+		s.batchOK(w, s.anthropicBatchObject(r, b))
+	}
+}
+
+func (s *Server) anthropicBatchObject(r *http.Request, b *fakeBatch) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stamp := func(t time.Time) any {
+		if t.IsZero() {
+			return nil
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	status := "in_progress"
+	counts := map[string]int{"processing": len(b.items), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+	var results any
+	switch {
+	case b.ended:
+		status = "ended"
+		counts = map[string]int{"processing": 0, "succeeded": b.counts.succeeded, "errored": b.counts.errored,
+			"canceled": b.counts.canceled, "expired": b.counts.expired}
+		results = "http://" + r.Host + AnthropicBatchesPath + "/" + b.id + "/results"
+	case !b.canceledAt.IsZero():
+		status = "canceling"
+	}
+	var ended time.Time
+	if b.ended {
+		ended = b.endedAt
+	}
+	return map[string]any{
+		"id": b.id, "type": "message_batch", "processing_status": status, "request_counts": counts,
+		"ended_at": stamp(ended), "created_at": stamp(b.created), "expires_at": stamp(b.created.Add(24 * time.Hour)),
+		"archived_at": nil, "cancel_initiated_at": stamp(b.canceledAt), "results_url": results,
+	}
+}

@@ -1,0 +1,251 @@
+package anthropic
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/digest-cli/digest/internal/provider"
+)
+
+// The Message Batches API's limits on one batch.
+const (
+	MaxBatchRequests = 100_000
+	MaxBatchBytes    = 256 << 20
+)
+
+var _ provider.Batcher = (*Client)(nil)
+
+type batchRequest struct {
+	CustomID string          `json:"custom_id"`
+	Params   messagesRequest `json:"params"`
+}
+
+// envelope is what a batch's body holds besides its requests: the
+// `{"requests":[` and `]}` around them.
+const envelope = len(`{"requests":[]}`)
+
+func batchRequestOf(it provider.BatchItem) ([]byte, error) {
+	return json.Marshal(batchRequest{CustomID: it.CustomID, Params: body(it.Request)})
+}
+
+// SplitBatch cuts items into batches the API takes: at most
+// MaxBatchRequests requests and MaxBatchBytes bytes of body each.
+func (c *Client) SplitBatch(items []provider.BatchItem) ([][]provider.BatchItem, error) {
+	return provider.SplitBatches(items, MaxBatchRequests, MaxBatchBytes-envelope, func(it provider.BatchItem) (int, error) {
+		b, err := batchRequestOf(it)
+		return len(b) + 1, err // the comma between requests
+	})
+}
+
+// Submit creates a batch of items.
+func (c *Client) Submit(ctx context.Context, items []provider.BatchItem) (provider.Batch, error) {
+	if err := provider.CheckBatchIDs(name, items); err != nil {
+		return provider.Batch{}, err
+	}
+	if len(items) == 0 || len(items) > MaxBatchRequests {
+		return provider.Batch{}, &provider.Error{Provider: name, Kind: provider.Permanent,
+			Message: fmt.Sprintf("a batch of %d requests; the Message Batches API takes 1 to %d", len(items), MaxBatchRequests), Hint: "Try: cut the list with SplitBatch"}
+	}
+	data := []byte(`{"requests":[`)
+	for i, it := range items {
+		b, err := batchRequestOf(it)
+		if err != nil {
+			return provider.Batch{}, &provider.Error{Provider: name, Kind: provider.Permanent, Message: fmt.Sprintf("cannot encode batch item %q", it.CustomID), Err: err}
+		}
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = append(data, b...)
+	}
+	data = append(data, "]}"...)
+	if len(data) > MaxBatchBytes {
+		return provider.Batch{}, &provider.Error{Provider: name, Kind: provider.Permanent,
+			Message: fmt.Sprintf("a batch of %d bytes; the Message Batches API takes %d", len(data), MaxBatchBytes), Hint: "Try: cut the list with SplitBatch"}
+	}
+	resp, body, err := provider.Send(ctx, c.http, name, c.baseURL, http.MethodPost, c.batchesURL(), c.header(), "application/json", data)
+	return c.readBatch(resp, body, err, items[0].Request.Model)
+}
+
+func (c *Client) batchesURL() string { return c.baseURL + "/v1/messages/batches" }
+
+// Poll reports batch id's state.
+func (c *Client) Poll(ctx context.Context, id string) (provider.Batch, error) {
+	resp, data, err := provider.Send(ctx, c.http, name, c.baseURL, http.MethodGet, c.batchesURL()+"/"+url.PathEscape(id), c.header(), "", nil)
+	return c.readBatch(resp, data, err, "")
+}
+
+// Cancel asks for batch id to stop; it ends with its unanswered requests
+// canceled.
+func (c *Client) Cancel(ctx context.Context, id string) error {
+	resp, data, err := provider.Send(ctx, c.http, name, c.baseURL, http.MethodPost, c.batchesURL()+"/"+url.PathEscape(id)+"/cancel", c.header(), "", nil)
+	_, err = c.readBatch(resp, data, err, "")
+	return err
+}
+
+type batchObject struct {
+	ID                string     `json:"id"`
+	Type              string     `json:"type"`
+	ProcessingStatus  string     `json:"processing_status"`
+	CreatedAt         time.Time  `json:"created_at"`
+	CancelInitiatedAt *time.Time `json:"cancel_initiated_at"`
+	ResultsURL        string     `json:"results_url"`
+	RequestCounts     struct {
+		Processing int `json:"processing"`
+		Succeeded  int `json:"succeeded"`
+		Errored    int `json:"errored"`
+		Canceled   int `json:"canceled"`
+		Expired    int `json:"expired"`
+	} `json:"request_counts"`
+}
+
+func (c *Client) readBatch(resp *http.Response, data []byte, err error, model string) (provider.Batch, error) {
+	if err != nil {
+		return provider.Batch{}, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return provider.Batch{}, c.statusError(resp.StatusCode, resp.Header, data, nil, model)
+	}
+	var o batchObject
+	if err := json.Unmarshal(data, &o); err != nil {
+		return provider.Batch{}, provider.UnreadableBody(name, resp.StatusCode, nil, data, err)
+	}
+	var status provider.BatchStatus
+	switch o.ProcessingStatus {
+	case "in_progress", "canceling":
+		status = provider.BatchInProgress
+	case "ended":
+		// The API says "ended" however a batch ended; a cancel asked for
+		// and its window running out are worth telling apart.
+		status = provider.BatchEnded
+		switch {
+		case o.CancelInitiatedAt != nil:
+			status = provider.BatchCanceled
+		case o.RequestCounts.Expired > 0:
+			status = provider.BatchExpired
+		}
+	}
+	if o.ID == "" || status == "" {
+		return provider.Batch{}, provider.Unreadable(name, resp.StatusCode, nil, fmt.Sprintf("the batch has id %q and processing_status %q, not a known one", o.ID, o.ProcessingStatus))
+	}
+	n := o.RequestCounts
+	return provider.Batch{
+		ID: o.ID, Status: status, CreatedAt: o.CreatedAt, ResultsURL: o.ResultsURL,
+		Counts: provider.BatchCounts{Succeeded: max(n.Succeeded, 0), Errored: max(n.Errored, 0), Canceled: max(n.Canceled, 0),
+			Expired: max(n.Expired, 0), Processing: max(n.Processing, 0)},
+	}, nil
+}
+
+// Results reads the batch's results_url.
+func (c *Client) Results(ctx context.Context, b provider.Batch, sent map[string]provider.Request) iter.Seq2[provider.BatchResult, error] {
+	return func(yield func(provider.BatchResult, error) bool) {
+		if !b.Status.Done() || b.ResultsURL == "" {
+			yield(provider.BatchResult{}, &provider.Error{Provider: name, Kind: provider.Permanent,
+				Message: fmt.Sprintf("batch %s is %s and has no results_url yet", b.ID, b.Status), Hint: "Try: Poll until it is done"})
+			return
+		}
+		h := c.header()
+		h.Set("Accept", "application/binary, application/json")
+		resp, err := provider.Open(ctx, c.http, name, c.baseURL, http.MethodGet, b.ResultsURL, h, "", nil)
+		if err != nil {
+			yield(provider.BatchResult{}, err)
+			return
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			yield(provider.BatchResult{}, c.statusError(resp.StatusCode, resp.Header, provider.ReadErrorBody(resp), nil, ""))
+			return
+		}
+		defer resp.Body.Close()
+		if c.readResults(resp.Body, b.ID, sent, yield) && ctx.Err() != nil {
+			yield(provider.BatchResult{}, ctx.Err())
+		}
+	}
+}
+
+// readResults yields a result for each line of a results file; false when
+// yield asked to stop.
+func (c *Client) readResults(r io.Reader, batchID string, sent map[string]provider.Request, yield func(provider.BatchResult, error) bool) bool {
+	more := true
+	err := provider.ReadBatchLines(r, func(n int, data []byte) bool {
+		res, problem := c.resultLine(data, sent)
+		if problem != "" {
+			more = yield(provider.BatchResult{}, &provider.Error{Provider: name, Kind: provider.Malformed, StatusCode: http.StatusOK,
+				Message: fmt.Sprintf("batch %s results line %d: %s", batchID, n, problem)})
+		} else {
+			more = yield(res, nil)
+		}
+		return more
+	})
+	if err != nil && more {
+		more = yield(provider.BatchResult{}, &provider.Error{Provider: name, Kind: provider.Transient, Message: fmt.Sprintf("batch %s results: %s", batchID, err), Err: err})
+	}
+	return more
+}
+
+// resultLine reads one line of a results file, or says what is wrong
+// with it.
+func (c *Client) resultLine(data []byte, sent map[string]provider.Request) (provider.BatchResult, string) {
+	var line struct {
+		CustomID string `json:"custom_id"`
+		Result   *struct {
+			Type    string          `json:"type"`
+			Message json.RawMessage `json:"message"`
+			Error   json.RawMessage `json:"error"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(data, &line); err != nil {
+		return provider.BatchResult{}, provider.DescribeJSON("the line", data, err)
+	}
+	if line.CustomID == "" {
+		return provider.BatchResult{}, "the line has no custom_id"
+	}
+	req, ok := sent[line.CustomID]
+	if !ok {
+		return provider.BatchResult{}, fmt.Sprintf("custom_id %q was not in the batch", provider.CleanMessage(line.CustomID, c.key))
+	}
+	if line.Result == nil {
+		return provider.BatchResult{}, "the line has no result"
+	}
+	res := provider.BatchResult{CustomID: line.CustomID}
+	switch line.Result.Type {
+	case "succeeded":
+		resp, err := c.parseAnswer(req, body(req).MaxTokens, http.StatusOK, nil, line.Result.Message)
+		if err != nil {
+			res.Err = &provider.ItemError{Kind: provider.ItemErrored, Message: err.Error()}
+			var pe *provider.Error
+			if errors.As(err, &pe) {
+				res.Err.Type, res.Err.Message = pe.Type, pe.Message
+			}
+			break
+		}
+		res.Response = resp
+	case "errored":
+		// The error is an error response's body, {"type":"error","error":
+		// {...}}; older answers gave the inner object alone.
+		var outer struct {
+			errorDetail
+			Error errorDetail `json:"error"`
+		}
+		_ = json.Unmarshal(line.Result.Error, &outer) // an unreadable error is still an errored item
+		d := outer.Error
+		if d.Type == "" && d.Message == "" {
+			d = outer.errorDetail
+		}
+		res.Err = &provider.ItemError{Kind: provider.ItemErrored, Type: provider.CleanMessage(d.Type, c.key),
+			Message: provider.CleanMessage(cmp.Or(d.Message, "no message"), c.key)}
+	case "canceled":
+		res.Err = &provider.ItemError{Kind: provider.ItemCanceled, Message: "the batch was canceled before this request was answered"}
+	case "expired":
+		res.Err = &provider.ItemError{Kind: provider.ItemExpired, Message: "the batch expired before this request was answered"}
+	default:
+		return provider.BatchResult{}, fmt.Sprintf("result type %q is not succeeded, errored, canceled or expired", provider.CleanMessage(line.Result.Type, c.key))
+	}
+	return res, ""
+}
