@@ -149,11 +149,10 @@ func checkURL(name, baseURL, target string) *Error {
 }
 
 // CleanMessage makes server text fit a one-line error and scrubs the key,
-// should a server echo it back.
+// should a server echo it back. A placeholder key (shorter than a secret,
+// see minSecretLen) is left alone: "k" scrubbed from "max_tokens" would
+// leave "max_to<redacted>ens".
 func CleanMessage(s, key string) string {
-	if key != "" {
-		s = strings.ReplaceAll(s, key, redacted)
-	}
 	s = ScrubKey(s, key)
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 300 {

@@ -162,3 +162,15 @@ func TestSaneUsage(t *testing.T) {
 		t.Errorf("o3-mini's output bound %d leaves no room for reasoning", b)
 	}
 }
+
+// TestCleanMessageLeavesPlaceholderKeysAlone: a local server's placeholder
+// key does not mangle its error messages; a real key is scrubbed in any case.
+func TestCleanMessageLeavesPlaceholderKeysAlone(t *testing.T) {
+	if got := provider.CleanMessage("max_tokens is too large for EMPTY models", "k"); got != "max_tokens is too large for EMPTY models" {
+		t.Errorf("placeholder key: %q", got)
+	}
+	key := "sk-proj-0123456789abcdefghijklmnopqrstuvwxyz"
+	if got := provider.CleanMessage("bad key "+strings.ToUpper(key)+" given.", key); strings.Contains(strings.ToLower(got), strings.ToLower(key)) || !strings.Contains(got, "<redacted>") {
+		t.Errorf("real key kept: %q", got)
+	}
+}
