@@ -69,19 +69,7 @@ func (g *gitRepo) commit(in, msg string, files ...string) string {
 // fork to push to, resets and checkouts in its reflog. Its clock starts
 // 200 hours ago so that relative reflog dates select within it.
 func newGitRepo(t *testing.T) *gitRepo {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	g := &gitRepo{t: t, root: t.TempDir(), env: gittest.GitEnv(t), clock: time.Now().Add(-200 * time.Hour).Truncate(time.Second)}
-	// digest reads the same configuration files git does: none but the repository's.
-	for _, kv := range g.env {
-		if k, v, _ := strings.Cut(kv, "="); k == "GIT_CONFIG_GLOBAL" || k == "GIT_CONFIG_NOSYSTEM" || k == "HOME" || k == "XDG_CONFIG_HOME" {
-			t.Setenv(k, v)
-		}
-	}
-	if err := os.Mkdir(g.dir("work"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	g := newGitRoot(t)
 	g.run("work", "init", "-q", "-b", "main")
 	g.commit("work", "Initial commit", "README.md", "# work\n", "docs/guide.md", "guide\n", "src/main.go", "package main\n")
 	g.commit("work", "util: add strings helpers", "src/util/strings.go", "package util\n")
@@ -122,6 +110,26 @@ func newGitRepo(t *testing.T) *gitRepo {
 	g.run("work", "checkout", "-q", "main")
 	g.run("work", "checkout", "-q", "--detach", "HEAD~1")
 	g.run("work", "checkout", "-q", "main")
+	return g
+}
+
+// newGitRoot is an empty directory "work" for git to init, with git's
+// configuration and digest's the same (none but the repository's), its
+// clock 200 hours back so that relative reflog dates select within it.
+func newGitRoot(t *testing.T) *gitRepo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	g := &gitRepo{t: t, root: t.TempDir(), env: gittest.GitEnv(t), clock: time.Now().Add(-200 * time.Hour).Truncate(time.Second)}
+	for _, kv := range g.env {
+		if k, v, _ := strings.Cut(kv, "="); k == "GIT_CONFIG_GLOBAL" || k == "GIT_CONFIG_NOSYSTEM" || k == "HOME" || k == "XDG_CONFIG_HOME" {
+			t.Setenv(k, v)
+		}
+	}
+	if err := os.Mkdir(g.dir("work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return g
 }
 

@@ -3,14 +3,11 @@ package history_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/history"
 )
 
@@ -19,18 +16,7 @@ import (
 // deletion, packed by `git gc` with a reverse index and a
 // commit-graph, then two commits left loose and outside the graph.
 func newSHA256Repo(t *testing.T) *gitRepo {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	g := &gitRepo{t: t, root: t.TempDir(), env: gittest.GitEnv(t), clock: time.Now().Add(-200 * time.Hour).Truncate(time.Second)}
-	for _, kv := range g.env {
-		if k, v, _ := strings.Cut(kv, "="); k == "GIT_CONFIG_GLOBAL" || k == "GIT_CONFIG_NOSYSTEM" || k == "HOME" || k == "XDG_CONFIG_HOME" {
-			t.Setenv(k, v)
-		}
-	}
-	if err := os.Mkdir(g.dir("work"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	g := newGitRoot(t)
 	g.run("work", "init", "-q", "--object-format=sha256", "-b", "main")
 	g.commit("work", "Initial commit", "README.md", "# work\n", "docs/guide.md", "guide\n", "src/main.go", "package main\n\nfunc main() {}\n")
 	g.commit("work", "util: add strings helpers", "src/util/strings.go", "package util\n\nfunc A() {}\n")

@@ -153,17 +153,17 @@ func highlights(ctx context.Context, opts Options, eng *engine.Engine, res *Resu
 		// is an interruption, whatever the store made of it.
 		return cmp.Or(ctx.Err(), err)
 	}
-	var todo []*highlightJob
+	var unanswered []*highlightJob
 	for _, j := range jobs {
 		if !j.done {
-			todo = append(todo, j)
+			unanswered = append(unanswered, j)
 		}
 	}
-	if len(todo) > 0 {
+	if len(unanswered) > 0 {
 		defer h.leases.Keep(ctx, opts.Log)()
 		next := make(chan *highlightJob)
 		var workers sync.WaitGroup
-		for range min(max(1, opts.Concurrency), len(todo)) {
+		for range min(max(1, opts.Concurrency), len(unanswered)) {
 			workers.Go(func() {
 				for j := range next {
 					h.ask(ctx, j)
@@ -171,7 +171,7 @@ func highlights(ctx context.Context, opts Options, eng *engine.Engine, res *Resu
 			})
 		}
 	feed:
-		for _, j := range todo {
+		for _, j := range unanswered {
 			select {
 			case next <- j:
 			case <-ctx.Done():

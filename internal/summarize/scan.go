@@ -122,7 +122,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 	for _, c := range walked {
 		s.commits++
 		e := report.Entry{
-			Repo: s.rr.repo.Name(), RepoID: s.rr.id, Commit: c.Hash, Short: s.rr.repo.Abbrev(c.Hash), Author: c.AuthorName,
+			Repo: s.rr.repo.Name(), RepoID: s.rr.id, Commit: c.Hash, Author: c.AuthorName,
 			Date: c.AuthorDate, Subject: c.Subject, Model: s.opts.Model.String(),
 		}
 		if sum, ok := cached[c.Hash]; ok {

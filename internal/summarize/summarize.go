@@ -216,8 +216,9 @@ func (rr *repoRun) cacheKey(opts Options, promptVersion, commit string) store.Su
 	return store.SummaryKey{RepoID: rr.id, Commit: commit, Model: opts.Model.String(), PromptVersion: promptVersion, Scope: rr.walk.Paths.String()}
 }
 
-// release gives the repository's entries the version that first shipped
-// each and links to the forge its origin remote names.
+// release gives the repository's entries their hashes abbreviated as git
+// does, the version that first shipped each and links to the forge its
+// origin remote names: once, for what is reported, off the walk.
 func (rr *repoRun) release(ctx context.Context) error {
 	if len(rr.entries) == 0 {
 		return nil
@@ -225,6 +226,7 @@ func (rr *repoRun) release(ctx context.Context) error {
 	hashes := make([]string, len(rr.entries))
 	for i, e := range rr.entries {
 		hashes[i] = e.Commit
+		e.Short = rr.repo.Abbrev(e.Commit)
 	}
 	versions, err := rr.repo.Versions(ctx, hashes)
 	if err != nil {
