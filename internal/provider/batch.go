@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net/http"
 	"time"
 )
 
@@ -205,4 +206,28 @@ func ReadBatchLines(r io.Reader, line func(n int, data []byte) bool) error {
 		return fmt.Errorf("line %d: %w", n+1, err)
 	}
 	return nil
+}
+
+// YieldBatchLines reads a batch's results file (ReadBatchLines) and yields
+// what parse makes of each line: the result, or a Malformed error naming
+// the line and what parse said is wrong with it; a file that cannot be
+// read to its end yields a Transient error. It returns false when yield
+// asked to stop. source names the file in messages ("msgbatch_1
+// results", "file file-abc").
+func YieldBatchLines(r io.Reader, prov, source string, parse func([]byte) (BatchResult, string), yield func(BatchResult, error) bool) bool {
+	more := true
+	err := ReadBatchLines(r, func(n int, data []byte) bool {
+		res, problem := parse(data)
+		if problem != "" {
+			more = yield(BatchResult{}, &Error{Provider: prov, Kind: Malformed, StatusCode: http.StatusOK,
+				Message: fmt.Sprintf("batch %s line %d: %s", source, n, problem)})
+		} else {
+			more = yield(res, nil)
+		}
+		return more
+	})
+	if err != nil && more {
+		more = yield(BatchResult{}, &Error{Provider: prov, Kind: Transient, Message: fmt.Sprintf("batch %s: %s", source, err), Err: err})
+	}
+	return more
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -163,30 +162,11 @@ func (c *Client) Results(ctx context.Context, b provider.Batch, sent map[string]
 			return
 		}
 		defer resp.Body.Close()
-		if c.readResults(resp.Body, b.ID, sent, yield) && ctx.Err() != nil {
+		parse := func(data []byte) (provider.BatchResult, string) { return c.resultLine(data, sent) }
+		if provider.YieldBatchLines(resp.Body, name, b.ID+" results", parse, yield) && ctx.Err() != nil {
 			yield(provider.BatchResult{}, ctx.Err())
 		}
 	}
-}
-
-// readResults yields a result for each line of a results file; false when
-// yield asked to stop.
-func (c *Client) readResults(r io.Reader, batchID string, sent map[string]provider.Request, yield func(provider.BatchResult, error) bool) bool {
-	more := true
-	err := provider.ReadBatchLines(r, func(n int, data []byte) bool {
-		res, problem := c.resultLine(data, sent)
-		if problem != "" {
-			more = yield(provider.BatchResult{}, &provider.Error{Provider: name, Kind: provider.Malformed, StatusCode: http.StatusOK,
-				Message: fmt.Sprintf("batch %s results line %d: %s", batchID, n, problem)})
-		} else {
-			more = yield(res, nil)
-		}
-		return more
-	})
-	if err != nil && more {
-		more = yield(provider.BatchResult{}, &provider.Error{Provider: name, Kind: provider.Transient, Message: fmt.Sprintf("batch %s results: %s", batchID, err), Err: err})
-	}
-	return more
 }
 
 // resultLine reads one line of a results file, or says what is wrong

@@ -19,7 +19,7 @@ func FuzzParseBatchResults(f *testing.F) {
 	c := New(Options{APIKey: "sk-ant-fuzz-0123456789abcdef"})
 	sent := map[string]provider.Request{"a": {Model: "m", MaxTokens: 10}, "b": {Model: "m"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c.readResults(bytes.NewReader(data), "b", sent, func(res provider.BatchResult, err error) bool {
+		provider.YieldBatchLines(bytes.NewReader(data), name, "b results", func(line []byte) (provider.BatchResult, string) { return c.resultLine(line, sent) }, func(res provider.BatchResult, err error) bool {
 			if err != nil {
 				if !strings.Contains(err.Error(), "line ") {
 					t.Fatalf("error %q names no line", err)

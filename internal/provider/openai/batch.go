@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"mime/multipart"
 	"net/http"
@@ -235,29 +234,10 @@ func (c *Client) readFile(ctx context.Context, id string, sent map[string]provid
 		return yield(provider.BatchResult{}, c.statusError(resp.StatusCode, resp.Header, provider.ReadErrorBody(resp), nil, ""))
 	}
 	defer resp.Body.Close()
-	more := c.readOutput(resp.Body, "file "+id, sent, yield)
+	parse := func(data []byte) (provider.BatchResult, string) { return c.outputLine(data, sent) }
+	more := provider.YieldBatchLines(resp.Body, c.name, "file "+id, parse, yield)
 	if more && ctx.Err() != nil {
 		return yield(provider.BatchResult{}, ctx.Err())
-	}
-	return more
-}
-
-// readOutput yields a result for each line of an output or error file;
-// false when yield asked to stop.
-func (c *Client) readOutput(r io.Reader, source string, sent map[string]provider.Request, yield func(provider.BatchResult, error) bool) bool {
-	more := true
-	err := provider.ReadBatchLines(r, func(n int, data []byte) bool {
-		res, problem := c.outputLine(data, sent)
-		if problem != "" {
-			more = yield(provider.BatchResult{}, &provider.Error{Provider: c.name, Kind: provider.Malformed, StatusCode: http.StatusOK,
-				Message: fmt.Sprintf("batch %s line %d: %s", source, n, problem)})
-		} else {
-			more = yield(res, nil)
-		}
-		return more
-	})
-	if err != nil && more {
-		more = yield(provider.BatchResult{}, &provider.Error{Provider: c.name, Kind: provider.Transient, Message: "batch " + source + ": " + err.Error(), Err: err})
 	}
 	return more
 }
