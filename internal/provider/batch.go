@@ -59,6 +59,11 @@ type Batch struct {
 	Status    BatchStatus
 	Counts    BatchCounts
 	CreatedAt time.Time
+	// Label is what Submit was given, as the provider keeps it (OpenAI's
+	// metadata); "" where the provider keeps none (Anthropic).
+	Label string
+	// Total is how many items the batch holds.
+	Total int
 	// Message is the provider's reason for a failed batch, "" otherwise.
 	Message string
 	// Where the results are once Done: OpenAI's output and error files,
@@ -124,13 +129,22 @@ type BatchResult struct {
 // iteration goes on with the next one. Cancel asks the provider to stop a
 // batch; it ends canceled later, answering what it already had.
 //
+// Submit's label names the batch where the provider keeps a name (OpenAI's
+// metadata "digest_batch"): List then finds a batch whose creation was
+// answered by a failure that may have come after the batch was made. List
+// reports the batches created at or after since, newest first, following
+// the provider's pages; a server without batch endpoints answers it with
+// a Permanent *Error of status 404 or 405, which is how a caller learns,
+// before submitting anything, that there is no batch API to use.
+//
 // Like Provider.Complete, no method retries: each failure comes back as a
 // *Error classified the same way, and the caller decides.
 type Batcher interface {
-	Submit(ctx context.Context, items []BatchItem) (Batch, error)
+	Submit(ctx context.Context, label string, items []BatchItem) (Batch, error)
 	Poll(ctx context.Context, id string) (Batch, error)
 	Results(ctx context.Context, b Batch, sent map[string]Request) iter.Seq2[BatchResult, error]
 	Cancel(ctx context.Context, id string) error
+	List(ctx context.Context, since time.Time) ([]Batch, error)
 }
 
 // SplitBatches cuts items, in order, into batches of at most maxItems

@@ -86,6 +86,73 @@ type Store interface {
 	// LearnRate records the limits a provider told of (per its window);
 	// a zero leaves that limit as it was. TakeRate reports them to all.
 	LearnRate(ctx context.Context, limiter string, requests, tokens int) error
+
+	// CreateBatch records a batch about to be submitted to a provider's
+	// batch API, with its items and their members, in one transaction and
+	// before the provider hears of it: a process that dies while creating
+	// it leaves the record a rerun finds it by. A batch id recorded before
+	// is an error.
+	CreateBatch(ctx context.Context, b Batch, items []BatchItem) error
+	// UpdateBatch records what the provider last said of a batch (its id
+	// once creation returned, status, counts, message) and whether its
+	// results are all stored; UpdatedAt is set to now.
+	UpdateBatch(ctx context.Context, b Batch) error
+	// Batches lists the recorded batches, newest first: all of them, or,
+	// with open, those whose results are not all stored (Collected false).
+	Batches(ctx context.Context, open bool) ([]Batch, error)
+	// BatchItems returns a batch's items with their requests and results,
+	// in the order they were recorded.
+	BatchItems(ctx context.Context, batchID string) ([]BatchItem, error)
+	// BatchMembers returns, for each of members that an item of a batch of
+	// model holds, the newest such item (by its batch's CreatedAt), without
+	// its request: what a rerun asks before it sends work a batch of an
+	// earlier run may have answered, or may be answering.
+	BatchMembers(ctx context.Context, model string, members []string) (map[string]BatchItem, error)
+	// SaveBatchResults stores the results of some of a batch's items (by
+	// CustomID) in one transaction: Done, Answer and tokens, or Error. The
+	// request of an item answered is dropped: the answer is what is kept.
+	SaveBatchResults(ctx context.Context, batchID string, results []BatchItem) error
+}
+
+// Batch is a batch of requests digest sent to a provider's batch API.
+type Batch struct {
+	// ID is digest's own id, given before the provider's is known; the
+	// label the provider keeps, where it keeps one.
+	ID string
+	// Model is the spec the batch's requests are for ("openai:gpt-4o-mini")
+	// and BaseURL the server, "" for the provider's own.
+	Model, BaseURL string
+	// ProviderID is the provider's id; "" while the batch is being created.
+	ProviderID string
+	// Status is "creating" until the provider answers the creation, then
+	// what it last said (provider.BatchStatus: in_progress, ended, failed,
+	// canceled, expired).
+	Status                                string
+	Items                                 int
+	Succeeded, Errored, Canceled, Expired int
+	// Message is the provider's reason for a failed batch.
+	Message string
+	// Collected is set once every result is stored: the batch is done with.
+	Collected            bool
+	CreatedAt, UpdatedAt time.Time
+}
+
+// BatchItem is one request of a batch, and its result once stored.
+type BatchItem struct {
+	BatchID  string
+	CustomID string
+	// Members name the work the request holds: the lease keys of the
+	// summaries it asks for, or an answer's key. A rerun finds them by it.
+	Members []string
+	// Request is the request as sent, provider-neutral JSON; nil once the
+	// item's result is stored, and from BatchMembers.
+	Request []byte
+	// Done is set when the result is stored: then Answer and the tokens,
+	// or Error (the item errored, was canceled or expired).
+	Done                      bool
+	Answer                    string
+	InputTokens, OutputTokens int
+	Error                     string
 }
 
 // RateCharge is what one request costs one GCRA limit: Cost is its units
