@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
@@ -60,6 +61,7 @@ type EvalOptions struct {
 	MinAccuracy string
 	Tokenizer   string
 	Stops       cmdutil.Stops
+	Batch       batchFlags
 
 	set    func(name string) bool // whether a flag was given, for the optional parameters
 	models models.File            // the --model-config figures, once read
@@ -125,6 +127,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.MinAccuracy, "min-accuracy", "", "fail (exit 3) below this accuracy: 0.85 for every model, or MODEL=0.85,...")
 	fl.StringVar(&o.Tokenizer, "tokenizer", tokenizer.Default, "vocabulary that counts tokens for limits and --dry-run")
 	o.Stops.AddFlags(fl)
+	o.Batch.addFlags(fl)
 	cmdutil.DocumentEnv(fl)
 	return cmd
 }
@@ -199,6 +202,11 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		}
 	}
 	o.models = file
+	mode, err := o.Batch.mode()
+	if err != nil {
+		return cfg, nil, err
+	}
+	cfg.Batch = mode
 	var specs []provider.Spec
 	seen := map[string]bool{}
 	for _, m := range o.Models {
@@ -219,7 +227,11 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		if err != nil {
 			return cfg, nil, err
 		}
-		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: info.Price,
+		price, err := priceOf(info, spec, mode)
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price,
 			Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}})
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
@@ -277,6 +289,11 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			if cfg.Models[i].LimitName, err = o.LimitName(m.Spec, o.BaseURL); err != nil {
 				return err
 			}
+			if cfg.Batch.On {
+				if cfg.Models[i].Batcher, err = batcherOf(ctx, cfg.Models[i].Provider, m.Spec, m.BaseURL); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	src := io.Reader(o.IO.In)
@@ -296,14 +313,20 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		defer cfg.Store.Close()
 	}
 	if o.Judge != "" {
-		if cfg.Judge, err = judge(o, cfg.Tokenizer, o.models); err != nil {
+		if cfg.Judge, err = judge(o, cfg.Tokenizer, o.models, cfg.Batch); err != nil {
 			return err
+		}
+		if cfg.Batch.On && !o.DryRun {
+			if cfg.Judge.Batcher, err = batcherOf(ctx, cfg.Judge.Provider, cfg.Judge.Spec, cfg.Judge.BaseURL); err != nil {
+				return err
+			}
 		}
 	}
 	cfg.Log = o.Logger()
 	bar := o.IO.NewProgress("evaluating", !o.Globals.Quiet)
 	bar.Start(-1)
 	cfg.Progress = bar
+	cfg.Batch.OnLook = showBatches(o.runDeps, bar)
 	started := time.Now()
 	out, err := eval.Run(ctx, cfg)
 	bar.Finish()
@@ -323,6 +346,11 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	if o.DryRun {
 		return writeEvalEstimate(o, out)
+	}
+	if out.Pending > 0 {
+		// Reports and thresholds over part of the results would mislead.
+		o.Infof("%s", pendingNote(out.Pending, "results"))
+		return nil
 	}
 	run, _, err := cfg.Store.Run(ctx, out.RunID)
 	if err != nil {
@@ -503,10 +531,22 @@ func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
 	return nil
 }
 
+// priceOf is what a model's answers cost in the mode the run sends them.
+func priceOf(info models.Info, spec provider.Spec, mode batchrun.Mode) (models.Price, error) {
+	if !mode.On {
+		return info.Price, nil
+	}
+	p, ok := info.Batched(spec)
+	if !ok {
+		return p, noBatchAPI(spec)
+	}
+	return p, nil
+}
+
 // judge is the grading model, under the same limits and models file as the
 // evaluated models. --base-url is for the evaluated models: the judge is
 // served from its provider's variable or default.
-func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File) (*eval.Model, error) {
+func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batchrun.Mode) (*eval.Model, error) {
 	spec, err := provider.ParseSpec(o.Judge)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))
@@ -531,6 +571,10 @@ func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File) (*eval.Mo
 			return nil, err
 		}
 	}
-	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: info.Price, LimitName: limitName,
+	price, err := priceOf(info, spec, mode)
+	if err != nil {
+		return nil, err
+	}
+	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, LimitName: limitName,
 		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
 }

@@ -65,6 +65,7 @@ type SummarizeOptions struct {
 	Lease       time.Duration
 	NoRedact    bool
 	Stops       cmdutil.Stops
+	Batch       batchFlags
 }
 
 // NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
@@ -140,6 +141,7 @@ extractive summary from the commit message and the diff.`,
 	fl.BoolVar(&opts.NoRedact, "no-redact", false, "send diffs and messages as they are, without replacing the secrets found in them")
 	fl.DurationVar(&opts.Lease, "lease", summarize.DefaultLease, "how long another digest waits for a commit this one claimed, should this one die")
 	opts.Stops.AddFlags(fl)
+	opts.Batch.addFlags(fl)
 	cmdutil.DocumentEnv(fl)
 	return cmd
 }
@@ -215,6 +217,14 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	if err != nil {
 		return cfg, nil, err
 	}
+	mode, err := o.Batch.mode()
+	if err != nil {
+		return cfg, nil, err
+	}
+	price, err := priceOf(info, spec, mode)
+	if err != nil {
+		return cfg, nil, err
+	}
 	workDir, _ := os.Getwd() // "" leaves pathspecs relative to each root
 	cfg = summarize.Options{
 		PathArgs: o.Pathspec, WorkDir: workDir,
@@ -222,8 +232,8 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow,
-		Limits: limits, Timeout: o.Timeout, Price: info.Price, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
-		Highlights: o.Highlights,
+		Limits: limits, Timeout: o.Timeout, Price: price, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
+		Highlights: o.Highlights, Batch: mode,
 	}
 	if !info.Known && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)
@@ -263,6 +273,14 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		if cfg.LimitName, err = o.LimitName(cfg.Model, o.BaseURL); err != nil {
 			return err
 		}
+		if cfg.BaseURL, err = o.BaseURLOf(cfg.Model, o.BaseURL); err != nil {
+			return err
+		}
+		if cfg.Batch.On {
+			if cfg.Batcher, err = batcherOf(ctx, cfg.Provider, cfg.Model, cfg.BaseURL); err != nil {
+				return err
+			}
+		}
 	}
 	if cfg.Store, err = o.OpenStore(ctx, o.DryRun); err != nil {
 		return err
@@ -273,6 +291,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	cfg.Log = o.Logger()
 	bar := o.IO.NewProgress("summarizing", !o.Globals.Quiet)
 	cfg.Progress = bar
+	cfg.Batch.OnLook = showBatches(o.runDeps, bar)
 
 	res, err := summarize.Run(ctx, cfg)
 	bar.Finish()
@@ -298,6 +317,11 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		if err := writeEstimate(o, res); err != nil {
 			return err
 		}
+		return unusableError(o, res)
+	}
+	if res.Pending > 0 {
+		// A changelog without them would read as complete.
+		o.Infof("%s", pendingNote(res.Pending, "commits"))
 		return unusableError(o, res)
 	}
 

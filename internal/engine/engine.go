@@ -31,7 +31,30 @@ import (
 type Task struct {
 	Key     string
 	Request provider.Request
+	// Members name the pieces of work the request holds, when it holds
+	// several (the commits of a summarize request) and they may be asked
+	// for again in other groupings: a batch run finds an earlier batch's
+	// answer by them. Empty: the request is Key's alone.
+	Members []string
 }
+
+// Runner is what a pipeline sends its tasks through: an *Engine, which
+// calls the provider now under its rate limits, or a batch run, which
+// sends them through the provider's batch API and answers within the day
+// at half the price. Run and Do keep the Engine's contract (see them);
+// a batch run may also end a task with ErrPending.
+type Runner interface {
+	Run(ctx context.Context, tasks <-chan Task, commit func(Outcome) error) error
+	Do(ctx context.Context, t Task) Outcome
+	Stats() Stats
+}
+
+var _ Runner = (*Engine)(nil)
+
+// ErrPending ends a task whose request sits in a provider's batch that
+// had not ended when the run stopped waiting (--no-wait): it is neither
+// answered nor failed, and the same command run again collects it.
+var ErrPending = errors.New("pending in a provider's batch")
 
 // Outcome is what became of a task.
 type Outcome struct {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
@@ -39,6 +40,8 @@ type Model struct {
 	// the store, with every process using the same account (see
 	// sharedlimit.Name); empty paces this run alone.
 	LimitName string
+	// Batcher is the model's batch API, used when Options.Batch is on.
+	Batcher provider.Batcher
 }
 
 // Params are the sampling parameters every request carries.
@@ -81,6 +84,9 @@ type Options struct {
 	// should this one die. Empty and zero: lease.NewOwner and lease.Default.
 	Owner string
 	Lease time.Duration
+	// Batch sends every request, verdicts included, through the models'
+	// batch APIs: half the price, answers within a day.
+	Batch batchrun.Mode
 }
 
 // Progress hears how far a run has got.
@@ -101,6 +107,9 @@ type Outcome struct {
 	Skipped  []*dataset.LineError
 	Estimate []Estimate // per model, for a dry run
 	NotSent  int        // results left unrequested by --max-cost
+	// Pending are the results whose requests wait in a provider's batch
+	// that had not ended when the run stopped waiting (--no-wait).
+	Pending  int
 	Requests int64
 	Retries  int64
 }
@@ -176,8 +185,8 @@ type runner struct {
 	o   Options
 	out *Outcome
 
-	engines     []*engine.Engine
-	judgeEngine *engine.Engine
+	engines     []engine.Runner
+	judgeEngine engine.Runner
 	// leases are the keys this process is asking about (answers and
 	// verdicts), given back as their answers are stored.
 	leases      *lease.Holder
@@ -220,7 +229,13 @@ func (r *runner) run(ctx context.Context) error {
 	lease.Sweep(ctx, r.o.Store, r.o.Owner, r.o.Log)
 	defer r.leases.Keep(ctx, r.o.Log)()
 	if r.o.Judge != nil {
-		r.scoring = newScoring(r.o.Concurrency, cancel)
+		slots := r.o.Concurrency
+		if r.o.Batch.On {
+			// Every verdict a batch's answers ask for waits in the judge's
+			// next batch together, not a few batches' worth at a time.
+			slots = batchScoring
+		}
+		r.scoring = newScoring(slots, cancel)
 	}
 	queues := make([]chan engine.Task, len(r.o.Models))
 	var wg sync.WaitGroup
@@ -271,12 +286,18 @@ func (r *runner) tokens(req provider.Request) int {
 	return engine.RequestTokens(r.o.Tokenizer.Count, req)
 }
 
-// engine builds a model's engine, the same way for answers and verdicts.
-func (r *runner) engine(m Model) *engine.Engine {
-	return engine.New(engine.Setup{
+// batchScoring is how many answers are scored at once through a batch
+// API: the verdicts they wait for go out in one batch.
+const batchScoring = 4096
+
+// engine builds what a model's tasks go through, the same way for answers
+// and verdicts.
+func (r *runner) engine(m Model) engine.Runner {
+	eng := engine.New(engine.Setup{
 		Provider: m.Provider, Spec: m.Spec, Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout,
 		MaxWait: r.o.MaxWait, MaxFailures: r.o.MaxFailures, Log: r.o.Log, Shared: r.sharedLimit(m), Count: r.o.Tokenizer.Count,
 	})
+	return r.o.Batch.Runner(eng, m.Batcher, m.Spec, m.BaseURL, r.o.Store, batchrun.Config{})
 }
 
 // feed reads the dataset and dispatches its jobs in lookup batches.
@@ -496,6 +517,17 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 		u := o.Response.Usage
 		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
 		r.spend.Settle(o.Task.Key, cost, o.Err == nil)
+		if errors.Is(o.Err, engine.ErrPending) {
+			// Neither answered nor failed: a rerun collects it.
+			r.mu.Lock()
+			jobs := r.pending[o.Task.Key]
+			delete(r.pending, o.Task.Key)
+			r.out.Pending += len(jobs)
+			r.leases.Release(o.Task.Key)
+			r.mu.Unlock()
+			r.o.Progress.Done(len(jobs))
+			return nil
+		}
 		if o.Err == nil {
 			// Stored before it is scored: a judge may take long, and a run
 			// stopped meanwhile must not have to pay for the answer again.
@@ -544,12 +576,26 @@ func (r *runner) storeRows(ctx context.Context, jobs []job, answers []string, fi
 	if len(jobs) == 0 {
 		return nil
 	}
-	rows := make([]store.RunResult, len(jobs))
+	rows := make([]store.RunResult, 0, len(jobs))
+	pending := 0
 	for i, j := range jobs {
-		var err error
-		if rows[i], err = r.scored(ctx, j, answers[i], callErr == nil && !(firstPaid && i == 0), callErr); err != nil {
+		row, err := r.scored(ctx, j, answers[i], callErr == nil && !(firstPaid && i == 0), callErr)
+		if errors.Is(err, engine.ErrPending) {
+			// The verdict waits in the judge's batch: the row is written
+			// by the rerun that collects it.
+			pending++
+			continue
+		}
+		if err != nil {
 			return err
 		}
+		rows = append(rows, row)
+	}
+	if pending > 0 {
+		r.mu.Lock()
+		r.out.Pending += pending
+		r.mu.Unlock()
+		r.o.Progress.Done(pending)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -574,7 +620,7 @@ func (r *runner) scored(ctx context.Context, j job, answer string, cached bool, 
 		rr.Error = callErr.Error()
 	} else {
 		res, err := r.o.Scorer.Score(ctx, j.item, answer)
-		if fe := (*engine.FatalError)(nil); errors.As(err, &fe) {
+		if fe := (*engine.FatalError)(nil); errors.As(err, &fe) || errors.Is(err, engine.ErrPending) {
 			return rr, err
 		}
 		if err != nil {

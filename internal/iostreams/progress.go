@@ -2,6 +2,7 @@ package iostreams
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -14,6 +15,8 @@ type Progress struct {
 	description string
 	s           *IOStreams
 	total       int // of the steps Found
+	mu          sync.Mutex // guards spent and note: a batch run's looks come from its own goroutine
+	spent, note string
 }
 
 // NewProgress returns a bar that draws only when standard error is a
@@ -71,15 +74,35 @@ func (p *Progress) Spent(tokens int, costUSD float64, retries int64) {
 	if p.bar == nil {
 		return
 	}
-	desc := fmt.Sprintf("%s · %s tokens", p.description, compact(tokens))
+	desc := fmt.Sprintf(" · %s tokens", compact(tokens))
 	if costUSD > 0 {
 		desc += fmt.Sprintf(" · $%.4f", costUSD)
 	}
 	if retries > 0 {
 		desc += fmt.Sprintf(" · %d retries", retries)
 	}
-	p.bar.Describe(desc)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spent = desc
+	p.describe()
 }
+
+// Note shows what the run waits for beside the bar (the state of its
+// batches), or nothing for "".
+func (p *Progress) Note(s string) {
+	if p.bar == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.note = ""
+	if s != "" {
+		p.note = " · " + textsafe.Line(s)
+	}
+	p.describe()
+}
+
+func (p *Progress) describe() { p.bar.Describe(p.description + p.spent + p.note) }
 
 // compact writes 12345 as 12.3k.
 func compact(n int) string {

@@ -51,9 +51,10 @@ const example = `{"openai:gpt-4o-mini": {"rpm": 500, "tpm": 200000, "price": {"i
 // The keys of a model's figures and of its price, with an example of each.
 var (
 	infoKeys = map[string]string{
-		"rpm":   `"rpm": 500`,
-		"tpm":   `"tpm": 200000`,
-		"price": `"price": {"input_per_million": 0.15, "output_per_million": 0.6}`,
+		"rpm":         `"rpm": 500`,
+		"tpm":         `"tpm": 200000`,
+		"price":       `"price": {"input_per_million": 0.15, "output_per_million": 0.6}`,
+		"batch_price": `"batch_price": {"input_per_million": 0.075, "output_per_million": 0.3}`,
 	}
 	priceKeys = map[string]string{
 		"input_per_million":  `"input_per_million": 0.15`,
@@ -69,14 +70,18 @@ func parseInfo(raw json.RawMessage) (Info, error) {
 	if err != nil {
 		return info, err
 	}
-	if price, ok := fields["price"]; ok {
-		priced, err := object(price, priceKeys, "price: ")
+	for _, name := range []string{"price", "batch_price"} {
+		price, ok := fields[name]
+		if !ok {
+			continue
+		}
+		priced, err := object(price, priceKeys, name+": ")
 		if err != nil {
 			return info, err
 		}
 		for _, k := range slices.Sorted(maps.Keys(priceKeys)) {
 			if _, ok := priced[k]; !ok {
-				return info, fmt.Errorf("price has no %s; a price missing one would charge it as free. Try: %s", k, infoKeys["price"])
+				return info, fmt.Errorf("%s has no %s; a price missing one would charge it as free. Try: %s", name, k, infoKeys[name])
 			}
 		}
 	}
@@ -84,12 +89,15 @@ func parseInfo(raw json.RawMessage) (Info, error) {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			want := "a whole number"
-			if strings.HasPrefix(te.Field, "price.") {
+			if strings.HasPrefix(te.Field, "price.") || strings.HasPrefix(te.Field, "batch_price.") {
 				want = "a number of dollars"
 			}
 			return info, fmt.Errorf("%s is %s, not %s. Try: %s", te.Field, te.Value, want, exampleOf(te.Field))
 		}
 		return info, err
+	}
+	if bp := info.BatchPrice; bp != nil && (bp.InputPerM < 0 || bp.OutputPerM < 0) {
+		return info, fmt.Errorf("batch_price cannot be negative. Try: %s", infoKeys["batch_price"])
 	}
 	for _, figure := range []struct {
 		name  string
@@ -194,6 +202,9 @@ func (f File) Lookup(spec provider.Spec) Info {
 	if mine.Price != (Price{}) {
 		info.Price = mine.Price
 		info.Known = true
+	}
+	if mine.BatchPrice != nil {
+		info.BatchPrice = mine.BatchPrice
 	}
 	return info
 }

@@ -24,9 +24,30 @@ func (p Price) Cost(input, output int) float64 {
 // minute); Known is false for models digest has no figures for.
 type Info struct {
 	Price Price `json:"price"`
-	RPM   int   `json:"rpm"`
-	TPM   int   `json:"tpm"`
-	Known bool  `json:"-"`
+	// BatchPrice is the price through the provider's batch API, when a
+	// models file gives one; Batched says what it is otherwise.
+	BatchPrice *Price `json:"batch_price,omitempty"`
+	RPM        int    `json:"rpm"`
+	TPM        int    `json:"tpm"`
+	Known      bool   `json:"-"`
+}
+
+// batchDiscount is what the providers' batch APIs charge of the
+// synchronous price, as their price lists say: half, input and output.
+var batchDiscount = map[string]float64{"openai": 0.5, "anthropic": 0.5}
+
+// Batched is the model's price through its provider's batch API: the
+// models file's batch_price, else the price at the provider's batch
+// discount. ok is false for a provider with no batch API digest knows.
+func (i Info) Batched(spec provider.Spec) (p Price, ok bool) {
+	d, ok := batchDiscount[spec.Provider]
+	if !ok {
+		return Price{}, false
+	}
+	if i.BatchPrice != nil {
+		return *i.BatchPrice, true
+	}
+	return Price{InputPerM: i.Price.InputPerM * d, OutputPerM: i.Price.OutputPerM * d}, true
 }
 
 // builtin holds list prices and first-tier limits as published by the

@@ -91,11 +91,11 @@ func TestModelsFileRefusesWhatItDoesNotKnow(t *testing.T) {
 		{`{"openai:gpt-4o-mini": {"rmp": 5000}}`, []string{`openai:gpt-4o-mini: unknown field "rmp". Try: rpm`}},
 		{`{"openai:gpt-4o-mini": {"tpm": 1, "RPM": 5000}}`, []string{`unknown field "RPM". Try: rpm`}},
 		{`{"openai:x": {"prices": {}}}`, []string{`unknown field "prices". Try: price`}},
-		{`{"openai:x": {"known": true}}`, []string{`unknown field "known". Try: one of price, rpm, tpm`}},
+		{`{"openai:x": {"known": true}}`, []string{`unknown field "known". Try: one of batch_price, price, rpm, tpm`}},
 		{`{"openai:x": {"price": {"input_per_milion": 1, "output_per_million": 2}}}`, []string{`openai:x: price: unknown field "input_per_milion". Try: input_per_million`}},
 		{`{"openai:x": {"price": {"input_per_million": 0.3}}}`, []string{"price has no output_per_million", `Try: "price": {`}},
 		{`{"openai:x": {"price": 0.3}}`, []string{"price: want an object, got 0.3. Try: {"}},
-		{`{"openai:x": 5}`, []string{`openai:x: want an object, got 5. Try: {"price": {`}},
+		{`{"openai:x": 5}`, []string{`openai:x: want an object, got 5. Try: {"batch_price": {`}},
 		{`{"openai:x": {"rpm": "fast"}}`, []string{`rpm is string, not a whole number. Try: "rpm": 500`}},
 		{`{"openai:x": {"tpm": 2.5}}`, []string{`tpm is number 2.5, not a whole number. Try: "tpm": 200000`}},
 		{`{"openai:x": {"rpm": -1}}`, []string{`rpm is -1; it cannot be negative. Try: "rpm": 500`}},
@@ -130,5 +130,30 @@ func TestTypoDistance(t *testing.T) {
 		if got := typoDistance(tt.a, tt.b); got != tt.want {
 			t.Errorf("typoDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
+	}
+}
+
+func TestBatchPriceIsHalfUnlessTheFileSaysOtherwise(t *testing.T) {
+	spec := provider.Spec{Provider: "openai", Model: "gpt-4o-mini"}
+	got, ok := Lookup(spec).Batched(spec)
+	if !ok || got != (Price{InputPerM: 0.075, OutputPerM: 0.30}) {
+		t.Errorf("gpt-4o-mini through the batch API: %+v, %v; want half of 0.15/0.60", got, ok)
+	}
+	path := filepath.Join(t.TempDir(), "models.json")
+	os.WriteFile(path, []byte(`{"anthropic:claude-haiku-4-5": {"batch_price": {"input_per_million": 0.4, "output_per_million": 2}}}`), 0o644)
+	file, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	haiku := provider.Spec{Provider: "anthropic", Model: "claude-haiku-4-5"}
+	if got, ok := file.Lookup(haiku).Batched(haiku); !ok || got != (Price{InputPerM: 0.4, OutputPerM: 2}) {
+		t.Errorf("batch_price from the file: %+v, %v", got, ok)
+	}
+	if _, ok := Lookup(provider.Spec{Provider: "ollama", Model: "llama3"}).Batched(provider.Spec{Provider: "ollama", Model: "llama3"}); ok {
+		t.Error("ollama has no batch API, yet a batch price came back")
+	}
+	os.WriteFile(path, []byte(`{"openai:x": {"batch_price": {"input_per_million": 0.4}}}`), 0o644)
+	if _, err := LoadFile(path); err == nil || !strings.Contains(err.Error(), "batch_price has no output_per_million") {
+		t.Errorf("half a batch_price: %v", err)
 	}
 }

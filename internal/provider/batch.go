@@ -145,6 +145,9 @@ type Batcher interface {
 	Results(ctx context.Context, b Batch, sent map[string]Request) iter.Seq2[BatchResult, error]
 	Cancel(ctx context.Context, id string) error
 	List(ctx context.Context, since time.Time) ([]Batch, error)
+	// SplitBatch cuts items, in order, into batches within the provider's
+	// limits (SplitBatches at its counts and bytes).
+	SplitBatch(items []BatchItem) ([][]BatchItem, error)
 }
 
 // SplitBatches cuts items, in order, into batches of at most maxItems

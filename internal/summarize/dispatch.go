@@ -21,7 +21,7 @@ import (
 type dispatcher struct {
 	opts Options
 	res  *Result
-	eng  *engine.Engine
+	eng  engine.Runner
 
 	mu       sync.Mutex // guards byKey, resolved and res: the producer and the committer share them
 	byKey    map[string][]*pending
@@ -44,7 +44,7 @@ type dispatcher struct {
 // dispatch sends the misses through the engine in batches as they come,
 // storing every summary the moment its answer arrives, until misses is
 // closed and every commit it carried is settled.
-func dispatch(ctx context.Context, opts Options, eng *engine.Engine, misses <-chan *pending, res *Result) error {
+func dispatch(ctx context.Context, opts Options, eng engine.Runner, misses <-chan *pending, res *Result) error {
 	// Whatever ends the engine's run also stops the goroutines feeding it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -165,9 +165,11 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 			}
 			buf = append(buf, p)
 			bufTokens += p.tokens
-			if len(buf) >= size || window <= 0 {
+			if len(buf) >= size || window <= 0 && !d.opts.Batch.On {
 				flush()
-			} else if timer == nil {
+			} else if timer == nil && !d.opts.Batch.On {
+				// Through a batch API, requests are grouped by size alone, so
+				// that a rerun after a crash groups the same commits alike.
 				timer = time.NewTimer(window)
 				expired = timer.C
 			}
@@ -252,9 +254,11 @@ func (d *dispatcher) release(p *pending) {
 func (d *dispatcher) task(items []*pending) engine.Task {
 	commits := make([]prompt.Commit, len(items))
 	keys := make([]string, len(items))
+	members := make([]string, len(items))
 	for i, p := range items {
 		commits[i] = p.sent
 		keys[i] = key.Commit(p.repo.id, p.commit.Hash)
+		members[i] = p.leaseKey(d.opts)
 	}
 	k := keys[0]
 	if len(keys) > 1 {
@@ -264,7 +268,7 @@ func (d *dispatcher) task(items []*pending) engine.Task {
 	d.mu.Lock()
 	d.byKey[k] = items
 	d.mu.Unlock()
-	return engine.Task{Key: k, Request: req}
+	return engine.Task{Key: k, Request: req, Members: members}
 }
 
 // take forgets the request under key and returns its commits.
@@ -362,6 +366,12 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	var tooLarge *engine.TooLargeError
 	if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
 		return items, nil // each alone may fit where together they do not
+	}
+	if errors.Is(o.Err, engine.ErrPending) {
+		for _, p := range items {
+			d.pend(p)
+		}
+		return nil, nil
 	}
 	if o.Err != nil {
 		for _, p := range items {
@@ -486,6 +496,17 @@ func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, inp
 func (d *dispatcher) countRedacted(p *pending) {
 	d.res.Redacted.Add(p.redacted)
 	d.res.Changelog.Stats.RedactedSecrets += p.redacted.Total()
+}
+
+// pend records a commit whose request waits in a provider's batch: it is
+// neither summarized nor failed, and a rerun collects it. Callers hold mu.
+func (d *dispatcher) pend(p *pending) {
+	d.resolved++
+	d.release(p)
+	d.res.Pending++
+	p.forget()
+	d.countRedacted(p)
+	d.opts.Progress.Done(1)
 }
 
 // fail records a commit that got no summary; callers hold mu.

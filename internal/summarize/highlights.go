@@ -97,7 +97,7 @@ type highlightJob struct {
 // highlighter asks for the highlights of every section of a finished run.
 type highlighter struct {
 	opts Options
-	eng  *engine.Engine
+	eng  engine.Runner
 	res  *Result
 	// leases are the sections this run is asking about, given back as
 	// their answers are stored, and all however the run ends.
@@ -115,7 +115,7 @@ type highlighter struct {
 // once the summary comes. Only an interruption, or a store that cannot be
 // read, is returned: a request that fails costs its section's highlights
 // alone, recorded in res.
-func highlights(ctx context.Context, opts Options, eng *engine.Engine, res *Result) error {
+func highlights(ctx context.Context, opts Options, eng engine.Runner, res *Result) error {
 	res.Changelog.Highlights = []report.Highlights{}
 	var jobs []*highlightJob
 	byKey := map[string]*highlightJob{}

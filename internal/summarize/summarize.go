@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/forge"
@@ -82,6 +83,13 @@ type Options struct {
 
 	Model    provider.Spec
 	Provider provider.Provider
+	// BaseURL is the server the model is asked at ("" for the provider's
+	// own), recorded with every batch sent to it.
+	BaseURL string
+	// Batch sends every request through the provider's batch API (Batcher)
+	// instead of one call each: half the price, answers within a day.
+	Batch   batchrun.Mode
+	Batcher provider.Batcher
 	// LimitName names the rate limit this model's requests share, through
 	// Store, with every process using the same account (see
 	// sharedlimit.Name); empty paces this run alone.
@@ -134,6 +142,9 @@ type Result struct {
 	Unusable []Unusable
 	Engine   engine.Stats
 	NotSent  int           // commits left unsummarized by --max-cost
+	// Pending are the commits whose requests wait in a provider's batch
+	// that had not ended when the run stopped waiting (--no-wait).
+	Pending int
 	Redacted redact.Counts // secrets replaced in what was sent, by rule
 	// Estimate holds the counts of a --dry-run, which reports no entries.
 	Estimate *Estimate
@@ -361,7 +372,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		repos = append(repos, r)
 	}
 
-	var eng *engine.Engine
+	var eng engine.Runner
 	var counted map[string]bool
 	if opts.DryRun {
 		res.Estimate = &Estimate{}
@@ -372,7 +383,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	} else {
 		lease.Sweep(ctx, opts.Store, opts.Owner, opts.Log)
-		eng = newEngine(opts)
+		eng = opts.Batch.Runner(newEngine(opts), opts.Batcher, opts.Model, opts.BaseURL, opts.Store, batchrun.Config{})
 	}
 	err := func() error {
 		for i, r := range repos {
@@ -392,7 +403,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			err = rerr
 		}
 	}
-	if opts.Highlights && err == nil {
+	// Highlights written while summaries wait in a batch would be paid
+	// again once they come.
+	if opts.Highlights && err == nil && res.Pending == 0 {
 		if opts.DryRun {
 			err = estimateHighlights(ctx, opts, res.Estimate, res.runs)
 		} else {
@@ -424,7 +437,7 @@ func newEngine(opts Options) *engine.Engine {
 // runRepo walks one repository and sends the commits the cache lacks
 // through the engine (or counts them, in a dry run) while the walk goes on.
 // A walk that fails part way still sees what it handed on settled.
-func runRepo(ctx context.Context, opts Options, eng *engine.Engine, r *history.Repo, walk history.WalkOptions, res *Result, counted map[string]bool) error {
+func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Repo, walk history.WalkOptions, res *Result, counted map[string]bool) error {
 	head, headErr := r.Head()
 	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && len(opts.Walk.Revs) == 0 {
 		res.Empty = append(res.Empty, r.Path())
@@ -543,7 +556,7 @@ func fillFromSummary(e *report.Entry, s store.Summary, message string) {
 // awaitDeferred finishes the commits another process held the lease of:
 // their summaries are read from the store as that process stores them, and
 // any whose lease expires (its owner died) is claimed and summarized here.
-func awaitDeferred(ctx context.Context, opts Options, eng *engine.Engine, res *Result) error {
+func awaitDeferred(ctx context.Context, opts Options, eng engine.Runner, res *Result) error {
 	take := func() []*pending {
 		waiting := res.deferred
 		res.deferred = nil

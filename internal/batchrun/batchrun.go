@@ -1,0 +1,930 @@
+// Package batchrun sends a pipeline's tasks through a provider's batch
+// API (half the price, answers within a day) under the same contract as
+// the engine's Run and Do, and keeps every batch durable: a batch and its
+// requests are recorded before the provider hears of them, its id the
+// moment the provider gives it, every result as it is read. A rerun, or
+// another process on the same store, finds the work an earlier batch holds
+// by the members of each task and waits for that batch instead of paying
+// for the work again; a batch whose creation was cut short is looked for
+// among the provider's batches before anything is sent again.
+package batchrun
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/key"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// Defaults for the zero values of Config.
+const (
+	// DefaultGather is how long a run waits for more tasks after the last
+	// one before it submits what it has: a pipeline hands its tasks on as
+	// fast as it makes them, and a batch per task would poll per task.
+	DefaultGather = time.Second
+	// DefaultPollMin and DefaultPollMax bound the wait between two looks
+	// at a running batch: it starts at seconds (a small batch may end in
+	// a minute) and grows by half each look to minutes (a large one takes
+	// hours, and every look is a request).
+	DefaultPollMin = 5 * time.Second
+	DefaultPollMax = 5 * time.Minute
+	// DefaultMaxAttempts is how many batches one task is sent in before
+	// its error is its outcome: items come back errored or expired for
+	// the provider's reasons, rarely twice.
+	DefaultMaxAttempts = 3
+	// maxLookFailures stops a run whose provider failed that many looks
+	// at a batch in a row: the batch is kept, a rerun goes on with it.
+	maxLookFailures = 8
+	// saveChunk is how many results share a transaction: each stored as it
+	// is read, without a commit per answer of a 50,000-item batch.
+	saveChunk = 64
+	// createSlack is how far from its record's time a batch whose creation
+	// was cut short may have been created, as the provider's clock says.
+	createSlack = 10 * time.Minute
+)
+
+// Statuses of a recorded batch besides the provider's (provider.BatchStatus).
+const (
+	// StatusCreating is a batch recorded, and maybe being created: the
+	// provider's answer has not been stored.
+	StatusCreating = "creating"
+)
+
+// Config is what a batch run needs.
+type Config struct {
+	Batcher provider.Batcher
+	Spec    provider.Spec
+	BaseURL string // as the user gave it; "" for the provider's own
+	Store   store.Store
+	// Gather, PollMin, PollMax and MaxAttempts: see the defaults above.
+	Gather           time.Duration
+	PollMin, PollMax time.Duration
+	MaxAttempts      int
+	// NoWait ends every task whose batch is still running with
+	// engine.ErrPending after one look, instead of waiting for it.
+	NoWait bool
+	// Sync, when set, takes the items a batch left unanswered (errored,
+	// canceled, expired) instead of the next batch: --batch-retry sync.
+	Sync engine.Runner
+	// OnLook hears of every look at a batch, with the batch as recorded:
+	// the progress a run that waits for hours must show.
+	OnLook func(store.Batch)
+	Log    *slog.Logger
+}
+
+// Runner is a batch run; it implements engine.Runner. Its methods are safe
+// for concurrent use.
+type Runner struct {
+	cfg Config
+
+	mu       sync.Mutex
+	incoming []*waiter
+	wake     chan struct{} // signalled when incoming grows or a caller ends
+	serving  bool
+	active   int // Runs in progress: the loop stays while they may send more
+	stopped  *engine.FatalError
+	halted   chan struct{}
+	stats    engine.Stats
+	seq      int
+	batchIDs int
+	ctx      context.Context // the serving loop's
+
+	// The serving loop's own, touched by it alone.
+	buffer   []*waiter
+	lastIn   time.Time
+	watched  map[string]*watch // by digest's batch id
+	known    map[string]store.Batch
+	used     map[string]map[string]bool // member -> items already given for it in this run
+	customID map[string]*waiter         // batch id + "/" + custom id -> the task waiting for it
+}
+
+// waiter is a task and where its outcome goes.
+type waiter struct {
+	task     engine.Task
+	deliver  func(engine.Outcome)
+	attempts int // batches it was sent in
+	sent     time.Time
+}
+
+// watch is a batch being waited for.
+type watch struct {
+	b        store.Batch
+	next     time.Time
+	interval time.Duration
+	failures int
+}
+
+var _ engine.Runner = (*Runner)(nil)
+
+// New returns a batch run over cfg.
+func New(cfg Config) *Runner {
+	if cfg.Gather <= 0 {
+		cfg.Gather = DefaultGather
+	}
+	if cfg.PollMin <= 0 {
+		cfg.PollMin = DefaultPollMin
+	}
+	if cfg.PollMax < cfg.PollMin {
+		cfg.PollMax = max(DefaultPollMax, cfg.PollMin)
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{cfg: cfg, wake: make(chan struct{}, 1), halted: make(chan struct{}),
+		watched: map[string]*watch{}, used: map[string]map[string]bool{}, customID: map[string]*waiter{}}
+}
+
+// Stats counts the items sent (Requests), sent again (Retries) and the
+// tokens their answers used.
+func (r *Runner) Stats() engine.Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+func (r *Runner) model() string { return r.cfg.Spec.String() }
+
+// Run sends every task received on tasks through batches until the
+// channel closes and each task has its outcome, calling commit with each
+// outcome, one at a time, as results are read. Like the engine's Run, a
+// failed commit stops it with that error, a fatal provider error stops it
+// (and the runner) with a *engine.FatalError, and a cancelled ctx returns
+// ctx's error once the outcomes that arrived are committed; batches left
+// running are recorded and a rerun collects them.
+func (r *Runner) Run(ctx context.Context, tasks <-chan engine.Task, commit func(engine.Outcome) error) error {
+	out := newOutbox()
+	r.begin(ctx, true)
+	defer r.end(true)
+	var sent int
+	intakeDone := make(chan struct{})
+	go func() {
+		defer close(intakeDone)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.halted:
+				return
+			case t, ok := <-tasks:
+				if !ok {
+					return
+				}
+				out.expect()
+				r.enqueue(&waiter{task: t, deliver: out.put})
+				sent++
+			}
+		}
+	}()
+	var commitErr error
+	for {
+		o, ok := out.next(ctx, r.halted, intakeDone)
+		if !ok {
+			break
+		}
+		if commitErr != nil {
+			continue
+		}
+		if err := commit(o); err != nil {
+			commitErr = err
+		}
+		if commitErr != nil {
+			break
+		}
+	}
+	if commitErr != nil {
+		return commitErr
+	}
+	if fe := r.fatal(); fe != nil {
+		return fe
+	}
+	return ctx.Err()
+}
+
+// Do sends one task and waits for its outcome: tasks given to Do while
+// others wait share batches, as the verdicts asked while a batch's answers
+// are scored do.
+func (r *Runner) Do(ctx context.Context, t engine.Task) engine.Outcome {
+	if fe := r.fatal(); fe != nil {
+		return engine.Outcome{Task: t, Err: fe}
+	}
+	got := make(chan engine.Outcome, 1)
+	r.begin(ctx, false)
+	r.enqueue(&waiter{task: t, deliver: func(o engine.Outcome) { got <- o }})
+	defer r.end(false)
+	select {
+	case o := <-got:
+		return o
+	case <-ctx.Done():
+		return engine.Outcome{Task: t, Err: ctx.Err()}
+	case <-r.halted:
+		return engine.Outcome{Task: t, Err: r.fatal()}
+	}
+}
+
+func (r *Runner) fatal() *engine.FatalError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped
+}
+
+// begin starts the serving loop unless it runs.
+func (r *Runner) begin(ctx context.Context, run bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if run {
+		r.active++
+	}
+	if !r.serving && r.stopped == nil {
+		r.serving = true
+		r.ctx = ctx
+		go r.serve(ctx)
+	}
+}
+
+func (r *Runner) end(run bool) {
+	r.mu.Lock()
+	if run {
+		r.active--
+	}
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *Runner) enqueue(w *waiter) {
+	r.mu.Lock()
+	r.incoming = append(r.incoming, w)
+	r.mu.Unlock()
+	r.signal()
+}
+
+func (r *Runner) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the runner with fe; every caller waiting hears of it.
+func (r *Runner) stop(fe *engine.FatalError) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped == nil {
+		r.stopped = fe
+		close(r.halted)
+	}
+}
+
+// serve is the loop that places tasks, submits batches and looks at them,
+// until no caller is left with anything to wait for.
+func (r *Runner) serve(ctx context.Context) {
+	for {
+		r.mu.Lock()
+		in := r.incoming
+		r.incoming = nil
+		active := r.active
+		r.mu.Unlock()
+		if len(in) > 0 {
+			r.lastIn = time.Now()
+		}
+		for _, w := range in {
+			if err := r.place(ctx, w); err != nil {
+				r.halt(ctx, err)
+			}
+		}
+		if r.fatal() != nil || ctx.Err() != nil {
+			r.mu.Lock()
+			r.serving = false
+			r.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		if len(r.buffer) > 0 && (now.Sub(r.lastIn) >= r.cfg.Gather || active == 0 && len(in) == 0) {
+			if err := r.submit(ctx); err != nil {
+				r.halt(ctx, err)
+				continue
+			}
+		}
+		next := time.Time{}
+		for _, id := range slices.Sorted(maps.Keys(r.watched)) {
+			w := r.watched[id]
+			if !w.next.After(now) {
+				if err := r.look(ctx, w); err != nil {
+					r.halt(ctx, err)
+					break
+				}
+			}
+		}
+		for _, w := range r.watched {
+			if next.IsZero() || w.next.Before(next) {
+				next = w.next
+			}
+		}
+		if len(r.buffer) > 0 {
+			if at := r.lastIn.Add(r.cfg.Gather); next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
+		r.mu.Lock()
+		idle := r.active == 0 && len(r.incoming) == 0 && len(r.buffer) == 0 && len(r.watched) == 0 && len(r.customID) == 0
+		if idle {
+			r.serving = false
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		var timer <-chan time.Time
+		var t *time.Timer
+		if !next.IsZero() {
+			t = time.NewTimer(max(time.Until(next), time.Millisecond))
+			timer = t.C
+		}
+		select {
+		case <-r.wake:
+		case <-timer:
+		case <-ctx.Done():
+		}
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// halt stops the runner: a fatal error stops it with that error; the run's
+// own cancellation stops the loop and lets the callers see their ctx.
+func (r *Runner) halt(ctx context.Context, err error) {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return
+	}
+	fe := (*engine.FatalError)(nil)
+	if !errors.As(err, &fe) {
+		fe = &engine.FatalError{Err: err}
+	}
+	r.stop(fe)
+}
+
+// members names what a task holds.
+func members(t engine.Task) []string {
+	if len(t.Members) > 0 {
+		return t.Members
+	}
+	return []string{t.Key}
+}
+
+// place finds what an earlier batch holds of a task's work: an answer
+// stored, or a batch still running to wait for. Otherwise the task waits
+// for the next batch.
+func (r *Runner) place(ctx context.Context, w *waiter) error {
+	if w.attempts > 0 || r.cfg.Store == nil {
+		r.buffer = append(r.buffer, w)
+		return nil
+	}
+	ms := members(w.task)
+	found, err := r.cfg.Store.BatchMembers(ctx, r.model(), ms)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		it, ok := found[m]
+		if !ok || r.used[m][it.CustomID] {
+			continue
+		}
+		b, ok, err := r.batch(ctx, it.BatchID)
+		if err != nil {
+			return err
+		}
+		if !ok || b.BaseURL != key.BaseURL(r.cfg.BaseURL) {
+			continue
+		}
+		// Each member is given an item once: an answer that left it out
+		// (a summary missing from a shared answer) sends it anew.
+		held := 0
+		for _, m2 := range ms {
+			if f, ok := found[m2]; ok && f.BatchID == it.BatchID && f.CustomID == it.CustomID {
+				held++
+				if r.used[m2] == nil {
+					r.used[m2] = map[string]bool{}
+				}
+				r.used[m2][it.CustomID] = true
+			}
+		}
+		switch {
+		case it.Done && it.Error == "":
+			// Paid for by an earlier batch: its share of the tokens.
+			w.deliver(engine.Outcome{Task: w.task, Attempts: 1, Response: provider.Response{Text: it.Answer,
+				Usage: share(provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}, held, len(it.Members))}})
+			return nil
+		case !it.Done && !b.Collected && b.Status != string(provider.BatchFailed):
+			r.await(b, it.CustomID, w)
+			return nil
+		}
+	}
+	r.buffer = append(r.buffer, w)
+	return nil
+}
+
+// share is the part of an item's usage that held of its members are.
+func share(u provider.Usage, held, of int) provider.Usage {
+	if of <= held || of == 0 {
+		return u
+	}
+	return provider.Usage{InputTokens: u.InputTokens * held / of, OutputTokens: u.OutputTokens * held / of}
+}
+
+// batch returns the recorded batch id, reading the records again when it
+// is not known yet (another process's).
+func (r *Runner) batch(ctx context.Context, id string) (store.Batch, bool, error) {
+	if b, ok := r.known[id]; ok {
+		return b, true, nil
+	}
+	all, err := r.cfg.Store.Batches(ctx, false)
+	if err != nil {
+		return store.Batch{}, false, err
+	}
+	r.known = make(map[string]store.Batch, len(all))
+	for _, b := range all {
+		r.known[b.ID] = b
+	}
+	b, ok := r.known[id]
+	return b, ok, nil
+}
+
+// await makes w wait for the item customID of batch b, watching b.
+func (r *Runner) await(b store.Batch, customID string, w *waiter) {
+	r.mu.Lock()
+	r.customID[b.ID+"/"+customID] = w
+	r.mu.Unlock()
+	if _, ok := r.watched[b.ID]; !ok {
+		r.watched[b.ID] = &watch{b: b, next: time.Now(), interval: r.cfg.PollMin}
+	}
+}
+
+// newBatchID names a batch before the provider does: the time, for people
+// reading `digest batches`, and randomness, for processes on other
+// machines recording theirs at the same moment.
+func (r *Runner) newBatchID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	r.mu.Lock()
+	r.batchIDs++
+	n := r.batchIDs
+	r.mu.Unlock()
+	return "digest-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:]) + "-" + strconv.Itoa(n)
+}
+
+// submit sends the buffered tasks in as many batches as the provider's
+// limits make them, each recorded before it is created.
+func (r *Runner) submit(ctx context.Context) error {
+	ws := r.buffer
+	r.buffer = nil
+	items := make([]provider.BatchItem, len(ws))
+	byCustom := make(map[string]*waiter, len(ws))
+	for i, w := range ws {
+		r.mu.Lock()
+		r.seq++
+		id := key.Of(w.task.Key)[:24] + "-" + strconv.Itoa(r.seq)
+		r.mu.Unlock()
+		items[i] = provider.BatchItem{CustomID: id, Request: w.task.Request}
+		byCustom[id] = w
+	}
+	chunks, err := r.cfg.Batcher.SplitBatch(items)
+	if err != nil {
+		for _, w := range ws {
+			w.deliver(engine.Outcome{Task: w.task, Err: err, Attempts: w.attempts})
+		}
+		return nil
+	}
+	for _, chunk := range chunks {
+		if err := r.create(ctx, chunk, byCustom); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// create records one batch, creates it and watches it.
+func (r *Runner) create(ctx context.Context, chunk []provider.BatchItem, byCustom map[string]*waiter) error {
+	b := store.Batch{ID: r.newBatchID(), Model: r.model(), BaseURL: key.BaseURL(r.cfg.BaseURL), Status: StatusCreating,
+		Items: len(chunk), CreatedAt: time.Now().UTC()}
+	rows := make([]store.BatchItem, len(chunk))
+	for i, it := range chunk {
+		body, err := json.Marshal(it.Request)
+		if err != nil {
+			return err
+		}
+		rows[i] = store.BatchItem{BatchID: b.ID, CustomID: it.CustomID, Request: body, Members: members(byCustom[it.CustomID].task)}
+	}
+	if err := r.cfg.Store.CreateBatch(context.WithoutCancel(ctx), b, rows); err != nil {
+		return err
+	}
+	pb, err := r.createOnce(ctx, b, chunk)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // the record stays "creating": a rerun looks for it
+		}
+		b.Status, b.Message, b.Collected = string(provider.BatchFailed), provider.CleanMessage(err.Error(), ""), true
+		if uerr := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); uerr != nil {
+			return errors.Join(err, uerr)
+		}
+		return &engine.FatalError{Err: fmt.Errorf("%s: the batch API refused %d requests: %w", r.model(), len(chunk), err)}
+	}
+	b = recorded(b, pb)
+	if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+		return err
+	}
+	r.known[b.ID] = b
+	now := time.Now()
+	r.mu.Lock()
+	r.stats.Requests += int64(len(chunk))
+	r.mu.Unlock()
+	for _, it := range chunk {
+		w := byCustom[it.CustomID]
+		if w.attempts > 0 {
+			r.mu.Lock()
+			r.stats.Retries++
+			r.mu.Unlock()
+		}
+		w.attempts++
+		w.sent = now
+		r.await(b, it.CustomID, w)
+		// Sent now: an answer that leaves a member out must not be given
+		// for it again when it comes back alone.
+		for _, m := range members(w.task) {
+			if r.used[m] == nil {
+				r.used[m] = map[string]bool{}
+			}
+			r.used[m][it.CustomID] = true
+		}
+	}
+	if !r.cfg.NoWait {
+		// A batch is not done within seconds; with --no-wait it is looked at
+		// once, now.
+		r.watched[b.ID].next = now.Add(r.cfg.PollMin)
+	}
+	r.cfg.Log.Info("batch submitted", "model", r.model(), "batch", b.ProviderID, "items", len(chunk))
+	return nil
+}
+
+// createOnce creates the batch b records, once: a failure that may have
+// come after the provider made it (a timeout, a 5xx, a cut connection) is
+// followed by a look among the provider's batches, and only a batch not
+// found there is submitted again.
+func (r *Runner) createOnce(ctx context.Context, b store.Batch, chunk []provider.BatchItem) (provider.Batch, error) {
+	var last error
+	for attempt := range 4 {
+		if attempt > 0 {
+			if err := engine.Sleep(ctx, time.Duration(1<<attempt)*time.Second); err != nil {
+				return provider.Batch{}, err
+			}
+		}
+		pb, err := r.cfg.Batcher.Submit(ctx, b.ID, chunk)
+		if err == nil {
+			return pb, nil
+		}
+		last = err
+		if ctx.Err() != nil || !maybeCreated(err) {
+			return provider.Batch{}, err
+		}
+		found, ok, ferr := r.find(ctx, b)
+		if ferr != nil {
+			return provider.Batch{}, errors.Join(err, ferr)
+		}
+		if ok {
+			r.cfg.Log.Info("batch creation answered with a failure, found it made", "model", r.model(), "batch", found.ID, "error", err)
+			return found, nil
+		}
+	}
+	return provider.Batch{}, last
+}
+
+// maybeCreated reports whether a failed creation may have made the batch.
+func maybeCreated(err error) bool {
+	switch provider.KindOf(err) {
+	case provider.Permanent, provider.Fatal, provider.RateLimited:
+		return false
+	}
+	return true
+}
+
+// find looks among the provider's batches for the one b records: by its
+// label where the provider keeps one (OpenAI), otherwise by its size and
+// time among the batches no record names (Anthropic).
+func (r *Runner) find(ctx context.Context, b store.Batch) (provider.Batch, bool, error) {
+	list, err := r.cfg.Batcher.List(ctx, b.CreatedAt.Add(-createSlack))
+	if err != nil {
+		return provider.Batch{}, false, err
+	}
+	recordedIDs := map[string]bool{}
+	if all, err := r.cfg.Store.Batches(ctx, false); err == nil {
+		for _, rb := range all {
+			recordedIDs[rb.ProviderID] = true
+		}
+	} else {
+		return provider.Batch{}, false, err
+	}
+	var best provider.Batch
+	bestGap := time.Duration(math.MaxInt64)
+	for _, pb := range list {
+		if pb.Label != "" {
+			if pb.Label == b.ID {
+				return pb, true, nil
+			}
+			continue
+		}
+		if recordedIDs[pb.ID] || pb.Total != b.Items {
+			continue
+		}
+		gap := pb.CreatedAt.Sub(b.CreatedAt).Abs()
+		if gap <= createSlack && gap < bestGap {
+			best, bestGap = pb, gap
+		}
+	}
+	return best, best.ID != "", nil
+}
+
+// recorded is b with what the provider says of it.
+func recorded(b store.Batch, pb provider.Batch) store.Batch {
+	b.ProviderID = pb.ID
+	b.Status = string(pb.Status)
+	b.Message = pb.Message
+	c := pb.Counts
+	b.Succeeded, b.Errored, b.Canceled, b.Expired = c.Succeeded, c.Errored, c.Canceled, c.Expired
+	return b
+}
+
+// look polls a watched batch and collects it once it has ended.
+func (r *Runner) look(ctx context.Context, w *watch) error {
+	b := w.b
+	if b.ProviderID == "" {
+		// Recorded by a process that stopped before the provider answered.
+		pb, ok, err := r.find(ctx, b)
+		if err != nil {
+			return r.lookFailed(ctx, w, err)
+		}
+		if !ok {
+			r.cfg.Log.Warn("a batch recorded while being created was never made; sending its requests again", "model", r.model(), "batch", b.ID)
+			return r.abandon(ctx, w, "the provider never made it")
+		}
+		b = recorded(b, pb)
+	}
+	pb, err := r.cfg.Batcher.Poll(ctx, b.ProviderID)
+	if err != nil {
+		if provider.KindOf(err) == provider.Permanent && !errors.Is(err, context.Canceled) {
+			return r.abandon(ctx, w, provider.CleanMessage(err.Error(), ""))
+		}
+		return r.lookFailed(ctx, w, err)
+	}
+	w.failures = 0
+	b = recorded(b, pb)
+	w.b = b
+	r.known[b.ID] = b
+	if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+		return err
+	}
+	if r.cfg.OnLook != nil {
+		r.cfg.OnLook(b)
+	}
+	switch {
+	case pb.Status == provider.BatchFailed:
+		b.Collected = true
+		if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+			return err
+		}
+		delete(r.watched, b.ID)
+		return &engine.FatalError{Err: fmt.Errorf("%s: batch %s failed: %s. Try: fix what the message names, or run without --batch-api",
+			r.model(), pb.ID, provider.CleanMessage(pb.Message, ""))}
+	case !pb.Status.Done():
+		if r.cfg.NoWait {
+			r.leave(b.ID)
+			return nil
+		}
+		w.next = time.Now().Add(w.interval)
+		w.interval = min(w.interval*3/2, r.cfg.PollMax)
+		return nil
+	}
+	return r.collect(ctx, w, pb)
+}
+
+// lookFailed counts a failed look and stops the run after too many.
+func (r *Runner) lookFailed(ctx context.Context, w *watch, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if provider.KindOf(err) == provider.Fatal {
+		return &engine.FatalError{Err: err}
+	}
+	w.failures++
+	if w.failures >= maxLookFailures {
+		return &engine.FatalError{Err: fmt.Errorf("%s: %d looks at batch %s failed in a row, the last: %w. Stored results are kept: run again to go on", r.model(), w.failures, w.b.ProviderID, err)}
+	}
+	w.next = time.Now().Add(w.interval)
+	w.interval = min(w.interval*2, r.cfg.PollMax)
+	r.cfg.Log.Warn("looking at a batch failed; looking again later", "model", r.model(), "batch", w.b.ProviderID, "error", err)
+	return nil
+}
+
+// abandon closes the record of a batch the provider does not have, and
+// sends the tasks waiting for it again.
+func (r *Runner) abandon(ctx context.Context, w *watch, why string) error {
+	b := w.b
+	b.Status, b.Message, b.Collected = string(provider.BatchFailed), why, true
+	if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+		return err
+	}
+	r.known[b.ID] = b
+	delete(r.watched, b.ID)
+	for _, wt := range r.waitingOn(b.ID) {
+		r.buffer = append(r.buffer, wt)
+		r.lastIn = time.Now()
+	}
+	return nil
+}
+
+// waitingOn takes the tasks waiting for batch id's items.
+func (r *Runner) waitingOn(id string) []*waiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*waiter
+	for k, w := range r.customID {
+		if len(k) > len(id) && k[:len(id)] == id && k[len(id)] == '/' {
+			out = append(out, w)
+			delete(r.customID, k)
+		}
+	}
+	return out
+}
+
+// leave ends the tasks waiting for a running batch with ErrPending.
+func (r *Runner) leave(id string) {
+	delete(r.watched, id)
+	for _, w := range r.waitingOn(id) {
+		w.deliver(engine.Outcome{Task: w.task, Err: engine.ErrPending, Attempts: w.attempts})
+	}
+}
+
+// collect reads an ended batch's results, stores each as it is read, and
+// hands each task waiting for one its outcome; items left unanswered are
+// sent again.
+func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error {
+	b := w.b
+	items, err := r.cfg.Store.BatchItems(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	sent := make(map[string]provider.Request, len(items))
+	open := map[string]bool{}
+	for _, it := range items {
+		var req provider.Request
+		if it.Request != nil {
+			if err := json.Unmarshal(it.Request, &req); err != nil {
+				return fmt.Errorf("batch %s item %s: the stored request cannot be read: %w", b.ID, it.CustomID, err)
+			}
+		} else {
+			req.Model = r.cfg.Spec.Model
+		}
+		sent[it.CustomID] = req
+		if !it.Done {
+			open[it.CustomID] = true
+		}
+	}
+	var chunk []store.BatchItem
+	var outcomes []func()
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := r.cfg.Store.SaveBatchResults(context.WithoutCancel(ctx), b.ID, chunk); err != nil {
+			return err
+		}
+		for _, f := range outcomes {
+			f()
+		}
+		chunk, outcomes = chunk[:0], outcomes[:0]
+		return nil
+	}
+	var readErr error
+	for res, err := range r.cfg.Batcher.Results(ctx, pb, sent) {
+		if err != nil {
+			if provider.KindOf(err) == provider.Malformed {
+				r.cfg.Log.Warn("a batch result could not be read; its item is sent again", "model", r.model(), "batch", pb.ID, "error", err)
+				continue
+			}
+			readErr = err
+			break
+		}
+		if !open[res.CustomID] {
+			continue // stored before: by a look cut short, or another process
+		}
+		delete(open, res.CustomID)
+		row := store.BatchItem{BatchID: b.ID, CustomID: res.CustomID, Done: true}
+		if res.Err != nil {
+			row.Error = res.Err.Error()
+		} else {
+			row.Answer, row.InputTokens, row.OutputTokens = res.Response.Text, res.Response.Usage.InputTokens, res.Response.Usage.OutputTokens
+		}
+		chunk = append(chunk, row)
+		if wt := r.take(b.ID, res.CustomID); wt != nil {
+			outcomes = append(outcomes, r.settle(wt, res))
+		}
+		if len(chunk) >= saveChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if readErr != nil {
+		return r.lookFailed(ctx, w, readErr)
+	}
+	// Items with no line at all: the provider's files left them out.
+	var missing []store.BatchItem
+	for id := range open {
+		missing = append(missing, store.BatchItem{BatchID: b.ID, CustomID: id, Done: true, Error: "the batch's results have no line for this item"})
+		if wt := r.take(b.ID, id); wt != nil {
+			r.retry(wt, errors.New("batch item has no result"))
+		}
+	}
+	if len(missing) > 0 {
+		if err := r.cfg.Store.SaveBatchResults(context.WithoutCancel(ctx), b.ID, missing); err != nil {
+			return err
+		}
+	}
+	b.Collected = true
+	if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+		return err
+	}
+	r.known[b.ID] = b
+	delete(r.watched, b.ID)
+	// Tasks still waiting had an item this batch answered before (stored
+	// by a look cut short): their answers are in the store.
+	for _, wt := range r.waitingOn(b.ID) {
+		r.buffer = append(r.buffer, wt)
+		r.lastIn = time.Now()
+	}
+	return nil
+}
+
+// take removes and returns the task waiting for an item.
+func (r *Runner) take(batchID, customID string) *waiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := batchID + "/" + customID
+	w := r.customID[k]
+	delete(r.customID, k)
+	return w
+}
+
+// settle is what becomes of a task once its item's result is stored: its
+// answer delivered, or the item sent again.
+func (r *Runner) settle(w *waiter, res provider.BatchResult) func() {
+	if res.Err != nil {
+		return func() { r.retry(w, res.Err) }
+	}
+	r.mu.Lock()
+	r.stats.InputTokens += int64(res.Response.Usage.InputTokens)
+	r.stats.OutputTokens += int64(res.Response.Usage.OutputTokens)
+	r.mu.Unlock()
+	return func() {
+		w.deliver(engine.Outcome{Task: w.task, Response: res.Response, Attempts: w.attempts, Latency: time.Since(w.sent)})
+	}
+}
+
+// retry sends a task whose item went unanswered again: in the next batch,
+// or through the synchronous engine with --batch-retry sync, until it has
+// been sent MaxAttempts times.
+func (r *Runner) retry(w *waiter, err error) {
+	if w.attempts >= r.cfg.MaxAttempts {
+		w.deliver(engine.Outcome{Task: w.task, Err: fmt.Errorf("gave up after %d batches: %w", w.attempts, err), Attempts: w.attempts})
+		return
+	}
+	r.cfg.Log.Debug("batch item unanswered; sending it again", "model", r.model(), "key", w.task.Key, "error", err)
+	if r.cfg.Sync != nil {
+		ctx := r.ctx
+		go func() {
+			o := r.cfg.Sync.Do(ctx, w.task)
+			o.Attempts += w.attempts
+			w.deliver(o)
+		}()
+		return
+	}
+	r.buffer = append(r.buffer, w)
+	r.lastIn = time.Now()
+}
