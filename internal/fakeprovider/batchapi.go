@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -24,6 +25,13 @@ type BatchAPIConfig struct {
 	// Expire picks the items the batch's window runs out on: a batch with
 	// any ends expired, them unanswered; nil picks none.
 	Expire func(customID string) bool
+	// LoseCreate picks batch creations, numbered from 1 across both
+	// formats, whose answer is lost on the way back: the batch is created
+	// (and counted in BatchesCreated) but the client gets a 500, as when
+	// a connection breaks after the server acted. Only List finds such a
+	// batch again. nil loses none. It is called with the server's lock
+	// held: keep it pure.
+	LoseCreate func(n int) bool
 }
 
 // Batch API paths.
@@ -34,12 +42,22 @@ const (
 	openAIBatchEndpoint      = "/v1/chat/completions"
 	openAIBatchWindow        = "24h"
 	batchAPIMaxMultipartSize = 256 << 20
+
+	// The list endpoints' page sizes: a default and a largest, as the
+	// real ones document them.
+	batchListDefault         = 20
+	openAIBatchListMax       = 100
+	anthropicBatchListMax    = 1000
+	openAIMetadataPairs      = 16
+	openAIMetadataKeyChars   = 64
+	openAIMetadataValueChars = 512
 )
 
 type fakeBatch struct {
 	format    string
 	id        string
 	inputFile string
+	metadata  map[string]string // OpenAI; nil when none was sent
 	created   time.Time
 	items     []batchEntry
 	invalid   []batchLineError // OpenAI: an input file that failed validation
@@ -76,7 +94,10 @@ type batchCounts struct {
 type batchState struct {
 	files map[string][]byte
 	byID  map[string]*fakeBatch
-	seq   int
+	// created is every batch in creation order, which the list endpoints
+	// answer newest first.
+	created []*fakeBatch
+	seq     int
 }
 
 func (s *Server) newBatchMux() *http.ServeMux {
@@ -84,9 +105,11 @@ func (s *Server) newBatchMux() *http.ServeMux {
 	mux.HandleFunc("POST "+OpenAIFilesPath, s.openAIUpload)
 	mux.HandleFunc("GET "+OpenAIFilesPath+"/{id}/content", s.openAIFileContent)
 	mux.HandleFunc("POST "+OpenAIBatchesPath, s.openAICreate)
+	mux.HandleFunc("GET "+OpenAIBatchesPath, func(w http.ResponseWriter, r *http.Request) { s.listBatches(w, r, OpenAI) })
 	mux.HandleFunc("GET "+OpenAIBatchesPath+"/{id}", s.openAIRetrieve)
 	mux.HandleFunc("POST "+OpenAIBatchesPath+"/{id}/cancel", s.openAICancel)
 	mux.HandleFunc("POST "+AnthropicBatchesPath, s.anthropicCreate)
+	mux.HandleFunc("GET "+AnthropicBatchesPath, func(w http.ResponseWriter, r *http.Request) { s.listBatches(w, r, Anthropic) })
 	mux.HandleFunc("GET "+AnthropicBatchesPath+"/{id}", s.anthropicRetrieve)
 	mux.HandleFunc("GET "+AnthropicBatchesPath+"/{id}/results", s.anthropicResults)
 	mux.HandleFunc("POST "+AnthropicBatchesPath+"/{id}/cancel", s.anthropicCancel)
@@ -120,7 +143,17 @@ func (s *Server) batchFail(w http.ResponseWriter, format string, status int, e a
 }
 
 func (s *Server) batchOK(w http.ResponseWriter, body any) {
-	s.finish(nil, http.StatusOK, func(st *Stats) { st.BatchCalls++ })
+	s.batchOKCounting(w, body, nil)
+}
+
+// batchOKCounting answers body, counting it in BatchCalls and with count.
+func (s *Server) batchOKCounting(w http.ResponseWriter, body any, count func(*Stats)) {
+	s.finish(nil, http.StatusOK, func(st *Stats) {
+		st.BatchCalls++
+		if count != nil {
+			count(st)
+		}
+	})
 	b, err := json.Marshal(body)
 	if err != nil {
 		panic(err) // plain strings, numbers and raw JSON always marshal
@@ -195,9 +228,10 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in struct {
-		InputFileID      string `json:"input_file_id"`
-		Endpoint         string `json:"endpoint"`
-		CompletionWindow string `json:"completion_window"`
+		InputFileID      string            `json:"input_file_id"`
+		Endpoint         string            `json:"endpoint"`
+		CompletionWindow string            `json:"completion_window"`
+		Metadata         map[string]string `json:"metadata"`
 	}
 	bad := func(param, msg string) {
 		s.batchFail(w, OpenAI, http.StatusBadRequest, apiError{Type: "invalid_request_error", Param: param, Message: msg})
@@ -213,6 +247,15 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 	case in.CompletionWindow != openAIBatchWindow:
 		bad("completion_window", fmt.Sprintf("Invalid value: '%s'. Supported values are: '24h'.", in.CompletionWindow))
 		return
+	case len(in.Metadata) > openAIMetadataPairs:
+		bad("metadata", fmt.Sprintf("Invalid 'metadata': too many properties. Expected an object with at most %d properties, but got an object with %d properties instead.", openAIMetadataPairs, len(in.Metadata)))
+		return
+	}
+	for k, v := range in.Metadata {
+		if len(k) > openAIMetadataKeyChars || len(v) > openAIMetadataValueChars {
+			bad("metadata", fmt.Sprintf("Invalid 'metadata': keys are at most %d characters and values at most %d.", openAIMetadataKeyChars, openAIMetadataValueChars))
+			return
+		}
 	}
 	s.mu.Lock()
 	data, ok := s.batches.files[in.InputFileID]
@@ -221,7 +264,7 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such File object: %s", in.InputFileID)})
 		return
 	}
-	b := &fakeBatch{format: OpenAI, inputFile: in.InputFileID}
+	b := &fakeBatch{format: OpenAI, inputFile: in.InputFileID, metadata: in.Metadata}
 	seen := map[string]bool{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -255,18 +298,101 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 	if len(b.items) == 0 && len(b.invalid) == 0 {
 		b.invalid = append(b.invalid, batchLineError{Code: "empty_file", Message: "The input file is empty.", Line: 1})
 	}
-	s.createBatch(b, "batch_fake")
+	if s.createBatch(b, "batch_fake") {
+		s.loseAnswer(w, OpenAI)
+		return
+	}
 	s.batchOK(w, s.openAIBatchObject(b))
 }
 
-func (s *Server) createBatch(b *fakeBatch, prefix string) {
+// createBatch keeps b as a new batch; lost is true when
+// BatchAPIConfig.LoseCreate picks this creation.
+func (s *Server) createBatch(b *fakeBatch, prefix string) (lost bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b.id = s.nextBatchID(prefix)
 	b.created = s.now()
 	s.batches.byID[b.id] = b
+	s.batches.created = append(s.batches.created, b)
 	s.stats.BatchesCreated++
 	s.stats.BatchItems += len(b.items)
+	return s.cfg.BatchAPI.LoseCreate != nil && s.cfg.BatchAPI.LoseCreate(len(s.batches.created))
+}
+
+// loseAnswer answers a request whose work was done with the provider's
+// 500, as a client sees an answer lost after the server acted.
+func (s *Server) loseAnswer(w http.ResponseWriter, format string) {
+	s.finish(nil, http.StatusInternalServerError, func(st *Stats) { st.ServerErrors++ })
+	e := apiError{Type: "api_error", Message: "Internal server error"}
+	if format == OpenAI {
+		e = apiError{Type: "server_error", Message: "The server had an error while processing your request. Sorry about that!"}
+	}
+	writeError(w, format, http.StatusInternalServerError, e, 0)
+}
+
+// listBatches answers a list endpoint: format's batches newest first, a
+// page of the limit asked for (20 unless asked) after the cursor (OpenAI
+// "after", Anthropic "after_id"). A cursor naming no batch of the format
+// is a 400 here, so that a client that loses its place is caught rather
+// than handed an empty page.
+func (s *Server) listBatches(w http.ResponseWriter, r *http.Request, format string) {
+	if !s.batchAuth(w, r, format) {
+		return
+	}
+	bad := func(param, msg string) {
+		s.batchFail(w, format, http.StatusBadRequest, apiError{Type: "invalid_request_error", Param: param, Message: msg})
+	}
+	q := r.URL.Query()
+	maxLimit, cursorParam := openAIBatchListMax, "after"
+	if format == Anthropic {
+		maxLimit, cursorParam = anthropicBatchListMax, "after_id"
+	}
+	limit := batchListDefault
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			bad("limit", fmt.Sprintf("Invalid 'limit': %q is not an integer from 1 to %d.", v, maxLimit))
+			return
+		}
+		limit = n
+	}
+	cursor := q.Get(cursorParam)
+	s.mu.Lock()
+	var newestFirst []string
+	for i := len(s.batches.created) - 1; i >= 0; i-- {
+		if b := s.batches.created[i]; b.format == format {
+			newestFirst = append(newestFirst, b.id)
+		}
+	}
+	s.mu.Unlock()
+	if cursor != "" {
+		i := slices.Index(newestFirst, cursor)
+		if i < 0 {
+			bad(cursorParam, fmt.Sprintf("Invalid '%s': no batch %s.", cursorParam, cursor))
+			return
+		}
+		newestFirst = newestFirst[i+1:]
+	}
+	page := newestFirst[:min(limit, len(newestFirst))]
+	data := make([]map[string]any, 0, len(page))
+	for _, id := range page {
+		// A list is a look like any other: a batch due ends now.
+		b := s.lookBatch(format, id)
+		if format == OpenAI {
+			data = append(data, s.openAIBatchObject(b))
+		} else {
+			data = append(data, s.anthropicBatchObject(r, b))
+		}
+	}
+	var first, last any
+	if len(page) > 0 {
+		first, last = page[0], page[len(page)-1]
+	}
+	body := map[string]any{"data": data, "has_more": len(newestFirst) > len(page), "first_id": first, "last_id": last}
+	if format == OpenAI {
+		body["object"] = "list"
+	}
+	s.batchOKCounting(w, body, func(st *Stats) { st.BatchLists++ })
 }
 
 // lookBatch finds batch id of format and ends it if it is due; nil when
@@ -501,7 +627,7 @@ func (s *Server) openAIBatchObject(b *fakeBatch) map[string]any {
 		"id": b.id, "object": "batch", "endpoint": openAIBatchEndpoint, "errors": errs, "input_file_id": b.inputFile,
 		"completion_window": openAIBatchWindow, "status": status, "output_file_id": nullable(b.outputID), "error_file_id": nullable(b.errorID),
 		"created_at": b.created.Unix(), "in_progress_at": b.created.Unix(), "expires_at": b.created.Add(24 * time.Hour).Unix(),
-		"finalizing_at": unix(b.endedAt), "cancelling_at": unix(b.canceledAt), "request_counts": counts, "metadata": nil,
+		"finalizing_at": unix(b.endedAt), "cancelling_at": unix(b.canceledAt), "request_counts": counts, "metadata": b.metadata,
 	}
 	for k, v := range endedAt {
 		o[k] = v
@@ -551,7 +677,10 @@ func (s *Server) anthropicCreate(w http.ResponseWriter, r *http.Request) {
 		seen[*rq.CustomID] = true
 		b.items = append(b.items, batchEntry{customID: *rq.CustomID, body: rq.Params})
 	}
-	s.createBatch(b, "msgbatch_fake")
+	if s.createBatch(b, "msgbatch_fake") {
+		s.loseAnswer(w, Anthropic)
+		return
+	}
 	s.batchOK(w, s.anthropicBatchObject(r, b))
 }
 

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // upload posts an OpenAI batch input file and returns its id.
@@ -132,5 +134,165 @@ func TestBatchAPIAnsweredOnce(t *testing.T) {
 	wg.Wait()
 	if st := srv.Stats(); answers.Load() != 20 || st.BatchItemsAnswered != 20 || st.BatchesCreated != 1 || st.BatchItems != 20 {
 		t.Errorf("%d answers; stats: %d answered, %d batches, %d items", answers.Load(), st.BatchItemsAnswered, st.BatchesCreated, st.BatchItems)
+	}
+}
+
+// createOpenAIBatch uploads a one-line input file and creates a batch
+// over it with metadata (nil sends none); it returns the status and body.
+func createOpenAIBatch(t *testing.T, srv *Server, metadata map[string]string) (int, map[string]any) {
+	t.Helper()
+	file := `{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[{"role":"user","content":"hi"}]}}`
+	req := map[string]any{"input_file_id": upload(t, srv, "k", file), "endpoint": "/v1/chat/completions", "completion_window": "24h"}
+	if metadata != nil {
+		req["metadata"] = metadata
+	}
+	body, _ := json.Marshal(req)
+	return call(t, srv, OpenAI, "POST", OpenAIBatchesPath, "k", string(body))
+}
+
+func createAnthropicBatch(t *testing.T, srv *Server) (int, map[string]any) {
+	t.Helper()
+	return call(t, srv, Anthropic, "POST", AnthropicBatchesPath, "k", `{"requests":[{"custom_id":"a","params":{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}}]}`)
+}
+
+// listIDs is a list answer's batch ids, in its order.
+func listIDs(t *testing.T, body map[string]any) []string {
+	t.Helper()
+	data, ok := body["data"].([]any)
+	if !ok {
+		t.Fatalf("a list without data: %v", body)
+	}
+	var ids []string
+	for _, o := range data {
+		ids = append(ids, o.(map[string]any)["id"].(string))
+	}
+	return ids
+}
+
+// The lists answer each format's own batches newest first, a page at a
+// time, in the real list objects, with the created_at and metadata each
+// batch was made with.
+func TestBatchAPIList(t *testing.T) {
+	clk := newClock()
+	start := clk.Now()
+	srv := Start(t, Config{clock: clk.Now, BatchAPI: BatchAPIConfig{Processing: time.Hour}})
+	var openAIIDs []string
+	for i := range 5 {
+		clk.Set(start, time.Duration(i)*time.Minute)
+		status, b := createOpenAIBatch(t, srv, map[string]string{"digest_batch": fmt.Sprint("run-", i)})
+		if status != 200 {
+			t.Fatalf("create: %d %v", status, b)
+		}
+		openAIIDs = append(openAIIDs, b["id"].(string))
+		if i < 2 {
+			if status, b := createAnthropicBatch(t, srv); status != 200 {
+				t.Fatalf("create: %d %v", status, b)
+			}
+		}
+	}
+	var got []string
+	path := OpenAIBatchesPath + "?limit=2"
+	for page := 0; ; page++ {
+		status, body := call(t, srv, OpenAI, "GET", path, "k", "")
+		ids := listIDs(t, body)
+		if status != 200 || body["object"] != "list" || len(ids) == 0 || body["first_id"] != ids[0] || body["last_id"] != ids[len(ids)-1] {
+			t.Fatalf("page %d: %d %v", page, status, body)
+		}
+		for _, o := range body["data"].([]any) {
+			o := o.(map[string]any)
+			n := slices.Index(openAIIDs, o["id"].(string))
+			md, _ := o["metadata"].(map[string]any)
+			if n < 0 || o["created_at"] != float64(start.Add(time.Duration(n)*time.Minute).Unix()) || md["digest_batch"] != fmt.Sprint("run-", n) {
+				t.Errorf("listed %v", o)
+			}
+		}
+		got = append(got, ids...)
+		if body["has_more"] != true {
+			break
+		}
+		path = OpenAIBatchesPath + "?limit=2&after=" + ids[len(ids)-1]
+	}
+	slices.Reverse(openAIIDs)
+	if !slices.Equal(got, openAIIDs) {
+		t.Errorf("listed %v, want %v", got, openAIIDs)
+	}
+
+	status, body := call(t, srv, Anthropic, "GET", AnthropicBatchesPath, "k", "")
+	if ids := listIDs(t, body); status != 200 || len(ids) != 2 || body["has_more"] != false || body["object"] != nil || body["last_id"] != ids[1] {
+		t.Fatalf("anthropic list: %d %v", status, body)
+	}
+	first := body["data"].([]any)[0].(map[string]any)
+	if first["created_at"] != start.Add(time.Minute).Format(time.RFC3339Nano) || first["type"] != "message_batch" {
+		t.Errorf("newest anthropic batch: %v", first)
+	}
+	// A retrieve reports the same created_at as the list.
+	if _, one := call(t, srv, Anthropic, "GET", AnthropicBatchesPath+"/"+first["id"].(string), "k", ""); one["created_at"] != first["created_at"] {
+		t.Errorf("retrieved %v, listed %v", one["created_at"], first["created_at"])
+	}
+	if st := srv.Stats(); st.BatchLists != 4 || st.BatchesCreated != 7 {
+		t.Errorf("%d lists, %d batches", st.BatchLists, st.BatchesCreated)
+	}
+
+	for _, c := range []struct{ format, path string }{
+		{OpenAI, OpenAIBatchesPath + "?limit=0"},
+		{OpenAI, OpenAIBatchesPath + "?limit=101"},
+		{OpenAI, OpenAIBatchesPath + "?after=batch_nope"},
+		{OpenAI, OpenAIBatchesPath + "?after=" + first["id"].(string)}, // another format's batch
+		{Anthropic, AnthropicBatchesPath + "?limit=1001"},
+		{Anthropic, AnthropicBatchesPath + "?after_id=msgbatch_nope"},
+	} {
+		if status, body := call(t, srv, c.format, "GET", c.path, "k", ""); status != 400 || body["error"] == nil {
+			t.Errorf("%s: %d %v", c.path, status, body)
+		}
+	}
+}
+
+// A lost creation answers 500 in the provider's error body, yet the batch
+// exists: it is counted, listed and can be polled.
+func TestBatchAPILoseCreate(t *testing.T) {
+	srv := Start(t, Config{BatchAPI: BatchAPIConfig{LoseCreate: func(n int) bool { return n == 2 }}})
+	status, first := createAnthropicBatch(t, srv)
+	if status != 200 {
+		t.Fatalf("first: %d %v", status, first)
+	}
+	status, lost := createAnthropicBatch(t, srv)
+	if e, _ := lost["error"].(map[string]any); status != 500 || e["type"] != "api_error" {
+		t.Fatalf("lost: %d %v", status, lost)
+	}
+	status, third := createOpenAIBatch(t, srv, nil)
+	if status != 200 || third["metadata"] != nil {
+		t.Fatalf("third: %d %v", status, third)
+	}
+	_, list := call(t, srv, Anthropic, "GET", AnthropicBatchesPath, "k", "")
+	ids := listIDs(t, list)
+	if len(ids) != 2 || ids[1] != first["id"] {
+		t.Fatalf("listed %v", ids)
+	}
+	if status, b := call(t, srv, Anthropic, "GET", AnthropicBatchesPath+"/"+ids[0], "k", ""); status != 200 || b["processing_status"] != "ended" {
+		t.Errorf("the lost batch: %d %v", status, b)
+	}
+	if st := srv.Stats(); st.BatchesCreated != 3 || st.ServerErrors != 1 {
+		t.Errorf("%d batches, %d server errors", st.BatchesCreated, st.ServerErrors)
+	}
+}
+
+// OpenAI's metadata limits are the real ones: 16 pairs, keys of 64 and
+// values of 512 characters.
+func TestBatchAPIMetadataLimits(t *testing.T) {
+	srv := Start(t, Config{})
+	many := map[string]string{}
+	for i := range 17 {
+		many[fmt.Sprint("k", i)] = "v"
+	}
+	for _, md := range []map[string]string{many, {strings.Repeat("k", 65): "v"}, {"k": strings.Repeat("v", 513)}} {
+		if status, b := createOpenAIBatch(t, srv, md); status != 400 || b["error"] == nil {
+			t.Errorf("metadata of %d pairs: %d %v", len(md), status, b)
+		}
+	}
+	if status, b := createOpenAIBatch(t, srv, map[string]string{strings.Repeat("k", 64): strings.Repeat("v", 512)}); status != 200 {
+		t.Errorf("metadata at the limits: %d %v", status, b)
+	}
+	if st := srv.Stats(); st.BatchesCreated != 1 {
+		t.Errorf("%d batches created", st.BatchesCreated)
 	}
 }

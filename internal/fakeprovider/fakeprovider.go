@@ -145,9 +145,10 @@
 // paths and bodies:
 //
 //	OpenAI:    POST /v1/files (multipart, purpose=batch), POST /v1/batches,
-//	           GET /v1/batches/{id}, POST /v1/batches/{id}/cancel,
-//	           GET /v1/files/{id}/content
-//	Anthropic: POST /v1/messages/batches, GET /v1/messages/batches/{id},
+//	           GET /v1/batches (list), GET /v1/batches/{id},
+//	           POST /v1/batches/{id}/cancel, GET /v1/files/{id}/content
+//	Anthropic: POST /v1/messages/batches, GET /v1/messages/batches (list),
+//	           GET /v1/messages/batches/{id},
 //	           POST /v1/messages/batches/{id}/cancel,
 //	           GET /v1/messages/batches/{id}/results
 //
@@ -164,7 +165,14 @@
 // file with a bad line (not JSON, a repeated custom_id, another url) makes
 // a failed batch whose errors name the lines, as OpenAI's does. Items are
 // not recorded in Requests; Stats counts batches and items answered, each
-// item once however often its results are read.
+// item once however often its results are read. OpenAI's metadata is
+// kept and echoed (at most 16 pairs, keys of 64 and values of 512
+// characters, or a 400). The lists answer a format's batches newest
+// first, limit (default 20, at most 100 for OpenAI and 1000 for
+// Anthropic) at a time after the cursor (after, after_id), in the real
+// list objects; a list is a look, ending the batches due.
+// BatchAPIConfig.LoseCreate makes a creation answer 500 although the
+// batch was made, as an answer lost on the way back.
 package fakeprovider
 
 import (

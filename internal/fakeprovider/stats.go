@@ -25,6 +25,9 @@ type Stats struct {
 	// errored: what a real batch bills), each once however often its
 	// results are read.
 	BatchesCreated, BatchItems, BatchItemsAnswered int
+	// BatchLists counts the list endpoint calls answered (also counted in
+	// BatchCalls): how often a client looked for its batches.
+	BatchLists int
 
 	// Admitted is every request the limiter admitted, in admission order
 	// (which is time order), whatever became of it afterwards.

@@ -22,6 +22,9 @@ const (
 
 var _ provider.Batcher = (*Client)(nil)
 
+// listPage is the most batches one list call asks for.
+const listPage = 100
+
 type batchRequest struct {
 	CustomID string          `json:"custom_id"`
 	Params   messagesRequest `json:"params"`
@@ -44,8 +47,9 @@ func (c *Client) SplitBatch(items []provider.BatchItem) ([][]provider.BatchItem,
 	})
 }
 
-// Submit creates a batch of items.
-func (c *Client) Submit(ctx context.Context, items []provider.BatchItem) (provider.Batch, error) {
+// Submit creates a batch of items. The label is not sent: a message batch
+// has no metadata to keep it in.
+func (c *Client) Submit(ctx context.Context, _ string, items []provider.BatchItem) (provider.Batch, error) {
 	if err := provider.CheckBatchIDs(name, items); err != nil {
 		return provider.Batch{}, err
 	}
@@ -89,6 +93,59 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	return err
 }
 
+// List reports the batches created at or after since, newest first, as
+// the API pages them.
+func (c *Client) List(ctx context.Context, since time.Time) ([]provider.Batch, error) {
+	var out []provider.Batch
+	seen := map[string]bool{}
+	after := ""
+	for {
+		u := fmt.Sprintf("%s?limit=%d", c.batchesURL(), listPage)
+		if after != "" {
+			u += "&after_id=" + url.QueryEscape(after)
+		}
+		resp, data, err := provider.Send(ctx, c.http, name, c.baseURL, http.MethodGet, u, c.header(), "", nil)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return nil, c.statusError(resp.StatusCode, resp.Header, data, nil, "")
+		}
+		var page struct {
+			Data    []batchObject `json:"data"`
+			HasMore bool          `json:"has_more"`
+			LastID  string        `json:"last_id"`
+		}
+		if err := json.Unmarshal(data, &page); err != nil {
+			return nil, provider.UnreadableBody(name, resp.StatusCode, nil, data, err)
+		}
+		for _, o := range page.Data {
+			b, problem := batchOf(o)
+			if problem != "" {
+				return nil, provider.Unreadable(name, resp.StatusCode, nil, "a listed batch: "+problem)
+			}
+			// A batch without created_at cannot be placed before since:
+			// it is kept rather than ending the list on it.
+			if !b.CreatedAt.IsZero() && b.CreatedAt.Before(since) {
+				return out, nil
+			}
+			out = append(out, b)
+		}
+		if !page.HasMore {
+			return out, nil
+		}
+		if len(page.Data) == 0 {
+			return nil, provider.Unreadable(name, resp.StatusCode, nil, "the batch list has more pages but this one is empty")
+		}
+		next := cmp.Or(page.LastID, page.Data[len(page.Data)-1].ID)
+		if seen[next] {
+			// A server that hands back a cursor twice would be paged forever.
+			return nil, provider.Unreadable(name, resp.StatusCode, nil, fmt.Sprintf("the batch list pages after %q twice", provider.CleanMessage(next, c.key)))
+		}
+		seen[next], after = true, next
+	}
+}
+
 type batchObject struct {
 	ID                string     `json:"id"`
 	Type              string     `json:"type"`
@@ -116,6 +173,15 @@ func (c *Client) readBatch(resp *http.Response, data []byte, err error, model st
 	if err := json.Unmarshal(data, &o); err != nil {
 		return provider.Batch{}, provider.UnreadableBody(name, resp.StatusCode, nil, data, err)
 	}
+	b, problem := batchOf(o)
+	if problem != "" {
+		return provider.Batch{}, provider.Unreadable(name, resp.StatusCode, nil, problem)
+	}
+	return b, nil
+}
+
+// batchOf is the batch o describes, or what is wrong with it.
+func batchOf(o batchObject) (provider.Batch, string) {
 	var status provider.BatchStatus
 	switch o.ProcessingStatus {
 	case "in_progress", "canceling":
@@ -132,14 +198,16 @@ func (c *Client) readBatch(resp *http.Response, data []byte, err error, model st
 		}
 	}
 	if o.ID == "" || status == "" {
-		return provider.Batch{}, provider.Unreadable(name, resp.StatusCode, nil, fmt.Sprintf("the batch has id %q and processing_status %q, not a known one", o.ID, o.ProcessingStatus))
+		return provider.Batch{}, fmt.Sprintf("the batch has id %q and processing_status %q, not a known one", o.ID, o.ProcessingStatus)
 	}
 	n := o.RequestCounts
+	counts := provider.BatchCounts{Succeeded: max(n.Succeeded, 0), Errored: max(n.Errored, 0), Canceled: max(n.Canceled, 0),
+		Expired: max(n.Expired, 0), Processing: max(n.Processing, 0)}
 	return provider.Batch{
-		ID: o.ID, Status: status, CreatedAt: o.CreatedAt, ResultsURL: o.ResultsURL,
-		Counts: provider.BatchCounts{Succeeded: max(n.Succeeded, 0), Errored: max(n.Errored, 0), Canceled: max(n.Canceled, 0),
-			Expired: max(n.Expired, 0), Processing: max(n.Processing, 0)},
-	}, nil
+		ID: o.ID, Status: status, CreatedAt: o.CreatedAt, ResultsURL: o.ResultsURL, Counts: counts,
+		// The API gives no total: every request stands in one count.
+		Total: counts.Processing + counts.Succeeded + counts.Errored + counts.Canceled + counts.Expired,
+	}, ""
 }
 
 // Results reads the batch's results_url.

@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -71,7 +72,7 @@ func TestBatchSubmitPollResults(t *testing.T) {
 	items, sent := batchItems(10)
 	items[7].Request.MaxTokens = 0 // the default cap, as Complete sends it
 	sent["item-7"] = items[7].Request
-	b, err := c.Submit(context.Background(), items)
+	b, err := c.Submit(context.Background(), "", items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestBatchInvalidParamsErrored(t *testing.T) {
 	c := batchClient(srv, "k")
 	items, sent := batchItems(2)
 	items[1].Request.Messages[0].Role = "system"
-	b, err := c.Submit(context.Background(), items)
+	b, err := c.Submit(context.Background(), "", items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestBatchExpiredItems(t *testing.T) {
 	}})
 	c := batchClient(srv, "k")
 	items, sent := batchItems(4)
-	b, err := c.Submit(context.Background(), items)
+	b, err := c.Submit(context.Background(), "", items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestBatchCancel(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Hour}})
 	c := batchClient(srv, "k")
 	items, sent := batchItems(3)
-	b, err := c.Submit(context.Background(), items)
+	b, err := c.Submit(context.Background(), "", items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestBatchSubmitUnauthorizedIsFatal(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{APIKey: secret})
 	c := batchClient(srv, "sk-ant-wrong-0123456789")
 	items, _ := batchItems(2)
-	_, err := c.Submit(context.Background(), items)
+	_, err := c.Submit(context.Background(), "", items)
 	if provider.KindOf(err) != provider.Fatal || !strings.Contains(err.Error(), "export ANTHROPIC_API_KEY") {
 		t.Fatalf("submit with a wrong key: %v", err)
 	}
@@ -279,5 +280,141 @@ func TestSplitBatchAtRealLimits(t *testing.T) {
 	got, err = c.SplitBatch(items)
 	if err != nil || len(got) != 2 || len(got[0]) != 2 {
 		t.Fatalf("three items of a third: %d batches, %v", len(got), err)
+	}
+}
+
+// A batch whose creation answer was lost is found again by List; the
+// label is not kept (the API has nowhere to keep it), Total is.
+func TestBatchListFindsLostBatch(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{
+		Processing: time.Hour,
+		LoseCreate: func(n int) bool { return n == 2 },
+	}})
+	c := batchClient(srv, "k")
+	since := time.Now()
+	items, _ := batchItems(3)
+	first, err := c.Submit(context.Background(), "run-a", items)
+	if err != nil || first.Label != "" || first.Total != 3 {
+		t.Fatalf("first: %+v, %v", first, err)
+	}
+	if _, err := c.Submit(context.Background(), "run-b", items[:2]); provider.KindOf(err) != provider.Transient {
+		t.Fatalf("a lost creation: %v", err)
+	}
+	got, err := c.List(context.Background(), since)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("list: %+v, %v", got, err)
+	}
+	if lost := got[0]; lost.Total != 2 || lost.Status != provider.BatchInProgress || lost.Counts.Processing != 2 || lost.CreatedAt.Before(first.CreatedAt) {
+		t.Errorf("the lost batch: %+v", lost)
+	}
+	if got[1].ID != first.ID || !got[1].CreatedAt.Equal(first.CreatedAt) || got[1].Total != 3 {
+		t.Errorf("the first batch: %+v, submitted %+v", got[1], first)
+	}
+	// Total counts every request however it ended.
+	if err := c.Cancel(context.Background(), got[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if canceled := waitDone(t, c, got[0].ID); canceled.Total != 2 || canceled.Counts.Canceled != 2 {
+		t.Errorf("canceled: %+v", canceled)
+	}
+}
+
+// List follows has_more and last_id across pages of 100.
+func TestBatchListPages(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Hour}})
+	c := batchClient(srv, "k")
+	items, _ := batchItems(1)
+	var ids []string
+	for range 101 {
+		b, err := c.Submit(context.Background(), "", items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, b.ID)
+	}
+	got, err := c.List(context.Background(), time.Time{})
+	if err != nil || len(got) != 101 {
+		t.Fatalf("list: %d batches, %v", len(got), err)
+	}
+	for i, b := range got {
+		if b.ID != ids[100-i] {
+			t.Fatalf("batch %d is %s, want %s", i, b.ID, ids[100-i])
+		}
+	}
+	if n := srv.Stats().BatchLists; n != 2 {
+		t.Errorf("%d list calls, want 2", n)
+	}
+}
+
+// List stops at the first batch older than since (by a millisecond) and
+// asks for no more pages; one made at since is kept.
+func TestBatchListStopsAtSince(t *testing.T) {
+	pages := map[string]string{
+		"": `{"data":[
+			{"id":"m3","type":"message_batch","processing_status":"ended","created_at":"2025-01-01T00:00:10.25Z","request_counts":{"processing":0,"succeeded":3,"errored":1,"canceled":0,"expired":0}},
+			{"id":"m2","type":"message_batch","processing_status":"in_progress","created_at":"2025-01-01T00:00:00.5Z","request_counts":{"processing":2,"succeeded":0,"errored":0,"canceled":0,"expired":0}}],
+			"has_more":true,"first_id":"m3","last_id":"m2"}`,
+		"m2": `{"data":[
+			{"id":"m1","type":"message_batch","processing_status":"ended","created_at":"2025-01-01T00:00:00.499Z","request_counts":{"processing":0,"succeeded":1,"errored":0,"canceled":0,"expired":0}},
+			{"id":"m0","type":"message_batch","processing_status":"ended","created_at":"2024-12-31T00:00:00Z","request_counts":{"processing":0,"succeeded":1,"errored":0,"canceled":0,"expired":0}}],
+			"has_more":true,"first_id":"m1","last_id":"m0"}`,
+	}
+	var asked []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.RawQuery)
+		page, ok := pages[r.URL.Query().Get("after_id")]
+		if r.URL.Path != "/v1/messages/batches" || r.URL.Query().Get("limit") != "100" || r.Header.Get("x-api-key") != "k" || r.Header.Get("anthropic-version") == "" || !ok {
+			http.Error(w, "unexpected "+r.URL.String(), http.StatusTeapot)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, page)
+	}))
+	defer ts.Close()
+	c := anthropic.New(anthropic.Options{BaseURL: ts.URL, APIKey: "k"})
+	got, err := c.List(context.Background(), time.Date(2025, 1, 1, 0, 0, 0, 500e6, time.UTC))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("list: %+v, %v", got, err)
+	}
+	if got[0].ID != "m3" || got[0].Total != 4 || got[0].Status != provider.BatchEnded || got[1].ID != "m2" || got[1].Total != 2 {
+		t.Errorf("listed %+v", got)
+	}
+	if len(asked) != 2 || asked[1] != "limit=100&after_id=m2" {
+		t.Errorf("asked %q", asked)
+	}
+}
+
+// A server without batch endpoints answers List with a Permanent error
+// carrying its status: how a caller learns there is no batch API.
+func TestBatchListWithoutBatchAPI(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, http.StatusText(status), status)
+		}))
+		c := anthropic.New(anthropic.Options{BaseURL: ts.URL, APIKey: "k"})
+		_, err := c.List(context.Background(), time.Time{})
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.Permanent || pe.StatusCode != status {
+			t.Errorf("HTTP %d: %v", status, err)
+		}
+		ts.Close()
+	}
+}
+
+// A list that hands back the same cursor is an error, not a loop.
+func TestBatchListRepeatedCursor(t *testing.T) {
+	calls := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if calls > 5 { // a client without the guard fails here, not by hanging
+			http.Error(w, "paged forever", http.StatusTeapot)
+			return
+		}
+		fmt.Fprint(w, `{"data":[{"id":"m1","processing_status":"ended","created_at":"2025-01-01T00:00:00Z"}],"last_id":"m1","has_more":true}`)
+	}))
+	defer ts.Close()
+	c := anthropic.New(anthropic.Options{BaseURL: ts.URL, APIKey: "k"})
+	if _, err := c.List(context.Background(), time.Time{}); provider.KindOf(err) != provider.Malformed || !strings.Contains(err.Error(), `after "m1" twice`) || calls != 2 {
+		t.Errorf("%d calls: %v", calls, err)
 	}
 }

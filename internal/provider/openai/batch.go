@@ -26,6 +26,16 @@ const (
 // batchEndpoint is the endpoint every line of an input file calls.
 const batchEndpoint = "/v1/chat/completions"
 
+// labelKey is the metadata key Submit's label goes under, and
+// maxLabelBytes the longest value the API keeps there.
+const (
+	labelKey      = "digest_batch"
+	maxLabelBytes = 512
+)
+
+// listPage is the most batches one list call answers.
+const listPage = 100
+
 var _ provider.Batcher = (*Client)(nil)
 
 type batchLine struct {
@@ -54,10 +64,17 @@ func (c *Client) SplitBatch(items []provider.BatchItem) ([][]provider.BatchItem,
 	})
 }
 
-// Submit uploads items as an input file and starts a batch over it.
-func (c *Client) Submit(ctx context.Context, items []provider.BatchItem) (provider.Batch, error) {
+// Submit uploads items as an input file and starts a batch over it,
+// labelled in its metadata.
+func (c *Client) Submit(ctx context.Context, label string, items []provider.BatchItem) (provider.Batch, error) {
 	if err := provider.CheckBatchIDs(c.name, items); err != nil {
 		return provider.Batch{}, err
+	}
+	if len(label) > maxLabelBytes {
+		// Refused here, not by the API: by then the input file would be
+		// uploaded for nothing.
+		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
+			Message: fmt.Sprintf("a batch label of %d bytes; the Batch API keeps %d", len(label), maxLabelBytes), Hint: "Try: a shorter label"}
 	}
 	if len(items) == 0 || len(items) > MaxBatchRequests {
 		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
@@ -108,7 +125,10 @@ func (c *Client) Submit(ctx context.Context, items []provider.BatchItem) (provid
 	if uploaded.ID == "" {
 		return provider.Batch{}, provider.Unreadable(c.name, resp.StatusCode, nil, "the uploaded file has no id")
 	}
-	create := map[string]string{"input_file_id": uploaded.ID, "endpoint": batchEndpoint, "completion_window": "24h"}
+	create := map[string]any{"input_file_id": uploaded.ID, "endpoint": batchEndpoint, "completion_window": "24h"}
+	if label != "" {
+		create["metadata"] = map[string]string{labelKey: label}
+	}
 	resp, data, err = provider.Post(ctx, c.http, c.name, c.baseURL, c.baseURL+"/batches", c.authHeader(), create)
 	return c.readBatch(resp, data, err, model)
 }
@@ -126,6 +146,61 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	return err
 }
 
+// List reports the batches created at or after since, newest first, as
+// the API pages them. created_at counts whole seconds, so since is taken
+// to its second: a batch made in since's second is not left out.
+func (c *Client) List(ctx context.Context, since time.Time) ([]provider.Batch, error) {
+	cutoff := since.Truncate(time.Second)
+	var out []provider.Batch
+	seen := map[string]bool{}
+	after := ""
+	for {
+		u := fmt.Sprintf("%s/batches?limit=%d", c.baseURL, listPage)
+		if after != "" {
+			u += "&after=" + url.QueryEscape(after)
+		}
+		resp, data, err := provider.Send(ctx, c.http, c.name, c.baseURL, http.MethodGet, u, c.authHeader(), "", nil)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return nil, c.statusError(resp.StatusCode, resp.Header, data, nil, "")
+		}
+		var page struct {
+			Data    []batchObject `json:"data"`
+			HasMore bool          `json:"has_more"`
+			LastID  string        `json:"last_id"`
+		}
+		if err := json.Unmarshal(data, &page); err != nil {
+			return nil, provider.UnreadableBody(c.name, resp.StatusCode, nil, data, err)
+		}
+		for _, o := range page.Data {
+			b, problem := c.batchOf(o)
+			if problem != "" {
+				return nil, provider.Unreadable(c.name, resp.StatusCode, nil, "a listed batch: "+problem)
+			}
+			// A batch without created_at cannot be placed before since:
+			// it is kept rather than ending the list on it.
+			if !b.CreatedAt.IsZero() && b.CreatedAt.Before(cutoff) {
+				return out, nil
+			}
+			out = append(out, b)
+		}
+		if !page.HasMore {
+			return out, nil
+		}
+		if len(page.Data) == 0 {
+			return nil, provider.Unreadable(c.name, resp.StatusCode, nil, "the batch list has more pages but this one is empty")
+		}
+		next := cmp.Or(page.LastID, page.Data[len(page.Data)-1].ID)
+		if seen[next] {
+			// A server that hands back a cursor twice would be paged forever.
+			return nil, provider.Unreadable(c.name, resp.StatusCode, nil, fmt.Sprintf("the batch list pages after %q twice", provider.CleanMessage(next, c.key)))
+		}
+		seen[next], after = true, next
+	}
+}
+
 func (c *Client) authHeader() http.Header {
 	h := http.Header{}
 	if c.key != "" {
@@ -135,11 +210,14 @@ func (c *Client) authHeader() http.Header {
 }
 
 type batchObject struct {
-	ID            string `json:"id"`
-	Status        string `json:"status"`
-	CreatedAt     int64  `json:"created_at"`
-	OutputFileID  string `json:"output_file_id"`
-	ErrorFileID   string `json:"error_file_id"`
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	CreatedAt    int64  `json:"created_at"`
+	OutputFileID string `json:"output_file_id"`
+	ErrorFileID  string `json:"error_file_id"`
+	Metadata     struct {
+		Label string `json:"digest_batch"`
+	} `json:"metadata"`
 	RequestCounts struct {
 		Total     int `json:"total"`
 		Completed int `json:"completed"`
@@ -174,11 +252,21 @@ func (c *Client) readBatch(resp *http.Response, data []byte, err error, model st
 	if err := json.Unmarshal(data, &o); err != nil {
 		return provider.Batch{}, provider.UnreadableBody(c.name, resp.StatusCode, nil, data, err)
 	}
+	b, problem := c.batchOf(o)
+	if problem != "" {
+		return provider.Batch{}, provider.Unreadable(c.name, resp.StatusCode, nil, problem)
+	}
+	return b, nil
+}
+
+// batchOf is the batch o describes, or what is wrong with it.
+func (c *Client) batchOf(o batchObject) (provider.Batch, string) {
 	status, ok := statuses[o.Status]
 	if o.ID == "" || !ok {
-		return provider.Batch{}, provider.Unreadable(c.name, resp.StatusCode, nil, fmt.Sprintf("the batch has id %q and status %q, not a known one", o.ID, o.Status))
+		return provider.Batch{}, fmt.Sprintf("the batch has id %q and status %q, not a known one", o.ID, o.Status)
 	}
-	b := provider.Batch{ID: o.ID, Status: status, OutputFileID: o.OutputFileID, ErrorFileID: o.ErrorFileID}
+	b := provider.Batch{ID: o.ID, Status: status, OutputFileID: o.OutputFileID, ErrorFileID: o.ErrorFileID,
+		Label: o.Metadata.Label, Total: max(o.RequestCounts.Total, 0)}
 	if o.CreatedAt > 0 {
 		b.CreatedAt = time.Unix(o.CreatedAt, 0).UTC()
 	}
@@ -200,7 +288,7 @@ func (c *Client) readBatch(resp *http.Response, data []byte, err error, model st
 		}
 		b.Message = cmp.Or(b.Message, msg)
 	}
-	return b, nil
+	return b, ""
 }
 
 // Results reads the batch's output file, then its error file.

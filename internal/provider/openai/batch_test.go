@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -71,7 +72,7 @@ func TestBatchSubmitPollResults(t *testing.T) {
 	}})
 	c := batchClient(srv, secret)
 	items, sent := batchItems(10)
-	b, err := c.Submit(context.Background(), items)
+	b, err := c.Submit(context.Background(), "", items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestBatchExpiredItems(t *testing.T) {
 	}})
 	c := batchClient(srv, "k")
 	items, sent := batchItems(4)
-	b, err := c.Submit(context.Background(), items)
+	b, err := c.Submit(context.Background(), "", items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestBatchCancel(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Hour}})
 	c := batchClient(srv, "k")
 	items, sent := batchItems(3)
-	b, err := c.Submit(context.Background(), items)
+	b, err := c.Submit(context.Background(), "", items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestBatchSubmitUnauthorizedIsFatal(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{APIKey: secret})
 	c := batchClient(srv, "sk-wrong-key-0123456789")
 	items, _ := batchItems(2)
-	_, err := c.Submit(context.Background(), items)
+	_, err := c.Submit(context.Background(), "", items)
 	if provider.KindOf(err) != provider.Fatal || !strings.Contains(err.Error(), "export OPENAI_API_KEY") {
 		t.Fatalf("submit with a wrong key: %v", err)
 	}
@@ -182,11 +183,15 @@ func TestBatchSubmitRefusesBadIDsUnsent(t *testing.T) {
 	c := batchClient(srv, "k")
 	items, _ := batchItems(2)
 	items[1].CustomID = items[0].CustomID
-	if _, err := c.Submit(context.Background(), items); provider.KindOf(err) != provider.Permanent || !strings.Contains(err.Error(), "repeated") {
+	if _, err := c.Submit(context.Background(), "", items); provider.KindOf(err) != provider.Permanent || !strings.Contains(err.Error(), "repeated") {
 		t.Errorf("repeated custom ID: %v", err)
 	}
-	if _, err := c.Submit(context.Background(), nil); provider.KindOf(err) != provider.Permanent {
+	if _, err := c.Submit(context.Background(), "", nil); provider.KindOf(err) != provider.Permanent {
 		t.Errorf("no items: %v", err)
+	}
+	items[1].CustomID = "other"
+	if _, err := c.Submit(context.Background(), strings.Repeat("x", 513), items); provider.KindOf(err) != provider.Permanent || !strings.Contains(err.Error(), "Try: a shorter label") {
+		t.Errorf("a label over 512 bytes: %v", err)
 	}
 	if st := srv.Stats(); st.Requests != 0 {
 		t.Errorf("%d requests sent", st.Requests)
@@ -310,5 +315,141 @@ func TestSplitBatchAtRealLimits(t *testing.T) {
 	got, err = c.SplitBatch(items)
 	if err != nil || len(got) != 2 || len(got[0]) != 2 {
 		t.Fatalf("three items of a third: %d batches, %v", len(got), err)
+	}
+}
+
+// A batch whose creation answer was lost is found again by List, under
+// the label Submit gave it.
+func TestBatchListFindsLostBatchByLabel(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{
+		Processing: time.Hour,
+		LoseCreate: func(n int) bool { return n == 2 },
+	}})
+	c := batchClient(srv, "k")
+	since := time.Now()
+	items, _ := batchItems(3)
+	first, err := c.Submit(context.Background(), "run-a", items)
+	if err != nil || first.Label != "run-a" || first.Total != 3 {
+		t.Fatalf("first: %+v, %v", first, err)
+	}
+	if _, err := c.Submit(context.Background(), "run-b", items[:2]); provider.KindOf(err) != provider.Transient {
+		t.Fatalf("a lost creation: %v", err)
+	}
+	got, err := c.List(context.Background(), since)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("list: %+v, %v", got, err)
+	}
+	if lost := got[0]; lost.Label != "run-b" || lost.Total != 2 || lost.Status != provider.BatchInProgress || lost.Counts.Processing != 2 || lost.CreatedAt.IsZero() {
+		t.Errorf("the lost batch: %+v", lost)
+	}
+	if got[1].ID != first.ID || got[1].Label != "run-a" || !got[1].CreatedAt.Equal(first.CreatedAt) {
+		t.Errorf("the first batch: %+v, submitted %+v", got[1], first)
+	}
+	if st := srv.Stats(); st.BatchesCreated != 2 || st.BatchLists != 1 {
+		t.Errorf("%d batches, %d lists", st.BatchesCreated, st.BatchLists)
+	}
+}
+
+// List follows has_more across pages of 100.
+func TestBatchListPages(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Hour}})
+	c := batchClient(srv, "k")
+	items, _ := batchItems(1)
+	var ids []string
+	for i := range 101 {
+		b, err := c.Submit(context.Background(), fmt.Sprint("run-", i), items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, b.ID)
+	}
+	got, err := c.List(context.Background(), time.Time{})
+	if err != nil || len(got) != 101 {
+		t.Fatalf("list: %d batches, %v", len(got), err)
+	}
+	for i, b := range got {
+		if want := 100 - i; b.ID != ids[want] || b.Label != fmt.Sprint("run-", want) {
+			t.Fatalf("batch %d is %s %q, want %s", i, b.ID, b.Label, ids[want])
+		}
+	}
+	if n := srv.Stats().BatchLists; n != 2 {
+		t.Errorf("%d list calls, want 2", n)
+	}
+}
+
+// List stops at the first page's batch older than since and asks for no
+// more pages; since is taken to its second, created_at's unit.
+func TestBatchListStopsAtSince(t *testing.T) {
+	const t0 = 1_700_000_000
+	pages := map[string]string{
+		"": `{"object":"list","data":[
+			{"id":"b3","object":"batch","status":"completed","created_at":1700000010,"metadata":{"digest_batch":"x"},"request_counts":{"total":4,"completed":4,"failed":0}},
+			{"id":"b2","object":"batch","status":"in_progress","created_at":1700000000,"metadata":null,"request_counts":{"total":2,"completed":0,"failed":0}}],
+			"first_id":"b3","last_id":"b2","has_more":true}`,
+		"b2": `{"object":"list","data":[
+			{"id":"b1","object":"batch","status":"completed","created_at":1699999999,"request_counts":{"total":1,"completed":1,"failed":0}},
+			{"id":"b0","object":"batch","status":"completed","created_at":1699999998,"request_counts":{"total":1,"completed":1,"failed":0}}],
+			"first_id":"b1","last_id":"b0","has_more":true}`,
+	}
+	var asked []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.RawQuery)
+		page, ok := pages[r.URL.Query().Get("after")]
+		if r.URL.Path != "/v1/batches" || r.URL.Query().Get("limit") != "100" || !ok {
+			http.Error(w, "unexpected "+r.URL.String(), http.StatusTeapot)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, page)
+	}))
+	defer ts.Close()
+	c := openai.New(openai.Options{BaseURL: ts.URL + "/v1", APIKey: "k"})
+	got, err := c.List(context.Background(), time.Unix(t0, 500e6))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("list: %+v, %v", got, err)
+	}
+	if got[0].ID != "b3" || got[0].Label != "x" || got[0].Total != 4 || got[0].Status != provider.BatchEnded || !got[0].CreatedAt.Equal(time.Unix(t0+10, 0)) {
+		t.Errorf("newest: %+v", got[0])
+	}
+	if got[1].ID != "b2" || got[1].Label != "" || got[1].Counts.Processing != 2 {
+		t.Errorf("made in since's second: %+v", got[1])
+	}
+	if len(asked) != 2 || asked[1] != "limit=100&after=b2" {
+		t.Errorf("asked %q", asked)
+	}
+}
+
+// A server without batch endpoints answers List with a Permanent error
+// carrying its status: how a caller learns there is no batch API.
+func TestBatchListWithoutBatchAPI(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, http.StatusText(status), status)
+		}))
+		c := openai.New(openai.Options{BaseURL: ts.URL + "/v1", APIKey: "k"})
+		_, err := c.List(context.Background(), time.Time{})
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Kind != provider.Permanent || pe.StatusCode != status {
+			t.Errorf("HTTP %d: %v", status, err)
+		}
+		ts.Close()
+	}
+}
+
+// A list that hands back the same cursor is an error, not a loop.
+func TestBatchListRepeatedCursor(t *testing.T) {
+	calls := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		if calls > 5 { // a client without the guard fails here, not by hanging
+			http.Error(w, "paged forever", http.StatusTeapot)
+			return
+		}
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"b1","status":"completed","created_at":1700000000}],"last_id":"b1","has_more":true}`)
+	}))
+	defer ts.Close()
+	c := openai.New(openai.Options{BaseURL: ts.URL + "/v1", APIKey: "k"})
+	if _, err := c.List(context.Background(), time.Time{}); provider.KindOf(err) != provider.Malformed || !strings.Contains(err.Error(), `after "b1" twice`) || calls != 2 {
+		t.Errorf("%d calls: %v", calls, err)
 	}
 }
