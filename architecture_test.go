@@ -38,7 +38,7 @@ var layers = map[string]int{
 	"internal/engine": 5, "internal/key": 5, "internal/models": 5, "internal/dataset": 5, "internal/prompt": 5,
 	"internal/lease": 5, "internal/gitobjects": 5, "internal/revision": 5, "internal/iostreams": 5,
 
-	"internal/score": 6, "internal/history": 6, "internal/sharedlimit": 6, "internal/fakeprovider": 6,
+	"internal/score": 6, "internal/history": 6, "internal/batchrun": 6, "internal/sharedlimit": 6, "internal/fakeprovider": 6,
 
 	"internal/summarize": 7, "internal/eval": 7,
 	"internal/cmdutil": 8,

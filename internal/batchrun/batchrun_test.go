@@ -1,0 +1,268 @@
+package batchrun_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/batchrun"
+	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/provider/anthropic"
+	"github.com/digest-cli/digest/internal/provider/openai"
+	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/store/sqlite"
+)
+
+// wire is one provider's batch API on a fake server.
+type wire struct {
+	name   string
+	spec   provider.Spec
+	client func(*fakeprovider.Server) provider.Batcher
+	base   func(*fakeprovider.Server) string
+}
+
+var wires = []wire{
+	{"openai", provider.Spec{Provider: "openai", Model: "gpt-4o-mini"},
+		func(s *fakeprovider.Server) provider.Batcher {
+			return openai.New(openai.Options{BaseURL: s.OpenAIBaseURL(), APIKey: "sk-test", KeyEnv: "OPENAI_API_KEY", HTTPClient: s.Client()})
+		}, (*fakeprovider.Server).OpenAIBaseURL},
+	{"anthropic", provider.Spec{Provider: "anthropic", Model: "claude-haiku-4-5"},
+		func(s *fakeprovider.Server) provider.Batcher {
+			return anthropic.New(anthropic.Options{BaseURL: s.AnthropicBaseURL(), APIKey: "sk-ant-test", KeyEnv: "ANTHROPIC_API_KEY", HTTPClient: s.Client()})
+		}, (*fakeprovider.Server).AnthropicBaseURL},
+}
+
+func openStore(t *testing.T, path string) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func runner(w wire, srv *fakeprovider.Server, st store.Store, noWait bool) *batchrun.Runner {
+	return batchrun.New(batchrun.Config{Batcher: w.client(srv), Spec: w.spec, BaseURL: w.base(srv), Store: st,
+		Gather: 20 * time.Millisecond, PollMin: 10 * time.Millisecond, PollMax: 50 * time.Millisecond, NoWait: noWait})
+}
+
+func tasks(w wire, n int) []engine.Task {
+	out := make([]engine.Task, n)
+	for i := range out {
+		out[i] = engine.Task{Key: fmt.Sprintf("key-%d", i), Request: provider.Request{Model: w.spec.Model, MaxTokens: 40,
+			Messages: []provider.Message{{Role: "user", Content: fmt.Sprintf("question %d", i)}}}}
+	}
+	return out
+}
+
+// run sends ts through r and returns the outcomes by key.
+func run(t *testing.T, r *batchrun.Runner, ts []engine.Task) (map[string]engine.Outcome, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ch := make(chan engine.Task)
+	go func() {
+		defer close(ch)
+		for _, tk := range ts {
+			ch <- tk
+		}
+	}()
+	got := map[string]engine.Outcome{}
+	err := r.Run(ctx, ch, func(o engine.Outcome) error {
+		if _, dup := got[o.Task.Key]; dup {
+			t.Errorf("task %s has two outcomes", o.Task.Key)
+		}
+		got[o.Task.Key] = o
+		return nil
+	})
+	return got, err
+}
+
+// some picks about one item in twenty of the first 200 sent, by a hash of
+// its custom ID (which ends in the item's number in the run): an item sent
+// again is answered.
+func some(customID string) bool {
+	n, _ := strconv.Atoi(customID[strings.LastIndexByte(customID, '-')+1:])
+	h := fnv.New32a()
+	h.Write([]byte(customID))
+	return n <= 200 && h.Sum32()%20 == 0
+}
+
+// TestEveryTaskIsAnsweredOncePaidOnce: 200 tasks, a twentieth of them
+// errored by the provider, go through each provider's batch API: every
+// task gets its answer, the errored ones through a second batch, and no
+// item is answered twice.
+func TestEveryTaskIsAnsweredOncePaidOnce(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Errored: some, Processing: 30 * time.Millisecond}})
+			st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+			r := runner(w, srv, st, false)
+			got, err := run(t, r, tasks(w, 200))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, o := range got {
+				if o.Err != nil || o.Response.Text == "" {
+					t.Errorf("%s: %v, %q", k, o.Err, o.Response.Text)
+				}
+			}
+			stats := srv.Stats()
+			if len(got) != 200 || stats.BatchesCreated < 2 || stats.BatchItems <= 200 {
+				t.Errorf("outcomes %d, batches %d, items %d: the errored items were not sent again", len(got), stats.BatchesCreated, stats.BatchItems)
+			}
+			if st := r.Stats(); st.Retries == 0 || st.Requests != int64(stats.BatchItems) {
+				t.Errorf("runner stats %+v, fake items %d: the errored items were not sent again", st, stats.BatchItems)
+			}
+			if stats.BatchItemsAnswered != stats.BatchItems {
+				t.Errorf("%d items sent, %d answered", stats.BatchItems, stats.BatchItemsAnswered)
+			}
+			open, err := st.Batches(context.Background(), true)
+			if err != nil || len(open) != 0 {
+				t.Errorf("batches left open: %+v, %v", open, err)
+			}
+		})
+	}
+}
+
+// TestRerunCollectsInsteadOfSubmitting: --no-wait leaves every task
+// pending; a later run on the same store (a new process) waits for the
+// batch it finds by the tasks' members instead of creating another.
+func TestRerunCollectsInsteadOfSubmitting(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 300 * time.Millisecond}})
+			path := filepath.Join(t.TempDir(), "digest.db")
+			got, err := run(t, runner(w, srv, openStore(t, path), true), tasks(w, 30))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, o := range got {
+				if !errors.Is(o.Err, engine.ErrPending) {
+					t.Fatalf("%s with --no-wait: %v, want ErrPending", k, o.Err)
+				}
+			}
+			got, err = run(t, runner(w, srv, openStore(t, path), false), tasks(w, 30))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, o := range got {
+				if o.Err != nil || o.Response.Text == "" {
+					t.Errorf("%s on the rerun: %v", k, o.Err)
+				}
+			}
+			if n := srv.Stats().BatchesCreated; n != 1 {
+				t.Errorf("%d batches created, want 1: the rerun paid again", n)
+			}
+			// A third run finds every answer stored: nothing is sent.
+			before := srv.Stats().BatchCalls
+			if got, err = run(t, runner(w, srv, openStore(t, path), false), tasks(w, 30)); err != nil || len(got) != 30 {
+				t.Fatal(len(got), err)
+			}
+			if calls := srv.Stats().BatchCalls - before; calls != 0 {
+				t.Errorf("a run whose answers are stored made %d batch calls", calls)
+			}
+		})
+	}
+}
+
+// TestLostCreationIsFoundNotDuplicated: the provider makes the batch but
+// its answer is lost (a 500 after the fact). The run finds the batch among
+// the provider's (OpenAI by its label, Anthropic by size and time) instead
+// of creating a second one.
+func TestLostCreationIsFoundNotDuplicated(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{LoseCreate: func(n int) bool { return n == 1 }}})
+			got, err := run(t, runner(w, srv, openStore(t, filepath.Join(t.TempDir(), "digest.db")), false), tasks(w, 12))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, o := range got {
+				if o.Err != nil {
+					t.Errorf("%s: %v", k, o.Err)
+				}
+			}
+			if n := srv.Stats().BatchesCreated; n != 1 {
+				t.Errorf("%d batches created after a lost answer, want 1", n)
+			}
+		})
+	}
+}
+
+// TestSharedRequestIsFoundByEachMember: a request holding two pieces of
+// work (two commits) answered by a batch serves a rerun that asks for one
+// of them alone, and its share of the tokens, with nothing sent.
+func TestSharedRequestIsFoundByEachMember(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{})
+	path := filepath.Join(t.TempDir(), "digest.db")
+	pair := tasks(w, 1)
+	pair[0].Members = []string{"commit-a", "commit-b"}
+	first, err := run(t, runner(w, srv, openStore(t, path), false), pair)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := tasks(w, 1)
+	alone[0].Key, alone[0].Members = "other-grouping", []string{"commit-b"}
+	before := srv.Stats().BatchesCreated
+	got, err := run(t, runner(w, srv, openStore(t, path), false), alone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := got["other-grouping"]
+	paid := first[pair[0].Key].Response
+	if o.Err != nil || o.Response.Text != paid.Text || srv.Stats().BatchesCreated != before {
+		t.Fatalf("commit-b alone: %v %q, batches %d -> %d", o.Err, o.Response.Text, before, srv.Stats().BatchesCreated)
+	}
+	if o.Response.Usage.InputTokens != paid.Usage.InputTokens/2 {
+		t.Errorf("one of two members got %d input tokens of %d", o.Response.Usage.InputTokens, paid.Usage.InputTokens)
+	}
+}
+
+// TestDoCallsShareABatch: verdicts asked at once, each by its own caller,
+// go out together.
+func TestDoCallsShareABatch(t *testing.T) {
+	w := wires[1]
+	srv := fakeprovider.Start(t, fakeprovider.Config{})
+	r := runner(w, srv, openStore(t, filepath.Join(t.TempDir(), "digest.db")), false)
+	var wg sync.WaitGroup
+	for _, tk := range tasks(w, 25) {
+		wg.Go(func() {
+			if o := r.Do(context.Background(), tk); o.Err != nil || o.Response.Text == "" {
+				t.Errorf("%s: %v", tk.Key, o.Err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := srv.Stats().BatchesCreated; n != 1 {
+		t.Errorf("25 concurrent calls made %d batches, want 1", n)
+	}
+}
+
+// TestRefusedKeyStopsTheRun: a 401 on creation is the provider's message,
+// stopping the run, and the batch's record is closed.
+func TestRefusedKeyStopsTheRun(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{APIKey: "the-right-one"})
+	st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+	_, err := run(t, runner(w, srv, st, false), tasks(w, 3))
+	var fe *engine.FatalError
+	if !errors.As(err, &fe) || provider.KindOf(err) != provider.Fatal {
+		t.Fatalf("run with a refused key: %v", err)
+	}
+	open, _ := st.Batches(context.Background(), true)
+	if len(open) != 0 {
+		t.Errorf("the refused batch's record is left open: %+v", open)
+	}
+}
