@@ -189,6 +189,53 @@ CREATE TABLE rate_limits (
 ALTER TABLE summaries ADD COLUMN change_type TEXT NOT NULL DEFAULT '';
 ALTER TABLE summaries ADD COLUMN change_scope TEXT NOT NULL DEFAULT '';
 ALTER TABLE summaries ADD COLUMN breaking BOOLEAN NOT NULL DEFAULT FALSE;`,
+	4: `
+-- Batches sent to a provider's batch API, recorded before the provider
+-- hears of them, so that a rerun finds a batch a dead process left. Times
+-- are UTC text of a fixed width, so that they sort as they compare.
+CREATE TABLE batches (
+	id          TEXT PRIMARY KEY,
+	model       TEXT NOT NULL,
+	base_url    TEXT NOT NULL,
+	provider_id TEXT NOT NULL DEFAULT '', -- '' until the provider answers
+	status      TEXT NOT NULL,
+	items       BIGINT NOT NULL,
+	succeeded   BIGINT NOT NULL,
+	errored     BIGINT NOT NULL,
+	canceled    BIGINT NOT NULL,
+	expired     BIGINT NOT NULL,
+	message     TEXT NOT NULL,
+	collected   BOOLEAN NOT NULL,
+	created_at  TEXT NOT NULL,
+	updated_at  TEXT NOT NULL
+);
+CREATE INDEX batches_open ON batches(created_at) WHERE NOT collected;
+-- seq is the order items were recorded in, across batches: it orders a
+-- batch's items and breaks ties between batches.
+CREATE TABLE batch_items (
+	batch_id      TEXT NOT NULL REFERENCES batches(id),
+	custom_id     TEXT NOT NULL,
+	seq           BIGINT GENERATED ALWAYS AS IDENTITY,
+	request       BYTEA, -- NULL once the result is stored
+	done          BOOLEAN NOT NULL DEFAULT FALSE,
+	answer        TEXT NOT NULL DEFAULT '',
+	input_tokens  BIGINT NOT NULL DEFAULT 0,
+	output_tokens BIGINT NOT NULL DEFAULT 0,
+	error         TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (batch_id, custom_id)
+);
+-- The work each item holds (lease keys, answer keys), found by model and
+-- member when a rerun asks what a batch answered or is answering.
+CREATE TABLE batch_members (
+	batch_id  TEXT NOT NULL,
+	custom_id TEXT NOT NULL,
+	member    TEXT NOT NULL,
+	pos       BIGINT NOT NULL, -- its place in the item's members
+	model     TEXT NOT NULL,
+	PRIMARY KEY (batch_id, custom_id, member),
+	FOREIGN KEY (batch_id, custom_id) REFERENCES batch_items(batch_id, custom_id)
+);
+CREATE INDEX batch_members_by_member ON batch_members(model, member);`,
 }
 
 // hidden stands for a password in a message.

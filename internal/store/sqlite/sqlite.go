@@ -357,6 +357,53 @@ CREATE TABLE rate_limits (
 ALTER TABLE summaries ADD COLUMN change_type TEXT NOT NULL DEFAULT '';
 ALTER TABLE summaries ADD COLUMN change_scope TEXT NOT NULL DEFAULT '';
 ALTER TABLE summaries ADD COLUMN breaking INTEGER NOT NULL DEFAULT 0;`,
+	7: `
+-- Batches sent to a provider's batch API, recorded before the provider
+-- hears of them, so that a rerun finds a batch a dead process left. Times
+-- are UTC text of a fixed width, so that they sort as they compare.
+CREATE TABLE batches (
+	id          TEXT PRIMARY KEY,
+	model       TEXT NOT NULL,
+	base_url    TEXT NOT NULL,
+	provider_id TEXT NOT NULL DEFAULT '', -- '' until the provider answers
+	status      TEXT NOT NULL,
+	items       INTEGER NOT NULL,
+	succeeded   INTEGER NOT NULL,
+	errored     INTEGER NOT NULL,
+	canceled    INTEGER NOT NULL,
+	expired     INTEGER NOT NULL,
+	message     TEXT NOT NULL,
+	collected   INTEGER NOT NULL,
+	created_at  TEXT NOT NULL,
+	updated_at  TEXT NOT NULL
+);
+CREATE INDEX batches_open ON batches(created_at) WHERE NOT collected;
+-- seq, the rowid, is the order items were recorded in, across batches:
+-- it orders a batch's items and breaks ties between batches.
+CREATE TABLE batch_items (
+	seq           INTEGER PRIMARY KEY,
+	batch_id      TEXT NOT NULL REFERENCES batches(id),
+	custom_id     TEXT NOT NULL,
+	request       BLOB, -- NULL once the result is stored
+	done          INTEGER NOT NULL DEFAULT 0,
+	answer        TEXT NOT NULL DEFAULT '',
+	input_tokens  INTEGER NOT NULL DEFAULT 0,
+	output_tokens INTEGER NOT NULL DEFAULT 0,
+	error         TEXT NOT NULL DEFAULT '',
+	UNIQUE (batch_id, custom_id)
+);
+-- The work each item holds (lease keys, answer keys), found by model and
+-- member when a rerun asks what a batch answered or is answering.
+CREATE TABLE batch_members (
+	batch_id  TEXT NOT NULL,
+	custom_id TEXT NOT NULL,
+	member    TEXT NOT NULL,
+	pos       INTEGER NOT NULL, -- its place in the item's members
+	model     TEXT NOT NULL,
+	PRIMARY KEY (batch_id, custom_id, member),
+	FOREIGN KEY (batch_id, custom_id) REFERENCES batch_items(batch_id, custom_id)
+);
+CREATE INDEX batch_members_by_member ON batch_members(model, member);`,
 }
 
 func newerSchema(path string, version int) error {

@@ -50,6 +50,14 @@ func Run(t *testing.T, b Backend) {
 		{"RateStartsFullThenPaces", testRateStartsFullThenPaces},
 		{"RatePauseAndLearnedLimitsAreShared", testRatePauseAndLearnedLimitsAreShared},
 		{"RateSharedByStoresNeverExceedsTheLimit", testRateSharedByStoresNeverExceedsTheLimit},
+		{"BatchRoundTrip", testBatchRoundTrip},
+		{"OpenBatchesNewestFirst", testOpenBatchesNewestFirst},
+		{"UpdateBatch", testUpdateBatch},
+		{"CreateBatchRefusesWhatItCannotRecord", testCreateBatchRefusesWhatItCannotRecord},
+		{"BatchMembersPicksTheNewestItem", testBatchMembersPicksTheNewestItem},
+		{"BatchMembersChunksLongLists", testBatchMembersChunksLongLists},
+		{"SaveBatchResults", testSaveBatchResults},
+		{"ConcurrentCreateBatchTwoStoresOnOneDatabase", testConcurrentCreateBatchTwoStoresOnOneDatabase},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, b) })
 	}
@@ -703,5 +711,419 @@ func testRateSharedByStoresNeverExceedsTheLimit(t *testing.T, b Backend) {
 	}
 	if span, want := sends[len(sends)-1].Sub(sends[0]), time.Duration(len(sends)-burst-1)*interval; span < want-50*time.Millisecond {
 		t.Errorf("%d sends spread over %s, want at least %s", len(sends), span, want)
+	}
+}
+
+const batchModel = "openai:gpt-4o-mini"
+
+func createBatch(t *testing.T, s store.Store, b store.Batch, items ...store.BatchItem) {
+	t.Helper()
+	if err := s.CreateBatch(context.Background(), b, items); err != nil {
+		t.Fatalf("CreateBatch(%s): %v", b.ID, err)
+	}
+}
+
+func batches(t *testing.T, s store.Store, open bool) []store.Batch {
+	t.Helper()
+	got, err := s.Batches(context.Background(), open)
+	if err != nil {
+		t.Fatalf("Batches(%v): %v", open, err)
+	}
+	return got
+}
+
+func batchItems(t *testing.T, s store.Store, id string) []store.BatchItem {
+	t.Helper()
+	got, err := s.BatchItems(context.Background(), id)
+	if err != nil {
+		t.Fatalf("BatchItems(%s): %v", id, err)
+	}
+	return got
+}
+
+func batchMembers(t *testing.T, s store.Store, model string, members ...string) map[string]store.BatchItem {
+	t.Helper()
+	got, err := s.BatchMembers(context.Background(), model, members)
+	if err != nil {
+		t.Fatalf("BatchMembers(%s, %d members): %v", model, len(members), err)
+	}
+	return got
+}
+
+func batchIDs(bs []store.Batch) []string {
+	var ids []string
+	for _, b := range bs {
+		ids = append(ids, b.ID)
+	}
+	return ids
+}
+
+func testBatchRoundTrip(t *testing.T, b Backend) {
+	s := newStore(t, b)
+	created := time.Date(2026, 11, 30, 7, 8, 9, 123456789, time.FixedZone("UTC+2", 2*3600))
+	in := store.Batch{ID: "digest-batch-1", Model: batchModel, BaseURL: "http://127.0.0.1:8080/v1", CreatedAt: created}
+	// Recorded out of the custom ids' order, members out of theirs, a
+	// request that is not UTF-8, and a member named twice.
+	items := []store.BatchItem{
+		{CustomID: "c", Members: []string{"lease-z", "lease-a", "lease-m"}, Request: []byte(`{"messages":[{"role":"user","content":"ünï ✓"}]}`)},
+		{CustomID: "a", Members: []string{"lease-b", "lease-b"}, Request: []byte{0, 0xff, 0xfe, '\n', 0}},
+		{CustomID: "b", Request: []byte(`{}`)},
+	}
+	before := time.Now()
+	createBatch(t, s, in, items...)
+
+	got := batches(t, s, false)
+	if len(got) != 1 {
+		t.Fatalf("Batches = %+v, want the one batch", got)
+	}
+	g := got[0]
+	if g.ID != in.ID || g.Model != in.Model || g.BaseURL != in.BaseURL || g.ProviderID != "" || g.Collected {
+		t.Errorf("batch = %+v, want %+v", g, in)
+	}
+	if g.Status != "creating" || g.Items != len(items) {
+		t.Errorf("status %q and %d items, want \"creating\" and %d", g.Status, g.Items, len(items))
+	}
+	if !g.CreatedAt.Equal(created) {
+		t.Errorf("CreatedAt = %v, want %v (to the nanosecond)", g.CreatedAt, created)
+	}
+	if g.UpdatedAt.Before(before.Add(-time.Millisecond)) || g.UpdatedAt.After(time.Now()) {
+		t.Errorf("UpdatedAt = %v, want the time of CreateBatch", g.UpdatedAt)
+	}
+
+	gotItems := batchItems(t, s, in.ID)
+	wantMembers := [][]string{{"lease-z", "lease-a", "lease-m"}, {"lease-b"}, nil}
+	if len(gotItems) != len(items) {
+		t.Fatalf("BatchItems = %d items, want %d", len(gotItems), len(items))
+	}
+	for i, it := range gotItems {
+		if it.BatchID != in.ID || it.CustomID != items[i].CustomID || !bytes.Equal(it.Request, items[i].Request) || it.Done {
+			t.Errorf("item %d = %+v, want %+v in batch %s, not done", i, it, items[i], in.ID)
+		}
+		if !slices.Equal(it.Members, wantMembers[i]) {
+			t.Errorf("item %s members = %q, want %q", it.CustomID, it.Members, wantMembers[i])
+		}
+	}
+	if got := batchItems(t, s, "no-such-batch"); len(got) != 0 {
+		t.Errorf("BatchItems of an unknown batch = %+v", got)
+	}
+}
+
+// Batches created a tenth of a second apart on one whole second sort by
+// time, not by their text; collected ones are left out of the open list.
+func testOpenBatchesNewestFirst(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	t0 := time.Date(2026, 11, 30, 7, 8, 9, 0, time.UTC)
+	for _, c := range []struct {
+		id string
+		at time.Time
+	}{{"b-mid", t0.Add(100 * time.Millisecond)}, {"b-old", t0}, {"b-new", t0.Add(time.Second)}, {"b-newest", t0.Add(time.Second + 10*time.Millisecond)}} {
+		createBatch(t, s, store.Batch{ID: c.id, Model: batchModel, CreatedAt: c.at}, store.BatchItem{CustomID: "1"})
+	}
+	if got, want := batchIDs(batches(t, s, false)), []string{"b-newest", "b-new", "b-mid", "b-old"}; !slices.Equal(got, want) {
+		t.Errorf("Batches(all) = %v, want %v", got, want)
+	}
+	all := batches(t, s, false)
+	for _, collected := range []string{"b-newest", "b-mid"} {
+		i := slices.IndexFunc(all, func(b store.Batch) bool { return b.ID == collected })
+		done := all[i]
+		done.Status, done.Collected = "ended", true
+		if err := s.UpdateBatch(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := batchIDs(batches(t, s, true)), []string{"b-new", "b-old"}; !slices.Equal(got, want) {
+		t.Errorf("Batches(open) = %v, want %v", got, want)
+	}
+	if got := batchIDs(batches(t, s, false)); len(got) != 4 {
+		t.Errorf("Batches(all) after collecting = %v, want all four", got)
+	}
+}
+
+func testUpdateBatch(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	created := time.Now().Add(-time.Hour)
+	createBatch(t, s, store.Batch{ID: "b1", Model: batchModel, BaseURL: "http://x", CreatedAt: created}, store.BatchItem{CustomID: "1"}, store.BatchItem{CustomID: "2"})
+	first := batches(t, s, false)[0]
+
+	time.Sleep(2 * time.Millisecond)
+	before := time.Now()
+	upd := store.Batch{ID: "b1", Model: "ignored:model", BaseURL: "http://ignored", ProviderID: "batch_abc123", Status: "failed",
+		Items: 3, Succeeded: 4, Errored: 5, Canceled: 6, Expired: 7, Message: "input file: line 2 is not JSON", Collected: true,
+		CreatedAt: time.Now(), UpdatedAt: time.Unix(0, 0)}
+	if err := s.UpdateBatch(ctx, upd); err != nil {
+		t.Fatal(err)
+	}
+	got := batches(t, s, false)[0]
+	want := upd
+	want.Model, want.BaseURL, want.CreatedAt, want.UpdatedAt = batchModel, "http://x", first.CreatedAt, got.UpdatedAt
+	if got != want {
+		t.Errorf("after UpdateBatch: %+v\nwant %+v", got, want)
+	}
+	if !got.CreatedAt.Equal(created) {
+		t.Errorf("CreatedAt moved to %v, want %v", got.CreatedAt, created)
+	}
+	if got.UpdatedAt.Before(before) || got.UpdatedAt.After(time.Now()) || !got.UpdatedAt.After(first.UpdatedAt) {
+		t.Errorf("UpdatedAt = %v, want the time of UpdateBatch (after %v)", got.UpdatedAt, before)
+	}
+	err := s.UpdateBatch(ctx, store.Batch{ID: "no-such-batch", Status: "ended"})
+	if err == nil || !strings.Contains(err.Error(), "no-such-batch") || !strings.Contains(err.Error(), "Try: ") {
+		t.Errorf("UpdateBatch of an unknown batch: %v, want an error naming it and what to do", err)
+	}
+	if got := batchIDs(batches(t, s, false)); !slices.Equal(got, []string{"b1"}) {
+		t.Errorf("after updating an unknown batch: %v", got)
+	}
+}
+
+// A repeated batch id, an item without a custom id or with one used twice
+// is an error and records nothing: the first batch stays as it was.
+func testCreateBatchRefusesWhatItCannotRecord(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	first := store.Batch{ID: "b1", Model: batchModel, Status: "creating"}
+	createBatch(t, s, first, store.BatchItem{CustomID: "1", Members: []string{"m1"}, Request: []byte("r1")})
+	tests := []struct {
+		name  string
+		batch store.Batch
+		items []store.BatchItem
+		want  string
+	}{
+		{"repeated id", store.Batch{ID: "b1", Model: "other:model", Status: "in_progress"},
+			[]store.BatchItem{{CustomID: "1", Members: []string{"m2"}}, {CustomID: "2", Members: []string{"m3"}}}, "recorded already"},
+		{"no id", store.Batch{Model: batchModel}, []store.BatchItem{{CustomID: "1", Members: []string{"m2"}}}, "no id"},
+		{"empty custom id", store.Batch{ID: "b2", Model: batchModel}, []store.BatchItem{{CustomID: "1", Members: []string{"m2"}}, {Members: []string{"m3"}}}, `""`},
+		{"custom id twice", store.Batch{ID: "b2", Model: batchModel}, []store.BatchItem{{CustomID: "x", Members: []string{"m2"}}, {CustomID: "x", Members: []string{"m3"}}}, `"x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.CreateBatch(ctx, tt.batch, tt.items)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "Try: ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("CreateBatch = %v, want one line saying %s and what to try", err, tt.want)
+			}
+			got := batches(t, s, false)
+			if len(got) != 1 || got[0].ID != "b1" || got[0].Model != batchModel || got[0].Status != "creating" {
+				t.Errorf("Batches = %+v, want only the first, as it was", got)
+			}
+			if items := batchItems(t, s, "b1"); len(items) != 1 || string(items[0].Request) != "r1" || !slices.Equal(items[0].Members, []string{"m1"}) {
+				t.Errorf("items of b1 = %+v, want the first's", items)
+			}
+			for _, model := range []string{batchModel, "other:model"} {
+				if found := batchMembers(t, s, model, "m1", "m2", "m3"); len(found) != 1 && model == batchModel || len(found) != 0 && model != batchModel {
+					t.Errorf("BatchMembers(%s) = %+v, want only m1 of b1", model, found)
+				}
+			}
+		})
+	}
+}
+
+func testBatchMembersPicksTheNewestItem(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	t0 := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+	item := func(id string, members ...string) store.BatchItem {
+		return store.BatchItem{CustomID: id, Members: members, Request: []byte("request " + id)}
+	}
+	createBatch(t, s, store.Batch{ID: "new", Model: batchModel, CreatedAt: t0.Add(time.Hour)}, item("n1", "x"))
+	createBatch(t, s, store.Batch{ID: "old", Model: batchModel, CreatedAt: t0}, item("o1", "x", "y"), item("o2", "v"), item("o3", "v"))
+	createBatch(t, s, store.Batch{ID: "other-model", Model: "anthropic:claude-haiku", CreatedAt: t0.Add(2 * time.Hour)}, item("x1", "x", "z"))
+	// Two batches of one time: the one recorded later wins, whatever its id.
+	createBatch(t, s, store.Batch{ID: "tie-b", Model: batchModel, CreatedAt: t0.Add(30 * time.Minute)}, item("tb", "w"))
+	createBatch(t, s, store.Batch{ID: "tie-a", Model: batchModel, CreatedAt: t0.Add(30 * time.Minute)}, item("ta", "w", "u"))
+	if err := s.SaveBatchResults(ctx, "old", []store.BatchItem{{CustomID: "o1", Done: true, Answer: "answer o1", InputTokens: 3, OutputTokens: 4}}); err != nil {
+		t.Fatal(err)
+	}
+
+	got := batchMembers(t, s, batchModel, "x", "y", "z", "w", "v", "unknown", "x")
+	want := map[string]store.BatchItem{
+		"x": {BatchID: "new", CustomID: "n1", Members: []string{"x"}},
+		"y": {BatchID: "old", CustomID: "o1", Members: []string{"x", "y"}, Done: true, Answer: "answer o1", InputTokens: 3, OutputTokens: 4},
+		"w": {BatchID: "tie-a", CustomID: "ta", Members: []string{"w", "u"}},
+		"v": {BatchID: "old", CustomID: "o3", Members: []string{"v"}},
+	}
+	if len(got) != len(want) {
+		t.Errorf("BatchMembers found %d members, want %d: %+v", len(got), len(want), got)
+	}
+	for m, w := range want {
+		g, ok := got[m]
+		if !ok || g.BatchID != w.BatchID || g.CustomID != w.CustomID || !slices.Equal(g.Members, w.Members) ||
+			g.Done != w.Done || g.Answer != w.Answer || g.InputTokens != w.InputTokens || g.OutputTokens != w.OutputTokens || g.Error != w.Error {
+			t.Errorf("member %s: %+v, want %+v", m, g, w)
+		}
+		if g.Request != nil {
+			t.Errorf("member %s came with its request %q", m, g.Request)
+		}
+	}
+	if got := batchMembers(t, s, "anthropic:claude-haiku", "x", "z", "y"); len(got) != 2 || got["z"].BatchID != "other-model" || got["x"].BatchID != "other-model" {
+		t.Errorf("BatchMembers of the other model = %+v, want x and z of its batch", got)
+	}
+	if got := batchMembers(t, s, batchModel); len(got) != 0 {
+		t.Errorf("BatchMembers of no members = %+v", got)
+	}
+}
+
+// Members sit on both sides of the chunk boundaries of the lookups (500,
+// 1000) and of SQLite's default limit of 32766 bound parameters, which one
+// unchunked IN list over every member asked for would exceed.
+func testBatchMembersChunksLongLists(t *testing.T, b Backend) {
+	s := newStore(t, b)
+	const total = 33000
+	stored := []int{0, 1, 498, 499, 500, 501, 999, 1000, 1001, 1500, 32765, 32766, 32767, total - 1}
+	member := func(i int) string { return fmt.Sprintf("member-%05d", i) }
+	var items []store.BatchItem
+	for _, i := range stored {
+		items = append(items, store.BatchItem{CustomID: fmt.Sprint(i), Members: []string{member(i)}})
+	}
+	// An item of many members, so that the members of the items found
+	// are looked up across chunks as well.
+	var many []string
+	for i := range 1200 {
+		many = append(many, fmt.Sprintf("many-%04d", i))
+	}
+	items = append(items, store.BatchItem{CustomID: "many", Members: many})
+	createBatch(t, s, store.Batch{ID: "b", Model: batchModel}, items...)
+	all := make([]string, total)
+	for i := range all {
+		all[i] = member(i)
+	}
+	for _, n := range []int{0, 1, 499, 500, 501, 1000, 1001, 1002, total} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			got := batchMembers(t, s, batchModel, all[:n]...)
+			want := 0
+			for _, i := range stored {
+				if i >= n {
+					continue
+				}
+				want++
+				if it := got[member(i)]; it.CustomID != fmt.Sprint(i) || !slices.Equal(it.Members, []string{member(i)}) {
+					t.Errorf("member #%d: got %+v, want item %d", i, it, i)
+				}
+			}
+			if len(got) != want {
+				t.Errorf("got %d members, want exactly the %d stored", len(got), want)
+			}
+		})
+	}
+	got := batchMembers(t, s, batchModel, many...)
+	if len(got) != len(many) {
+		t.Fatalf("got %d of the %d members of one item", len(got), len(many))
+	}
+	for _, m := range []string{many[0], many[499], many[500], many[len(many)-1]} {
+		if it := got[m]; it.CustomID != "many" || !slices.Equal(it.Members, many) {
+			t.Errorf("member %s: item %s with %d members, want item many with all %d in order", m, it.CustomID, len(it.Members), len(many))
+		}
+	}
+}
+
+func testSaveBatchResults(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	createBatch(t, s, store.Batch{ID: "b1", Model: batchModel},
+		store.BatchItem{CustomID: "answered", Members: []string{"m1"}, Request: []byte("request 1")},
+		store.BatchItem{CustomID: "errored", Members: []string{"m2"}, Request: []byte("request 2")},
+		store.BatchItem{CustomID: "waiting", Members: []string{"m3"}, Request: []byte("request 3")})
+	createBatch(t, s, store.Batch{ID: "b2", Model: batchModel}, store.BatchItem{CustomID: "answered", Request: []byte("request of b2")})
+
+	// A result the batch does not hold stores none of the others.
+	err := s.SaveBatchResults(ctx, "b1", []store.BatchItem{
+		{CustomID: "answered", Done: true, Answer: "too early"},
+		{CustomID: "stranger", Done: true, Answer: "not ours"},
+	})
+	if err == nil || !strings.Contains(err.Error(), `"stranger"`) || !strings.Contains(err.Error(), "Try: ") {
+		t.Errorf("a result of an item b1 lacks: %v, want an error naming it", err)
+	}
+	if items := batchItems(t, s, "b1"); items[0].Done || items[0].Answer != "" || string(items[0].Request) != "request 1" {
+		t.Errorf("after a refused save: %+v, want the item as it was", items[0])
+	}
+
+	if err := s.SaveBatchResults(ctx, "b1", []store.BatchItem{
+		{CustomID: "answered", Done: true, Answer: "the answer ✓", InputTokens: 1234, OutputTokens: 56},
+		{CustomID: "errored", Done: true, Error: "expired"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveBatchResults(ctx, "b1", nil); err != nil {
+		t.Errorf("SaveBatchResults of no results: %v", err)
+	}
+	items := batchItems(t, s, "b1")
+	want := []store.BatchItem{
+		{BatchID: "b1", CustomID: "answered", Members: []string{"m1"}, Done: true, Answer: "the answer ✓", InputTokens: 1234, OutputTokens: 56},
+		{BatchID: "b1", CustomID: "errored", Members: []string{"m2"}, Done: true, Error: "expired"},
+		{BatchID: "b1", CustomID: "waiting", Members: []string{"m3"}, Request: []byte("request 3")},
+	}
+	for i, w := range want {
+		g := items[i]
+		if g.CustomID != w.CustomID || g.Done != w.Done || g.Answer != w.Answer || g.InputTokens != w.InputTokens ||
+			g.OutputTokens != w.OutputTokens || g.Error != w.Error || !slices.Equal(g.Members, w.Members) {
+			t.Errorf("item %d = %+v, want %+v", i, g, w)
+		}
+		if (g.Request == nil) != (w.Request == nil) || !bytes.Equal(g.Request, w.Request) {
+			t.Errorf("item %s request = %q, want %q: a stored result's request is dropped, a waiting one's kept", g.CustomID, g.Request, w.Request)
+		}
+	}
+	if other := batchItems(t, s, "b2"); other[0].Done || string(other[0].Request) != "request of b2" {
+		t.Errorf("an item of another batch with the same custom id changed: %+v", other[0])
+	}
+	if got := batchMembers(t, s, batchModel, "m1")["m1"]; got.Answer != "the answer ✓" || !got.Done {
+		t.Errorf("BatchMembers(m1) = %+v, want the stored answer", got)
+	}
+}
+
+// Two stores on one database, as two processes, create batches at once:
+// every batch, item and member is recorded, none lost or mixed up.
+func testConcurrentCreateBatchTwoStoresOnOneDatabase(t *testing.T, b Backend) {
+	where := b.Fresh(t)
+	stores := [2]store.Store{open(t, b, where), open(t, b, where)}
+	const workers, perWorker, itemsPerBatch = 8, 4, 50
+	var wg sync.WaitGroup
+	for w := range workers {
+		s := stores[w%2]
+		wg.Go(func() {
+			for n := range perWorker {
+				id := fmt.Sprintf("w%d-b%d", w, n)
+				var items []store.BatchItem
+				for i := range itemsPerBatch {
+					items = append(items, store.BatchItem{CustomID: fmt.Sprint(i), Request: []byte(id),
+						Members: []string{fmt.Sprintf("%s-%d-a", id, i), fmt.Sprintf("%s-%d-b", id, i)}})
+				}
+				if err := s.CreateBatch(context.Background(), store.Batch{ID: id, Model: batchModel}, items); err != nil {
+					t.Errorf("CreateBatch(%s): %v", id, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for n, s := range stores {
+		if got := batches(t, s, true); len(got) != workers*perWorker {
+			t.Errorf("store %d sees %d batches, want %d", n, len(got), workers*perWorker)
+		}
+	}
+	var members []string
+	for w := range workers {
+		for n := range perWorker {
+			id := fmt.Sprintf("w%d-b%d", w, n)
+			items := batchItems(t, stores[(w+1)%2], id)
+			if len(items) != itemsPerBatch {
+				t.Errorf("batch %s has %d items, want %d", id, len(items), itemsPerBatch)
+				continue
+			}
+			for i, it := range items {
+				if it.CustomID != fmt.Sprint(i) || string(it.Request) != id || len(it.Members) != 2 {
+					t.Errorf("batch %s item %d = %+v", id, i, it)
+					break
+				}
+				members = append(members, it.Members...)
+			}
+		}
+	}
+	found := batchMembers(t, stores[0], batchModel, members...)
+	if len(found) != workers*perWorker*itemsPerBatch*2 {
+		t.Errorf("BatchMembers found %d members, want %d", len(found), workers*perWorker*itemsPerBatch*2)
+	}
+	for _, m := range members {
+		if it := found[m]; !strings.HasPrefix(m, it.BatchID+"-"+it.CustomID+"-") {
+			t.Errorf("member %s found in batch %s item %s", m, it.BatchID, it.CustomID)
+			break
+		}
 	}
 }

@@ -1,0 +1,354 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// batchTime is how a batch's times are stored: UTC and of a fixed width,
+// so that the text sorts as the times compare (RFC3339Nano drops trailing
+// zeros, and "05Z" sorts after "05.1Z").
+const batchTime = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatBatchTime(t time.Time) string { return t.UTC().Format(batchTime) }
+
+// CreateBatch records a batch, its items and their members in one
+// transaction, before the provider hears of it. A zero CreatedAt is now, an
+// empty Status "creating", and zero Items the number of items given.
+func (s *DB) CreateBatch(ctx context.Context, b store.Batch, items []store.BatchItem) (err error) {
+	if b.ID == "" {
+		return fmt.Errorf("database %s: a batch of %s has no id. Try: give every batch an id before recording it", s.name, b.Model)
+	}
+	seen := make(map[string]bool, len(items))
+	for _, it := range items {
+		if it.CustomID == "" || seen[it.CustomID] {
+			return fmt.Errorf("database %s: batch %s has an item with custom id %q, empty or used twice. Try: one distinct custom id per item", s.name, b.ID, it.CustomID)
+		}
+		seen[it.CustomID] = true
+	}
+	if b.CreatedAt.IsZero() {
+		b.CreatedAt = time.Now()
+	}
+	if b.Status == "" {
+		b.Status = "creating"
+	}
+	if b.Items == 0 {
+		b.Items = len(items)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.explain(err)
+	}
+	defer tx.Rollback()
+	// DO NOTHING rather than a failed insert: a repeated id is then told
+	// apart from other failures the same way by every database.
+	res, err := tx.ExecContext(ctx, `INSERT INTO batches(id, model, base_url, provider_id, status, items,
+		succeeded, errored, canceled, expired, message, collected, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		b.ID, b.Model, b.BaseURL, b.ProviderID, b.Status, b.Items,
+		b.Succeeded, b.Errored, b.Canceled, b.Expired, b.Message, b.Collected,
+		formatBatchTime(b.CreatedAt), formatBatchTime(time.Now()))
+	if err != nil {
+		return s.explain(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.explain(err)
+	} else if n == 0 {
+		return fmt.Errorf("database %s: batch %s is recorded already; nothing was recorded again. Try: a new id for a new batch", s.name, b.ID)
+	}
+	itemStmt, err := tx.PrepareContext(ctx, `INSERT INTO batch_items(batch_id, custom_id, request, done, answer, input_tokens, output_tokens, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return s.explain(err)
+	}
+	defer itemStmt.Close()
+	// A member named twice in one item is one member of it.
+	memberStmt, err := tx.PrepareContext(ctx, `INSERT INTO batch_members(batch_id, custom_id, member, pos, model)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return s.explain(err)
+	}
+	defer memberStmt.Close()
+	for _, it := range items {
+		if _, err := itemStmt.ExecContext(ctx, b.ID, it.CustomID, nullBytes(it.Request), it.Done, it.Answer,
+			it.InputTokens, it.OutputTokens, it.Error); err != nil {
+			return s.explain(err)
+		}
+		for pos, m := range it.Members {
+			if _, err := memberStmt.ExecContext(ctx, b.ID, it.CustomID, m, pos, b.Model); err != nil {
+				return s.explain(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
+
+// nullBytes stores an absent request as NULL whichever way the driver
+// would bind an empty slice.
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// UpdateBatch records what the provider last said of a batch; its model,
+// server and creation time stay as recorded.
+func (s *DB) UpdateBatch(ctx context.Context, b store.Batch) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE batches SET provider_id = ?, status = ?, items = ?, succeeded = ?, errored = ?,
+		canceled = ?, expired = ?, message = ?, collected = ?, updated_at = ? WHERE id = ?`,
+		b.ProviderID, b.Status, b.Items, b.Succeeded, b.Errored, b.Canceled, b.Expired, b.Message, b.Collected,
+		formatBatchTime(time.Now()), b.ID)
+	if err != nil {
+		return s.explain(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.explain(err)
+	} else if n == 0 {
+		return fmt.Errorf("database %s: batch %s is not recorded, so it cannot be updated. Try: CreateBatch before the provider hears of it", s.name, b.ID)
+	}
+	return nil
+}
+
+// Batches lists the recorded batches, newest first; with open, only those
+// whose results are not all stored.
+func (s *DB) Batches(ctx context.Context, open bool) ([]store.Batch, error) {
+	where := ""
+	if open {
+		where = "WHERE NOT collected" // as batches_open's, so that it is used
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, model, base_url, provider_id, status, items, succeeded, errored,
+		canceled, expired, message, collected, created_at, updated_at FROM batches `+where+` ORDER BY created_at DESC, id DESC`)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	var out []store.Batch
+	for rows.Next() {
+		var b store.Batch
+		var created, updated string
+		if err := rows.Scan(&b.ID, &b.Model, &b.BaseURL, &b.ProviderID, &b.Status, &b.Items, &b.Succeeded, &b.Errored,
+			&b.Canceled, &b.Expired, &b.Message, &b.Collected, &created, &updated); err != nil {
+			return nil, s.explain(err)
+		}
+		if b.CreatedAt, err = time.Parse(time.RFC3339Nano, created); err != nil {
+			return nil, fmt.Errorf("database %s: batch %s has an unreadable created_at %q: %w", s.name, b.ID, created, err)
+		}
+		if b.UpdatedAt, err = time.Parse(time.RFC3339Nano, updated); err != nil {
+			return nil, fmt.Errorf("database %s: batch %s has an unreadable updated_at %q: %w", s.name, b.ID, updated, err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
+	return out, nil
+}
+
+// BatchItems returns a batch's items, requests, results and members, in
+// the order they were recorded; members in the order they were given.
+func (s *DB) BatchItems(ctx context.Context, batchID string) ([]store.BatchItem, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT custom_id, request, done, answer, input_tokens, output_tokens, error
+		FROM batch_items WHERE batch_id = ? ORDER BY seq`, batchID)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	var items []store.BatchItem
+	index := make(map[string]int)
+	for rows.Next() {
+		it := store.BatchItem{BatchID: batchID}
+		if err := rows.Scan(&it.CustomID, &it.Request, &it.Done, &it.Answer, &it.InputTokens, &it.OutputTokens, &it.Error); err != nil {
+			rows.Close()
+			return nil, s.explain(err)
+		}
+		index[it.CustomID] = len(items)
+		items = append(items, it)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, s.explain(err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT custom_id, member FROM batch_members WHERE batch_id = ? ORDER BY custom_id, pos`, batchID)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var customID, member string
+		if err := rows.Scan(&customID, &member); err != nil {
+			return nil, s.explain(err)
+		}
+		if i, ok := index[customID]; ok {
+			items[i].Members = append(items[i].Members, member)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
+	return items, nil
+}
+
+// BatchMembers returns, for each of members an item of a batch of model
+// holds, the newest such item: its batch created last, and of items of
+// batches created at one time, the one recorded last. Members are looked
+// up lookupChunk at a time, the newest picked here: a member is in few
+// items.
+func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (map[string]store.BatchItem, error) {
+	type pick struct {
+		item    itemKey
+		created string
+		seq     int64
+	}
+	picked := make(map[string]pick)
+	results := make(map[itemKey]store.BatchItem)
+	for start := 0; start < len(members); start += lookupChunk {
+		chunk := members[start:min(start+lookupChunk, len(members))]
+		args := []any{model}
+		for _, m := range chunk {
+			args = append(args, m)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT m.member, i.batch_id, i.custom_id, i.seq, b.created_at,
+			i.done, i.answer, i.input_tokens, i.output_tokens, i.error
+			FROM batch_members m
+			JOIN batch_items i ON i.batch_id = m.batch_id AND i.custom_id = m.custom_id
+			JOIN batches b ON b.id = m.batch_id
+			WHERE m.model = ? AND m.member IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, s.explain(err)
+		}
+		for rows.Next() {
+			var member string
+			var p pick
+			var it store.BatchItem
+			if err := rows.Scan(&member, &it.BatchID, &it.CustomID, &p.seq, &p.created,
+				&it.Done, &it.Answer, &it.InputTokens, &it.OutputTokens, &it.Error); err != nil {
+				rows.Close()
+				return nil, s.explain(err)
+			}
+			p.item = itemKey{it.BatchID, it.CustomID}
+			if old, ok := picked[member]; ok && (old.created > p.created || old.created == p.created && old.seq > p.seq) {
+				continue
+			}
+			picked[member] = p
+			results[p.item] = it
+		}
+		if err := rows.Close(); err != nil {
+			return nil, s.explain(err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, s.explain(err)
+		}
+	}
+	chosen := make(map[itemKey]bool, len(picked))
+	for _, p := range picked {
+		chosen[p.item] = true
+	}
+	itemMembers, err := s.membersOf(ctx, chosen)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]store.BatchItem, len(picked))
+	for member, p := range picked {
+		it := results[p.item]
+		it.Members = append([]string(nil), itemMembers[p.item]...)
+		found[member] = it
+	}
+	return found, nil
+}
+
+type itemKey struct{ batchID, customID string }
+
+// membersOf returns the members of items, in the order they were given,
+// looking them up by batch, lookupChunk items at a time.
+func (s *DB) membersOf(ctx context.Context, items map[itemKey]bool) (map[itemKey][]string, error) {
+	byBatch := make(map[string][]string)
+	for k := range items {
+		byBatch[k.batchID] = append(byBatch[k.batchID], k.customID)
+	}
+	out := make(map[itemKey][]string, len(items))
+	for batchID, ids := range byBatch {
+		for start := 0; start < len(ids); start += lookupChunk {
+			chunk := ids[start:min(start+lookupChunk, len(ids))]
+			args := []any{batchID}
+			for _, id := range chunk {
+				args = append(args, id)
+			}
+			rows, err := s.db.QueryContext(ctx, `SELECT custom_id, member FROM batch_members
+				WHERE batch_id = ? AND custom_id IN (?`+strings.Repeat(",?", len(chunk)-1)+`) ORDER BY custom_id, pos`, args...)
+			if err != nil {
+				return nil, s.explain(err)
+			}
+			if err := collectMembers(rows, batchID, out); err != nil {
+				return nil, s.explain(err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func collectMembers(rows *sql.Rows, batchID string, into map[itemKey][]string) error {
+	defer rows.Close()
+	for rows.Next() {
+		var customID, member string
+		if err := rows.Scan(&customID, &member); err != nil {
+			return err
+		}
+		k := itemKey{batchID, customID}
+		into[k] = append(into[k], member)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// SaveBatchResults stores results of a batch's items in one transaction.
+// The request of an item whose result is stored (Done) is dropped: the
+// answer, or the error, is what is kept. A result for an item the batch
+// does not hold stores nothing and is an error: the results are of another
+// batch.
+func (s *DB) SaveBatchResults(ctx context.Context, batchID string, results []store.BatchItem) error {
+	if len(results) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.explain(err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `UPDATE batch_items SET done = ?, answer = ?, input_tokens = ?, output_tokens = ?, error = ?,
+		request = CASE WHEN ? THEN NULL ELSE request END
+		WHERE batch_id = ? AND custom_id = ?`)
+	if err != nil {
+		return s.explain(err)
+	}
+	defer stmt.Close()
+	for _, r := range results {
+		res, err := stmt.ExecContext(ctx, r.Done, r.Answer, r.InputTokens, r.OutputTokens, r.Error, r.Done, batchID, r.CustomID)
+		if err != nil {
+			return s.explain(err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return s.explain(err)
+		} else if n == 0 {
+			return fmt.Errorf("database %s: batch %s has no item %q; none of its %d results were stored. Try: check that the results file is the batch's own", s.name, batchID, r.CustomID, len(results))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return s.explain(err)
+	}
+	return nil
+}
