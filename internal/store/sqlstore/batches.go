@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,32 +62,78 @@ func (s *DB) CreateBatch(ctx context.Context, b store.Batch, items []store.Batch
 	} else if n == 0 {
 		return fmt.Errorf("database %s: batch %s is recorded already; nothing was recorded again. Try: a new id for a new batch", s.name, b.ID)
 	}
-	itemStmt, err := tx.PrepareContext(ctx, `INSERT INTO batch_items(batch_id, custom_id, request, done, answer, input_tokens, output_tokens, error)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	err = insertRows(ctx, tx, `INSERT INTO batch_items(batch_id, custom_id, request, done, answer, input_tokens, output_tokens, error) VALUES `,
+		"", 8, len(items), func(i int, args []any) []any {
+			it := items[i]
+			return append(args, b.ID, it.CustomID, nullBytes(it.Request), it.Done, it.Answer, it.InputTokens, it.OutputTokens, it.Error)
+		})
 	if err != nil {
 		return s.explain(err)
 	}
-	defer itemStmt.Close()
-	// A member named twice in one item is one member of it.
-	memberStmt, err := tx.PrepareContext(ctx, `INSERT INTO batch_members(batch_id, custom_id, member, pos, model)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return s.explain(err)
+	type member struct {
+		customID, member string
+		pos              int
 	}
-	defer memberStmt.Close()
+	var members []member
 	for _, it := range items {
-		if _, err := itemStmt.ExecContext(ctx, b.ID, it.CustomID, nullBytes(it.Request), it.Done, it.Answer,
-			it.InputTokens, it.OutputTokens, it.Error); err != nil {
-			return s.explain(err)
-		}
 		for pos, m := range it.Members {
-			if _, err := memberStmt.ExecContext(ctx, b.ID, it.CustomID, m, pos, b.Model); err != nil {
-				return s.explain(err)
-			}
+			members = append(members, member{it.CustomID, m, pos})
 		}
+	}
+	// A member named twice in one item is one member of it.
+	err = insertRows(ctx, tx, `INSERT INTO batch_members(batch_id, custom_id, member, pos, model) VALUES `,
+		" ON CONFLICT DO NOTHING", 5, len(members), func(i int, args []any) []any {
+			m := members[i]
+			return append(args, b.ID, m.customID, m.member, m.pos, b.Model)
+		})
+	if err != nil {
+		return s.explain(err)
 	}
 	if err := tx.Commit(); err != nil {
 		return s.explain(err)
+	}
+	return nil
+}
+
+// rowsPerInsert is how many rows one INSERT of insertRows carries: a
+// statement per row costs a round trip each, seconds for a batch of tens of
+// thousands of items on a PostgreSQL server, while 200 rows of 8 columns
+// stay well under either database's limit of bound parameters.
+const rowsPerInsert = 200
+
+// insertRows inserts n rows of cols columns, rowsPerInsert to a statement
+// (prepared once for the full ones), in the order given: head is the
+// statement up to its VALUES, tail what follows them, and row appends the
+// i-th row's values to args.
+func insertRows(ctx context.Context, tx *txn, head, tail string, cols, n int, row func(i int, args []any) []any) error {
+	statement := func(rows int) string {
+		one := "(?" + strings.Repeat(", ?", cols-1) + ")"
+		return head + one + strings.Repeat(", "+one, rows-1) + tail
+	}
+	var full *sql.Stmt
+	args := make([]any, 0, rowsPerInsert*cols)
+	for start := 0; start < n; start += rowsPerInsert {
+		end := min(start+rowsPerInsert, n)
+		args = args[:0]
+		for i := start; i < end; i++ {
+			args = row(i, args)
+		}
+		if end-start < rowsPerInsert {
+			if _, err := tx.ExecContext(ctx, statement(end-start), args...); err != nil {
+				return err
+			}
+			continue
+		}
+		if full == nil {
+			var err error
+			if full, err = tx.PrepareContext(ctx, statement(rowsPerInsert)); err != nil {
+				return err
+			}
+			defer full.Close()
+		}
+		if _, err := full.ExecContext(ctx, args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -204,8 +251,8 @@ func (s *DB) BatchItems(ctx context.Context, batchID string) ([]store.BatchItem,
 // BatchMembers returns, for each of members an item of a batch of model
 // holds, the newest such item: its batch created last, and of items of
 // batches created at one time, the one recorded last. Members are looked
-// up lookupChunk at a time, the newest picked here: a member is in few
-// items.
+// up lookupChunk at a time, with the members of every item holding one,
+// and the newest is picked here: a member is in few items.
 func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (map[string]store.BatchItem, error) {
 	type pick struct {
 		item    itemKey
@@ -213,22 +260,24 @@ func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (
 		seq     int64
 	}
 	picked := make(map[string]pick)
-	results := make(map[itemKey]store.BatchItem)
+	items := make(map[itemKey]store.BatchItem)
 	for start := 0; start < len(members); start += lookupChunk {
 		chunk := members[start:min(start+lookupChunk, len(members))]
 		args := []any{model}
 		for _, m := range chunk {
 			args = append(args, m)
 		}
+		in := `m.model = ? AND m.member IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
 		rows, err := s.db.QueryContext(ctx, `SELECT m.member, i.batch_id, i.custom_id, i.seq, b.created_at,
 			i.done, i.answer, i.input_tokens, i.output_tokens, i.error
 			FROM batch_members m
 			JOIN batch_items i ON i.batch_id = m.batch_id AND i.custom_id = m.custom_id
 			JOIN batches b ON b.id = m.batch_id
-			WHERE m.model = ? AND m.member IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+			WHERE `+in, args...)
 		if err != nil {
 			return nil, s.explain(err)
 		}
+		fresh := make(map[itemKey]bool)
 		for rows.Next() {
 			var member string
 			var p pick
@@ -239,11 +288,43 @@ func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (
 				return nil, s.explain(err)
 			}
 			p.item = itemKey{it.BatchID, it.CustomID}
+			if _, ok := items[p.item]; !ok {
+				items[p.item] = it
+				fresh[p.item] = true
+			}
 			if old, ok := picked[member]; ok && (old.created > p.created || old.created == p.created && old.seq > p.seq) {
 				continue
 			}
 			picked[member] = p
-			results[p.item] = it
+		}
+		if err := rows.Close(); err != nil {
+			return nil, s.explain(err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, s.explain(err)
+		}
+		// The members of the items found, through the same lookup: an
+		// item found in an earlier chunk has its members already.
+		rows, err = s.db.QueryContext(ctx, `SELECT DISTINCT all_m.batch_id, all_m.custom_id, all_m.pos, all_m.member
+			FROM batch_members m
+			JOIN batch_members all_m ON all_m.batch_id = m.batch_id AND all_m.custom_id = m.custom_id
+			WHERE `+in+` ORDER BY all_m.batch_id, all_m.custom_id, all_m.pos`, args...)
+		if err != nil {
+			return nil, s.explain(err)
+		}
+		for rows.Next() {
+			var k itemKey
+			var pos int
+			var member string
+			if err := rows.Scan(&k.batchID, &k.customID, &pos, &member); err != nil {
+				rows.Close()
+				return nil, s.explain(err)
+			}
+			if fresh[k] {
+				it := items[k]
+				it.Members = append(it.Members, member)
+				items[k] = it
+			}
 		}
 		if err := rows.Close(); err != nil {
 			return nil, s.explain(err)
@@ -252,68 +333,16 @@ func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (
 			return nil, s.explain(err)
 		}
 	}
-	chosen := make(map[itemKey]bool, len(picked))
-	for _, p := range picked {
-		chosen[p.item] = true
-	}
-	itemMembers, err := s.membersOf(ctx, chosen)
-	if err != nil {
-		return nil, err
-	}
 	found := make(map[string]store.BatchItem, len(picked))
 	for member, p := range picked {
-		it := results[p.item]
-		it.Members = append([]string(nil), itemMembers[p.item]...)
+		it := items[p.item]
+		it.Members = slices.Clone(it.Members)
 		found[member] = it
 	}
 	return found, nil
 }
 
 type itemKey struct{ batchID, customID string }
-
-// membersOf returns the members of items, in the order they were given,
-// looking them up by batch, lookupChunk items at a time.
-func (s *DB) membersOf(ctx context.Context, items map[itemKey]bool) (map[itemKey][]string, error) {
-	byBatch := make(map[string][]string)
-	for k := range items {
-		byBatch[k.batchID] = append(byBatch[k.batchID], k.customID)
-	}
-	out := make(map[itemKey][]string, len(items))
-	for batchID, ids := range byBatch {
-		for start := 0; start < len(ids); start += lookupChunk {
-			chunk := ids[start:min(start+lookupChunk, len(ids))]
-			args := []any{batchID}
-			for _, id := range chunk {
-				args = append(args, id)
-			}
-			rows, err := s.db.QueryContext(ctx, `SELECT custom_id, member FROM batch_members
-				WHERE batch_id = ? AND custom_id IN (?`+strings.Repeat(",?", len(chunk)-1)+`) ORDER BY custom_id, pos`, args...)
-			if err != nil {
-				return nil, s.explain(err)
-			}
-			if err := collectMembers(rows, batchID, out); err != nil {
-				return nil, s.explain(err)
-			}
-		}
-	}
-	return out, nil
-}
-
-func collectMembers(rows *sql.Rows, batchID string, into map[itemKey][]string) error {
-	defer rows.Close()
-	for rows.Next() {
-		var customID, member string
-		if err := rows.Scan(&customID, &member); err != nil {
-			return err
-		}
-		k := itemKey{batchID, customID}
-		into[k] = append(into[k], member)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	return rows.Close()
-}
 
 // SaveBatchResults stores results of a batch's items in one transaction.
 // The request of an item whose result is stored (Done) is dropped: the

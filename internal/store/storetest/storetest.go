@@ -803,6 +803,21 @@ func testBatchRoundTrip(t *testing.T, b Backend) {
 			t.Errorf("item %s members = %q, want %q", it.CustomID, it.Members, wantMembers[i])
 		}
 	}
+	// Items and members beyond one statement's worth keep their order.
+	var many []store.BatchItem
+	for i := 450; i > 0; i-- {
+		many = append(many, store.BatchItem{CustomID: fmt.Sprintf("item-%03d", i), Members: []string{fmt.Sprint("z", i), fmt.Sprint("a", i)}})
+	}
+	createBatch(t, s, store.Batch{ID: "digest-batch-2", Model: batchModel}, many...)
+	gotMany := batchItems(t, s, "digest-batch-2")
+	if len(gotMany) != len(many) {
+		t.Fatalf("BatchItems = %d items, want %d", len(gotMany), len(many))
+	}
+	for i, it := range gotMany {
+		if it.CustomID != many[i].CustomID || !slices.Equal(it.Members, many[i].Members) {
+			t.Fatalf("item %d = %s %q, want %s %q: not in the order recorded", i, it.CustomID, it.Members, many[i].CustomID, many[i].Members)
+		}
+	}
 	if got := batchItems(t, s, "no-such-batch"); len(got) != 0 {
 		t.Errorf("BatchItems of an unknown batch = %+v", got)
 	}
@@ -908,10 +923,11 @@ func testCreateBatchRefusesWhatItCannotRecord(t *testing.T, b Backend) {
 			if items := batchItems(t, s, "b1"); len(items) != 1 || string(items[0].Request) != "r1" || !slices.Equal(items[0].Members, []string{"m1"}) {
 				t.Errorf("items of b1 = %+v, want the first's", items)
 			}
-			for _, model := range []string{batchModel, "other:model"} {
-				if found := batchMembers(t, s, model, "m1", "m2", "m3"); len(found) != 1 && model == batchModel || len(found) != 0 && model != batchModel {
-					t.Errorf("BatchMembers(%s) = %+v, want only m1 of b1", model, found)
-				}
+			if found := batchMembers(t, s, batchModel, "m1", "m2", "m3"); len(found) != 1 || found["m1"].BatchID != "b1" {
+				t.Errorf("BatchMembers = %+v, want only m1 of b1", found)
+			}
+			if found := batchMembers(t, s, "other:model", "m1", "m2", "m3"); len(found) != 0 {
+				t.Errorf("BatchMembers of the refused batch's model = %+v, want none", found)
 			}
 		})
 	}
