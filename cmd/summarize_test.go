@@ -41,6 +41,9 @@ type harness struct {
 	wrap func(next provider.Provider) provider.Provider
 	// stdin, when set, is what digest reads as standard input.
 	stdin io.Reader
+	// raw hands digest the providers' own clients, batch APIs included,
+	// uncounted and unwrapped.
+	raw bool
 }
 
 func newHarness(t *testing.T) *harness {
@@ -65,8 +68,8 @@ func (h *harness) run(ctx context.Context, args ...string) result {
 			spec = provider.Spec{Provider: provider.Offline, Model: provider.Offline}
 		}
 		p, err := newProvider(f, spec, o)
-		if err != nil {
-			return nil, err
+		if err != nil || h.raw {
+			return p, err
 		}
 		if h.wrap != nil {
 			p = h.wrap(p)

@@ -148,7 +148,7 @@ func New(cfg Config) *Runner {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Runner{cfg: cfg, wake: make(chan struct{}, 1), halted: make(chan struct{}),
-		watched: map[string]*watch{}, used: map[string]map[string]bool{}, customID: map[string]*waiter{}}
+		watched: map[string]*watch{}, known: map[string]store.Batch{}, used: map[string]map[string]bool{}, customID: map[string]*waiter{}}
 }
 
 // Stats counts the items sent (Requests), sent again (Retries) and the
@@ -298,7 +298,6 @@ func (r *Runner) serve(ctx context.Context) {
 		r.mu.Lock()
 		in := r.incoming
 		r.incoming = nil
-		active := r.active
 		r.mu.Unlock()
 		if len(in) > 0 {
 			r.lastIn = time.Now()
@@ -315,7 +314,7 @@ func (r *Runner) serve(ctx context.Context) {
 			return
 		}
 		now := time.Now()
-		if len(r.buffer) > 0 && (now.Sub(r.lastIn) >= r.cfg.Gather || active == 0 && len(in) == 0) {
+		if len(r.buffer) > 0 && now.Sub(r.lastIn) >= r.cfg.Gather {
 			if err := r.submit(ctx); err != nil {
 				r.halt(ctx, err)
 				continue
@@ -457,7 +456,6 @@ func (r *Runner) batch(ctx context.Context, id string) (store.Batch, bool, error
 	if err != nil {
 		return store.Batch{}, false, err
 	}
-	r.known = make(map[string]store.Batch, len(all))
 	for _, b := range all {
 		r.known[b.ID] = b
 	}

@@ -235,7 +235,8 @@ func TestSharedRequestIsFoundByEachMember(t *testing.T) {
 func TestDoCallsShareABatch(t *testing.T) {
 	w := wires[1]
 	srv := fakeprovider.Start(t, fakeprovider.Config{})
-	r := runner(w, srv, openStore(t, filepath.Join(t.TempDir(), "digest.db")), false)
+	r := batchrun.New(batchrun.Config{Batcher: w.client(srv), Spec: w.spec, BaseURL: w.base(srv),
+		Store: openStore(t, filepath.Join(t.TempDir(), "digest.db")), Gather: 300 * time.Millisecond, PollMin: 10 * time.Millisecond})
 	var wg sync.WaitGroup
 	for _, tk := range tasks(w, 25) {
 		wg.Go(func() {

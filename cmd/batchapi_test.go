@@ -1,0 +1,254 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/gittest"
+)
+
+// batchProvider is a provider's batch API on a fake server, as digest's
+// flags and environment reach it.
+type batchProvider struct {
+	name, model string
+	env         func(*fakeprovider.Server) map[string]string
+}
+
+var batchProviders = []batchProvider{
+	{"openai", "openai:gpt-4o-mini", func(s *fakeprovider.Server) map[string]string {
+		return map[string]string{"OPENAI_BASE_URL": s.OpenAIBaseURL(), "OPENAI_API_KEY": "sk-test-batch"}
+	}},
+	{"anthropic", "anthropic:claude-haiku-4-5", func(s *fakeprovider.Server) map[string]string {
+		return map[string]string{"ANTHROPIC_BASE_URL": s.AnthropicBaseURL(), "ANTHROPIC_API_KEY": "sk-ant-test-batch"}
+	}},
+}
+
+// firstTimeErrored errors one item in twenty (the 1st, 21st, ...) the
+// first time it is sent: custom IDs end in the item's number in the run,
+// and an item sent again gets a later one.
+func firstTimeErrored(limit int) func(string) bool {
+	return func(customID string) bool {
+		n, _ := strconv.Atoi(customID[strings.LastIndexByte(customID, '-')+1:])
+		return n <= limit && n%20 == 1
+	}
+}
+
+func historyRepo(t *testing.T, n int) *gittest.Repo {
+	r := gittest.New(t)
+	for i := range n {
+		r.Write(fmt.Sprintf("f%d.txt", i%7), fmt.Sprintf("line %d\n", i)).Commit(fmt.Sprintf("Change %d", i))
+	}
+	return r
+}
+
+// TestBatchAPIAnswersEverythingOnce: a 120-commit history and a 200-item
+// dataset go through each provider's batch endpoints with a twentieth of
+// the items errored: every commit and item ends with its answer, the
+// errored ones from a later batch, and no item is answered twice; a rerun
+// sends nothing.
+func TestBatchAPIAnswersEverythingOnce(t *testing.T) {
+	for _, bp := range batchProviders {
+		t.Run(bp.name, func(t *testing.T) {
+			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Errored: firstTimeErrored(200), Processing: 50 * time.Millisecond}})
+			h := newHarness(t)
+			h.raw, h.env = true, bp.env(srv)
+			repo := historyRepo(t, 120)
+			res := h.run(context.Background(), "summarize", repo.Dir, "--model", bp.model, "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
+			if res.code != 0 {
+				t.Fatalf("summarize exit %d: %s", res.code, res.errOut)
+			}
+			es := entries(t, res.out)
+			for _, e := range es {
+				if e["summary"] == "" || e["summary"] == nil {
+					t.Errorf("commit %v has no summary", e["commit"])
+				}
+			}
+			st := srv.Stats()
+			if len(es) != 120 || st.Succeeded != 0 || st.BatchesCreated < 2 || st.BatchItemsAnswered != st.BatchItems {
+				t.Fatalf("%d entries; fake: %d synchronous answers, %d batches, %d items, %d answered", len(es), st.Succeeded, st.BatchesCreated, st.BatchItems, st.BatchItemsAnswered)
+			}
+			if !strings.Contains(res.errOut, "batch "+bp.model) {
+				t.Errorf("no line told of the batches' state:\n%s", res.errOut)
+			}
+
+			data := evalItems(t, 200)
+			res = h.run(context.Background(), "eval", data, "--models", bp.model, "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
+			if res.code != 0 {
+				t.Fatalf("eval exit %d: %s", res.code, res.errOut)
+			}
+			rows := entries(t, res.out)
+			for _, r := range rows {
+				if r["error"] != nil && r["error"] != "" {
+					t.Errorf("item %v: %v", r["item"], r["error"])
+				}
+			}
+			after := srv.Stats()
+			if len(rows) != 200 || after.Succeeded != 0 || after.BatchItemsAnswered != after.BatchItems || after.BatchItems-st.BatchItems <= 200 {
+				t.Fatalf("%d rows; fake: %d synchronous answers, %d items, %d answered", len(rows), after.Succeeded, after.BatchItems-st.BatchItems, after.BatchItemsAnswered)
+			}
+			calls := srv.Stats().BatchCalls
+			if res = h.run(context.Background(), "summarize", repo.Dir, "--model", bp.model, "--batch-api", "-f", "jsonl"); res.code != 0 {
+				t.Fatal(res.errOut)
+			}
+			if res = h.run(context.Background(), "eval", data, "--models", bp.model, "--batch-api", "-f", "jsonl"); res.code != 0 {
+				t.Fatal(res.errOut)
+			}
+			// Only the check that the batch API is there: one list each.
+			if n := srv.Stats().BatchCalls - calls; n != 2 {
+				t.Errorf("reruns with everything stored made %d batch calls, want the 2 checks", n)
+			}
+		})
+	}
+}
+
+// TestNoWaitThenCollect: --no-wait submits and exits 0 saying how to
+// collect; digest batches shows the batch pending; the same command again
+// collects it without a second batch, and the batch is then done.
+func TestNoWaitThenCollect(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 400 * time.Millisecond}})
+	h := newHarness(t)
+	h.raw, h.env = true, batchProviders[0].env(srv)
+	repo := historyRepo(t, 10)
+	args := []string{"summarize", repo.Dir, "--model", "openai:gpt-4o-mini", "--batch-api", "--batch-poll", "20ms", "-f", "jsonl"}
+	res := h.run(context.Background(), append(args, "--no-wait")...)
+	if res.code != 0 || res.out != "" || !strings.Contains(res.errOut, "10 commits wait in the providers' batches; run the same command again") {
+		t.Fatalf("--no-wait: exit %d, out %q:\n%s", res.code, res.out, res.errOut)
+	}
+	list := h.run(context.Background(), "batches", "--format", "json")
+	var batches []map[string]any
+	if err := json.Unmarshal([]byte(list.out), &batches); err != nil || len(batches) != 1 || batches[0]["status"] != "in_progress" || batches[0]["items"] != float64(2) {
+		t.Fatalf("digest batches after --no-wait: %v %s %s", err, list.out, list.errOut)
+	}
+	res = h.run(context.Background(), args...)
+	if res.code != 0 || len(entries(t, res.out)) != 10 {
+		t.Fatalf("collecting run: exit %d:\n%s", res.code, res.errOut)
+	}
+	if n := srv.Stats().BatchesCreated; n != 1 {
+		t.Errorf("%d batches created, want the one --no-wait sent", n)
+	}
+	if list = h.run(context.Background(), "batches"); !strings.Contains(list.errOut, "no batches waiting") {
+		t.Errorf("digest batches after collecting: %s %s", list.out, list.errOut)
+	}
+	if list = h.run(context.Background(), "batches", "--all"); !strings.Contains(list.out, "ended") || !strings.Contains(list.out, "true") {
+		t.Errorf("digest batches --all: %s", list.out)
+	}
+}
+
+// TestBatchAPIDryRunCostsHalf: a dry run through the batch API counts the
+// batch price, half the synchronous one for a model priced both ways.
+func TestBatchAPIDryRunCostsHalf(t *testing.T) {
+	h := newHarness(t)
+	repo := historyRepo(t, 30)
+	cost := func(extra ...string) float64 {
+		res := h.run(context.Background(), append([]string{"summarize", repo.Dir, "--model", "openai:gpt-4o", "--dry-run", "-f", "json"}, extra...)...)
+		var doc struct {
+			CostUSD float64 `json:"cost_usd"`
+		}
+		if err := json.Unmarshal([]byte(res.out), &doc); err != nil || doc.CostUSD == 0 {
+			t.Fatalf("dry run: %v %q %s", err, res.out, res.errOut)
+		}
+		return doc.CostUSD
+	}
+	sync, batch := cost(), cost("--batch-api")
+	if diff := batch - sync/2; diff > 1e-9 || diff < -1e-9 {
+		t.Errorf("dry run: $%.6f synchronous, $%.6f through the batch API; want half", sync, batch)
+	}
+}
+
+// TestBatchAPIMaxCostStopsSubmitting: --max-cost holds back every request
+// whose worst case could take the run past it; what is sent stays within.
+func TestBatchAPIMaxCostStopsSubmitting(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{})
+	h := newHarness(t)
+	h.raw, h.env = true, batchProviders[0].env(srv)
+	repo := historyRepo(t, 12)
+	res := h.run(context.Background(), "summarize", repo.Dir, "--model", "openai:gpt-4o-mini", "--price", "1000/1000", "--batch-api",
+		"--batch-poll", "20ms", "--batch-size", "1", "--max-cost", "1.5", "-f", "jsonl")
+	if res.code != 1 || !strings.Contains(res.errOut, "stopped before --max-cost $1.5") {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	spent := 0.0
+	for _, e := range entries(t, res.out) {
+		spent += e["cost_usd"].(float64)
+	}
+	if spent > 1.5 || srv.Stats().BatchItems >= 12 {
+		t.Errorf("spent $%.4f with %d of 12 requests sent, over --max-cost 1.5", spent, srv.Stats().BatchItems)
+	}
+}
+
+// TestBatchAPIRefusals: models and servers without a batch API are refused
+// before anything is sent, each in one line naming --batch-api.
+func TestBatchAPIRefusals(t *testing.T) {
+	noBatches := fakeprovider.Start(t, fakeprovider.Config{})
+	h := newHarness(t)
+	h.raw = true
+	repo := historyRepo(t, 2)
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"summarize", repo.Dir, "--model", "offline", "--batch-api"}, nil, "offline has no batch API: --batch-api is for openai: and anthropic: models"},
+		{[]string{"eval", evalItems(t, 2), "--models", "ollama:llama3", "--batch-api"}, nil, "ollama:llama3 has no batch API"},
+		{[]string{"summarize", repo.Dir, "--no-wait"}, nil, "--no-wait is for batch runs. Try: --batch-api --no-wait"},
+		{[]string{"summarize", repo.Dir, "--model", "openai:gpt-4o-mini", "--batch-api", "--batch-retry", "later"}, nil, `--batch-retry "later" is neither next nor sync`},
+		{[]string{"summarize", repo.Dir, "--model", "openai:my-model", "--batch-api", "--base-url", noBatches.URL() + "/compat/v1"},
+			map[string]string{"OPENAI_API_KEY": "k"}, "has no batch endpoints (HTTP 404 when listing batches). Try: without --batch-api"},
+	} {
+		h.env = tt.env
+		res := h.run(context.Background(), tt.args...)
+		if res.code == 0 || !strings.Contains(res.errOut, tt.want) || strings.Count(strings.TrimSpace(res.errOut), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want one line with %q", tt.args, res.code, res.errOut, tt.want)
+		}
+	}
+	if st := noBatches.Stats(); st.Succeeded+st.BatchesCreated != 0 {
+		t.Errorf("a refused run sent requests: %+v", st)
+	}
+}
+
+// TestBatchRunKilledWhilePolling: SIGKILL while digest waits for its batch,
+// then the same command again: no second batch is created for the same
+// requests, every result is collected, and the database is intact.
+func TestBatchRunKilledWhilePolling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 3 * time.Second}})
+	repo := historyRepo(t, 30)
+	db := filepath.Join(t.TempDir(), "digest.db")
+	args := []string{"--db", db, "summarize", repo.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(), "--batch-api", "--batch-poll", "100ms", "-f", "jsonl"}
+	// The batch goes out a second after the last commit is prepared; the
+	// kill comes while it runs.
+	if _, errOut, err := runDigest(bin, args, "sk-test", 2*time.Second); err == nil {
+		t.Fatalf("the run ended before the kill: %s", errOut)
+	}
+	if n := srv.Stats().BatchesCreated; n != 1 {
+		t.Fatalf("%d batches created before the kill, want 1 (kill too early or too late)", n)
+	}
+	checkIntegrity(t, db)
+	out, errOut, err := runDigest(bin, args, "sk-test", 0)
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, errOut)
+	}
+	if n := len(reportedField(t, out, "commit")); n != 30 {
+		t.Errorf("rerun reported %d commits, want 30\n%s", n, errOut)
+	}
+	st := srv.Stats()
+	if st.BatchesCreated != 1 || st.BatchItemsAnswered != st.BatchItems {
+		t.Errorf("after the rerun: %d batches, %d items, %d answered; want the one batch", st.BatchesCreated, st.BatchItems, st.BatchItemsAnswered)
+	}
+	checkIntegrity(t, db)
+	if n := countRows(t, db, "SELECT COUNT(*) FROM summaries"); n != 30 {
+		t.Errorf("%d summaries stored, want 30", n)
+	}
+	_ = os.Remove
+}
