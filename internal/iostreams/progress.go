@@ -14,7 +14,7 @@ type Progress struct {
 	bar         *progressbar.ProgressBar
 	description string
 	s           *IOStreams
-	total       int // of the steps Found
+	total       int        // of the steps Found
 	mu          sync.Mutex // guards spent and note: a batch run's looks come from its own goroutine
 	spent, note string
 }

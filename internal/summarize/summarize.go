@@ -141,10 +141,10 @@ type Result struct {
 	// (not a repository, no such --rev), each with why; the others were.
 	Unusable []Unusable
 	Engine   engine.Stats
-	NotSent  int           // commits left unsummarized by --max-cost
+	NotSent  int // commits left unsummarized by --max-cost
 	// Pending are the commits whose requests wait in a provider's batch
 	// that had not ended when the run stopped waiting (--no-wait).
-	Pending int
+	Pending  int
 	Redacted redact.Counts // secrets replaced in what was sent, by rule
 	// Estimate holds the counts of a --dry-run, which reports no entries.
 	Estimate *Estimate
