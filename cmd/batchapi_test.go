@@ -252,3 +252,68 @@ func TestBatchRunKilledWhilePolling(t *testing.T) {
 	}
 	_ = os.Remove
 }
+
+// TestCancelledBatchIsCollectedAndTheRestSentAgain: digest batches cancel
+// stops a batch at the provider; the command that sent it, run again,
+// collects it and sends what it had not answered in a new batch.
+func TestCancelledBatchIsCollectedAndTheRestSentAgain(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 1500 * time.Millisecond}})
+	h := newHarness(t)
+	h.raw, h.env = true, batchProviders[1].env(srv)
+	data := evalItems(t, 6)
+	args := []string{"eval", data, "--models", "anthropic:claude-haiku-4-5", "--batch-api", "--batch-poll", "20ms", "-f", "jsonl"}
+	if res := h.run(context.Background(), append(args, "--no-wait")...); res.code != 0 {
+		t.Fatalf("--no-wait: %s", res.errOut)
+	}
+	list := h.run(context.Background(), "batches", "--format", "json")
+	var batches []map[string]any
+	if err := json.Unmarshal([]byte(list.out), &batches); err != nil || len(batches) != 1 {
+		t.Fatalf("digest batches: %v %s", err, list.out)
+	}
+	if res := h.run(context.Background(), "batches", "cancel", batches[0]["id"].(string)); res.code != 0 || !strings.Contains(res.errOut, "asked anthropic to cancel") {
+		t.Fatalf("cancel: exit %d %s", res.code, res.errOut)
+	}
+	if res := h.run(context.Background(), "batches", "cancel", "no-such-batch"); res.code != 2 || !strings.Contains(res.errOut, `no batch "no-such-batch"`) {
+		t.Errorf("cancel of an unknown batch: exit %d %s", res.code, res.errOut)
+	}
+	res := h.run(context.Background(), args...)
+	if res.code != 0 {
+		t.Fatalf("collecting run: exit %d: %s", res.code, res.errOut)
+	}
+	if rows := entries(t, res.out); len(rows) != 6 {
+		t.Errorf("%d rows after the cancel, want 6", len(rows))
+	}
+	if n := srv.Stats().BatchesCreated; n != 2 {
+		t.Errorf("%d batches, want the canceled one and the one sending its items again", n)
+	}
+}
+
+// TestJudgeVerdictsGoOutAsASecondBatch: with a grading model, the answers
+// go out in one batch and their verdicts together in a second.
+func TestJudgeVerdictsGoOutAsASecondBatch(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{Answer: func(r fakeprovider.Received) string {
+		if strings.Contains(r.System, "You grade answers") {
+			return "PASS\nit answers the question"
+		}
+		return "an answer"
+	}})
+	h := newHarness(t)
+	h.raw, h.env = true, batchProviders[0].env(srv)
+	lines := make([]string, 20)
+	for i := range lines {
+		lines[i] = fmt.Sprintf(`{"id": "g%d", "prompt": "Say good morning, %d", "assert": [{"type": "llm-rubric", "value": "Is a greeting"}]}`, i, i)
+	}
+	res := h.run(context.Background(), "eval", writeDataset(t, lines...), "--models", "openai:gpt-4o-mini", "--judge", "openai:gpt-4o",
+		"--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	for _, r := range entries(t, res.out) {
+		if r["pass"] != true {
+			t.Errorf("item %v: %v", r["item"], r)
+		}
+	}
+	if st := srv.Stats(); st.BatchesCreated != 2 || st.BatchItems != 40 || st.Succeeded != 0 {
+		t.Errorf("%d batches of %d items, %d synchronous answers; want 20 answers, then 20 verdicts", st.BatchesCreated, st.BatchItems, st.Succeeded)
+	}
+}

@@ -2,6 +2,7 @@ package batchrun_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -15,6 +16,7 @@ import (
 	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/anthropic"
 	"github.com/digest-cli/digest/internal/provider/openai"
@@ -265,5 +267,56 @@ func TestRefusedKeyStopsTheRun(t *testing.T) {
 	open, _ := st.Batches(context.Background(), true)
 	if len(open) != 0 {
 		t.Errorf("the refused batch's record is left open: %+v", open)
+	}
+}
+
+// TestCreationCutShortIsFoundOrSentOnce: a process that recorded a batch
+// and died before the provider's answer was stored leaves a "creating"
+// record. A rerun finds the batch the provider made (OpenAI by its label,
+// Anthropic by size and time) and waits for it; a record whose batch was
+// never made is closed and its work sent once.
+func TestCreationCutShortIsFoundOrSentOnce(t *testing.T) {
+	for _, w := range wires {
+		for _, made := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/made=%v", w.name, made), func(t *testing.T) {
+				srv := fakeprovider.Start(t, fakeprovider.Config{})
+				st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+				ts := tasks(w, 5)
+				rec := store.Batch{ID: "digest-cut-short", Model: w.spec.String(), BaseURL: key.BaseURL(w.base(srv)), Status: batchrun.StatusCreating,
+					Items: len(ts), CreatedAt: time.Now().UTC()}
+				var rows []store.BatchItem
+				var items []provider.BatchItem
+				for i, tk := range ts {
+					id := fmt.Sprintf("item-%d", i)
+					body, _ := json.Marshal(tk.Request)
+					rows = append(rows, store.BatchItem{BatchID: rec.ID, CustomID: id, Request: body, Members: []string{tk.Key}})
+					items = append(items, provider.BatchItem{CustomID: id, Request: tk.Request})
+				}
+				if err := st.CreateBatch(context.Background(), rec, rows); err != nil {
+					t.Fatal(err)
+				}
+				if made {
+					if _, err := w.client(srv).Submit(context.Background(), rec.ID, items); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := run(t, runner(w, srv, st, false), ts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, o := range got {
+					if o.Err != nil || o.Response.Text == "" {
+						t.Errorf("%s: %v", k, o.Err)
+					}
+				}
+				if n := srv.Stats().BatchesCreated; n != 1 {
+					t.Errorf("%d batches created, want 1", n)
+				}
+				open, _ := st.Batches(context.Background(), true)
+				if len(open) != 0 {
+					t.Errorf("records left open: %+v", open)
+				}
+			})
+		}
 	}
 }
