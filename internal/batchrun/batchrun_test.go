@@ -154,6 +154,7 @@ func TestRerunCollectsInsteadOfSubmitting(t *testing.T) {
 					t.Fatalf("%s with --no-wait: %v, want ErrPending", k, o.Err)
 				}
 			}
+			sent := srv.Stats().BatchesCreated // one, or more if the tasks came slower than Gather
 			got, err = run(t, runner(w, srv, openStore(t, path), false), tasks(w, 30))
 			if err != nil {
 				t.Fatal(err)
@@ -163,8 +164,8 @@ func TestRerunCollectsInsteadOfSubmitting(t *testing.T) {
 					t.Errorf("%s on the rerun: %v", k, o.Err)
 				}
 			}
-			if n := srv.Stats().BatchesCreated; n != 1 {
-				t.Errorf("%d batches created, want 1: the rerun paid again", n)
+			if n := srv.Stats().BatchesCreated; n != sent {
+				t.Errorf("%d batches created, %d of them by the rerun: it paid again", n, n-sent)
 			}
 			// A third run finds every answer stored: nothing is sent.
 			before := srv.Stats().BatchCalls
