@@ -1,10 +1,16 @@
 package batchrun_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"hash/fnv"
 	"path/filepath"
 	"strconv"
@@ -319,5 +325,39 @@ func TestCreationCutShortIsFoundOrSentOnce(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBatchRefusedAsAWholeStopsTheRun: a batch the provider fails as a
+// whole (an input file that does not validate) stops the run with the
+// provider's message, and its record is closed. The file is spoilt on its
+// way to the fake, as a proxy between digest and OpenAI could.
+func TestBatchRefusedAsAWholeStopsTheRun(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{})
+	target, _ := url.Parse(srv.URL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = srv.Client().Transport
+	spoil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/files") {
+			body, _ := io.ReadAll(r.Body)
+			body = bytes.ReplaceAll(body, []byte(`"method":"POST"`), []byte(`"method":"PUT"`))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer spoil.Close()
+	w := wires[0]
+	client := openai.New(openai.Options{BaseURL: spoil.URL + "/v1", APIKey: "sk-test", KeyEnv: "OPENAI_API_KEY"})
+	st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+	r := batchrun.New(batchrun.Config{Batcher: client, Spec: w.spec, BaseURL: spoil.URL + "/v1", Store: st,
+		Gather: 20 * time.Millisecond, PollMin: 10 * time.Millisecond})
+	_, err := run(t, r, tasks(w, 3))
+	var fe *engine.FatalError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "failed") || !strings.Contains(err.Error(), "method must be POST") {
+		t.Fatalf("a batch failed as a whole: %v", err)
+	}
+	open, _ := st.Batches(context.Background(), true)
+	if len(open) != 0 {
+		t.Errorf("the failed batch's record is left open: %+v", open)
 	}
 }
