@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +161,23 @@ func TestBatchAPIDryRunCostsHalf(t *testing.T) {
 	if diff := batch - sync/2; diff > 1e-9 || diff < -1e-9 {
 		t.Errorf("dry run: $%.6f synchronous, $%.6f through the batch API; want half", sync, batch)
 	}
+	data := evalItems(t, 10)
+	evalCost := func(extra ...string) float64 {
+		res := h.run(context.Background(), append([]string{"eval", data, "--models", "anthropic:claude-haiku-4-5", "--dry-run", "-f", "json"}, extra...)...)
+		var doc struct {
+			Models []struct {
+				CostUSD float64 `json:"cost_usd"`
+			} `json:"models"`
+		}
+		if err := json.Unmarshal([]byte(res.out), &doc); err != nil || len(doc.Models) != 1 || doc.Models[0].CostUSD == 0 {
+			t.Fatalf("eval dry run: %v %q %s", err, res.out, res.errOut)
+		}
+		return doc.Models[0].CostUSD
+	}
+	sync, batch = evalCost(), evalCost("--batch-api")
+	if diff := batch - sync/2; diff > 1e-9 || diff < -1e-9 {
+		t.Errorf("eval dry run: $%.6f synchronous, $%.6f through the batch API; want half", sync, batch)
+	}
 }
 
 // TestBatchAPIMaxCostStopsSubmitting: --max-cost holds back every request
@@ -222,35 +239,50 @@ func TestBatchRunKilledWhilePolling(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := buildDigest(t)
-	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 3 * time.Second}})
 	repo := historyRepo(t, 30)
-	db := filepath.Join(t.TempDir(), "digest.db")
-	args := []string{"--db", db, "summarize", repo.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(), "--batch-api", "--batch-poll", "100ms", "-f", "jsonl"}
-	// The batch goes out a second after the last commit is prepared; the
-	// kill comes while it runs.
-	if _, errOut, err := runDigest(bin, args, "sk-test", 2*time.Second); err == nil {
-		t.Fatalf("the run ended before the kill: %s", errOut)
+	data := evalItems(t, 30)
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		field string
+		rows  string
+	}{
+		{"summarize", []string{"summarize", repo.Dir}, "commit", "SELECT COUNT(*) FROM summaries"},
+		{"eval", []string{"eval", data, "--models"}, "item", "SELECT COUNT(*) FROM eval_run_results"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 3 * time.Second}})
+			db := filepath.Join(t.TempDir(), "digest.db")
+			args := append(append([]string{"--db", db}, tt.args...), "openai:m", "--base-url", srv.OpenAIBaseURL(), "--batch-api", "--batch-poll", "100ms", "-f", "jsonl")
+			if tt.name == "summarize" {
+				args = slices.Insert(args, len(tt.args)+2, "--model")
+			}
+			// The batch goes out a second after the last request is made;
+			// the kill comes while it runs.
+			if _, errOut, err := runDigest(bin, args, "sk-test", 2*time.Second); err == nil {
+				t.Fatalf("the run ended before the kill: %s", errOut)
+			}
+			if n := srv.Stats().BatchesCreated; n != 1 {
+				t.Fatalf("%d batches created before the kill, want 1 (kill too early or too late)", n)
+			}
+			checkIntegrity(t, db)
+			out, errOut, err := runDigest(bin, args, "sk-test", 0)
+			if err != nil {
+				t.Fatalf("rerun: %v\n%s", err, errOut)
+			}
+			if n := len(reportedField(t, out, tt.field)); n != 30 {
+				t.Errorf("rerun reported %d rows, want 30\n%s", n, errOut)
+			}
+			st := srv.Stats()
+			if st.BatchesCreated != 1 || st.BatchItemsAnswered != st.BatchItems {
+				t.Errorf("after the rerun: %d batches, %d items, %d answered; want the one batch", st.BatchesCreated, st.BatchItems, st.BatchItemsAnswered)
+			}
+			checkIntegrity(t, db)
+			if n := countRows(t, db, tt.rows); n != 30 {
+				t.Errorf("%d rows stored, want 30", n)
+			}
+		})
 	}
-	if n := srv.Stats().BatchesCreated; n != 1 {
-		t.Fatalf("%d batches created before the kill, want 1 (kill too early or too late)", n)
-	}
-	checkIntegrity(t, db)
-	out, errOut, err := runDigest(bin, args, "sk-test", 0)
-	if err != nil {
-		t.Fatalf("rerun: %v\n%s", err, errOut)
-	}
-	if n := len(reportedField(t, out, "commit")); n != 30 {
-		t.Errorf("rerun reported %d commits, want 30\n%s", n, errOut)
-	}
-	st := srv.Stats()
-	if st.BatchesCreated != 1 || st.BatchItemsAnswered != st.BatchItems {
-		t.Errorf("after the rerun: %d batches, %d items, %d answered; want the one batch", st.BatchesCreated, st.BatchItems, st.BatchItemsAnswered)
-	}
-	checkIntegrity(t, db)
-	if n := countRows(t, db, "SELECT COUNT(*) FROM summaries"); n != 30 {
-		t.Errorf("%d summaries stored, want 30", n)
-	}
-	_ = os.Remove
 }
 
 // TestCancelledBatchIsCollectedAndTheRestSentAgain: digest batches cancel
@@ -262,8 +294,11 @@ func TestCancelledBatchIsCollectedAndTheRestSentAgain(t *testing.T) {
 	h.raw, h.env = true, batchProviders[1].env(srv)
 	data := evalItems(t, 6)
 	args := []string{"eval", data, "--models", "anthropic:claude-haiku-4-5", "--batch-api", "--batch-poll", "20ms", "-f", "jsonl"}
-	if res := h.run(context.Background(), append(args, "--no-wait")...); res.code != 0 {
-		t.Fatalf("--no-wait: %s", res.errOut)
+	if res := h.run(context.Background(), append(args, "--no-wait")...); res.code != 0 || res.out != "" || !strings.Contains(res.errOut, "6 results wait") {
+		t.Fatalf("--no-wait: exit %d, out %q: %s", res.code, res.out, res.errOut)
+	}
+	if runs := h.run(context.Background(), "runs", "list", "-f", "json"); strings.Contains(runs.out, `"id"`) {
+		t.Errorf("a --no-wait run with no result is listed as a run: %s", runs.out)
 	}
 	list := h.run(context.Background(), "batches", "--format", "json")
 	var batches []map[string]any

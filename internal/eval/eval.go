@@ -173,10 +173,18 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	err := r.run(ctx)
-	if err == nil {
+	switch {
+	case err == nil && r.out.Pending > 0:
+		// Left waiting in batches (--no-wait): the rerun that collects
+		// them is the run; this one is kept only for the cached rows it
+		// wrote, unfinished, as an interrupted one is.
+		err = o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID)
+	case err == nil:
 		err = o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now())
-	} else if dropErr := o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID); dropErr != nil {
-		err = errors.Join(err, dropErr)
+	default:
+		if dropErr := o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID); dropErr != nil {
+			err = errors.Join(err, dropErr)
+		}
 	}
 	return r.out, err
 }
