@@ -352,3 +352,36 @@ func TestJudgeVerdictsGoOutAsASecondBatch(t *testing.T) {
 		t.Errorf("%d batches of %d items, %d synchronous answers; want 20 answers, then 20 verdicts", st.BatchesCreated, st.BatchItems, st.Succeeded)
 	}
 }
+
+// TestBatchAnswerLeavingACommitOutSendsItAlone: an answer in a batch that
+// leaves a commit out is not given for that commit again when it is asked
+// about alone: the commit goes out in the next batch.
+func TestBatchAnswerLeavingACommitOutSendsItAlone(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{DropOne: true})
+	h := newHarness(t)
+	h.raw, h.env = true, batchProviders[0].env(srv)
+	res := h.run(context.Background(), "summarize", historyRepo(t, 16).Dir, "--model", "openai:gpt-4o-mini", "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
+	if res.code != 0 || len(entries(t, res.out)) != 16 {
+		t.Fatalf("exit %d, %d entries: %s", res.code, len(entries(t, res.out)), res.errOut)
+	}
+	if st := srv.Stats(); st.BatchesCreated != 2 || st.BatchItems != 4 {
+		t.Errorf("%d batches of %d items; want 2 requests of 8, then the 2 left out alone", st.BatchesCreated, st.BatchItems)
+	}
+}
+
+// TestNoWaitStaysWithinMaxCost: what --no-wait leaves in batches is billed
+// later, so its worst case counts: no more is submitted than the limit
+// allows.
+func TestNoWaitStaysWithinMaxCost(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Minute}})
+	h := newHarness(t)
+	h.raw, h.env = true, batchProviders[0].env(srv)
+	res := h.run(context.Background(), "summarize", historyRepo(t, 12).Dir, "--model", "openai:gpt-4o-mini", "--price", "1000/1000", "--batch-api",
+		"--no-wait", "--batch-poll", "20ms", "--batch-size", "1", "--max-cost", "1.5", "-f", "jsonl")
+	if res.code != 1 || !strings.Contains(res.errOut, "stopped before --max-cost $1.5") || !strings.Contains(res.errOut, "wait in the providers' batches") {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	if n := srv.Stats().BatchItems; n == 0 || n >= 12 {
+		t.Errorf("%d of 12 requests submitted under --max-cost 1.5 with --no-wait", n)
+	}
+}

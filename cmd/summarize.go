@@ -322,6 +322,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if res.Pending > 0 {
 		// A changelog without them would read as complete.
 		o.Infof("%s", pendingNote(res.Pending, "commits"))
+		if res.NotSent > 0 {
+			return fmt.Errorf("stopped before --max-cost $%g: %d commits left unsent. Try: a higher --max-cost, and run again to continue", o.MaxCost, res.NotSent)
+		}
 		return unusableError(o, res)
 	}
 

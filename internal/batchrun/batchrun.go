@@ -94,26 +94,33 @@ type Runner struct {
 	mu       sync.Mutex
 	incoming []*waiter
 	wake     chan struct{} // signalled when incoming grows or a caller ends
-	serving  bool
-	active   int // Runs in progress: the loop stays while they may send more
-	stopped  *engine.FatalError
-	halted   chan struct{}
-	stats    engine.Stats
-	seq      int
-	batchIDs int
-	ctx      context.Context // the serving loop's
+	// The serving loop runs while a caller (a Run, a Do) is in: it lives
+	// on a context of its own, cancelled when the last caller leaves, so
+	// that no caller's cancellation strands another's tasks. A new caller
+	// waits for a loop on its way out (exited) before starting the next.
+	serving    bool
+	leaving    bool
+	endServing context.CancelFunc
+	exited     chan struct{}
+	active     int // callers in: Runs and Dos
+	stopped    *engine.FatalError
+	halted     chan struct{}
+	stats      engine.Stats
+	seq        int
+	batchIDs   int
 
 	// The serving loop's own, touched by it alone.
 	buffer   []*waiter
 	lastIn   time.Time
 	watched  map[string]*watch // by digest's batch id
 	known    map[string]store.Batch
-	used     map[string]map[string]bool // member -> items already given for it in this run
-	customID map[string]*waiter         // batch id + "/" + custom id -> the task waiting for it
+	used     map[string]map[string]string // member -> item whose answer was given for it in this run -> to which task
+	customID map[string][]*waiter         // batch id + "/" + custom id -> the tasks waiting for it
 }
 
 // waiter is a task and where its outcome goes.
 type waiter struct {
+	ctx      context.Context // its caller's: once done, nothing more is sent for it
 	task     engine.Task
 	deliver  func(engine.Outcome)
 	attempts int // batches it was sent in
@@ -148,7 +155,7 @@ func New(cfg Config) *Runner {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Runner{cfg: cfg, wake: make(chan struct{}, 1), halted: make(chan struct{}),
-		watched: map[string]*watch{}, known: map[string]store.Batch{}, used: map[string]map[string]bool{}, customID: map[string]*waiter{}}
+		watched: map[string]*watch{}, known: map[string]store.Batch{}, used: map[string]map[string]string{}, customID: map[string][]*waiter{}}
 }
 
 // Stats counts the items sent (Requests), sent again (Retries) and the
@@ -169,10 +176,15 @@ func (r *Runner) model() string { return r.cfg.Spec.String() }
 // ctx's error once the outcomes that arrived are committed; batches left
 // running are recorded and a rerun collects them.
 func (r *Runner) Run(ctx context.Context, tasks <-chan engine.Task, commit func(engine.Outcome) error) error {
+	// A failed commit stops the intake at once, as the engine's Run stops
+	// sending: nothing more is taken, so nothing more is paid for.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	out := newOutbox()
-	r.begin(ctx, true)
-	defer r.end(true)
-	var sent int
+	if fe := r.begin(nil); fe != nil {
+		return fe
+	}
+	defer r.end()
 	intakeDone := make(chan struct{})
 	go func() {
 		defer close(intakeDone)
@@ -187,8 +199,7 @@ func (r *Runner) Run(ctx context.Context, tasks <-chan engine.Task, commit func(
 					return
 				}
 				out.expect()
-				r.enqueue(&waiter{task: t, deliver: out.put})
-				sent++
+				r.enqueue(&waiter{ctx: ctx, task: t, deliver: out.put})
 			}
 		}
 	}()
@@ -203,8 +214,7 @@ func (r *Runner) Run(ctx context.Context, tasks <-chan engine.Task, commit func(
 		}
 		if err := commit(o); err != nil {
 			commitErr = err
-		}
-		if commitErr != nil {
+			cancel()
 			break
 		}
 	}
@@ -221,13 +231,11 @@ func (r *Runner) Run(ctx context.Context, tasks <-chan engine.Task, commit func(
 // others wait share batches, as the verdicts asked while a batch's answers
 // are scored do.
 func (r *Runner) Do(ctx context.Context, t engine.Task) engine.Outcome {
-	if fe := r.fatal(); fe != nil {
+	got := make(chan engine.Outcome, 1)
+	if fe := r.begin(&waiter{ctx: ctx, task: t, deliver: func(o engine.Outcome) { got <- o }}); fe != nil {
 		return engine.Outcome{Task: t, Err: fe}
 	}
-	got := make(chan engine.Outcome, 1)
-	r.begin(ctx, false)
-	r.enqueue(&waiter{task: t, deliver: func(o engine.Outcome) { got <- o }})
-	defer r.end(false)
+	defer r.end()
 	select {
 	case o := <-got:
 		return o
@@ -244,24 +252,42 @@ func (r *Runner) fatal() *engine.FatalError {
 	return r.stopped
 }
 
-// begin starts the serving loop unless it runs.
-func (r *Runner) begin(ctx context.Context, run bool) {
+// begin counts a caller in, with its task if it has one (Do's), and
+// starts the serving loop unless it runs; it returns the error that
+// stopped the runner, if one did.
+func (r *Runner) begin(w *waiter) *engine.FatalError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if run {
-		r.active++
+	if r.stopped != nil {
+		return r.stopped
 	}
-	if !r.serving && r.stopped == nil {
-		r.serving = true
-		r.ctx = ctx
+	for r.serving && r.leaving {
+		exited := r.exited
+		r.mu.Unlock()
+		<-exited
+		r.mu.Lock()
+	}
+	r.active++
+	if w != nil {
+		r.incoming = append(r.incoming, w)
+	}
+	if !r.serving {
+		ctx, cancel := context.WithCancel(context.Background())
+		r.serving, r.endServing, r.exited = true, cancel, make(chan struct{})
 		go r.serve(ctx)
 	}
+	r.signal()
+	return nil
 }
 
-func (r *Runner) end(run bool) {
+// end counts a caller out; the last one ends the serving loop, which is
+// there for callers alone.
+func (r *Runner) end() {
 	r.mu.Lock()
-	if run {
-		r.active--
+	r.active--
+	if r.active == 0 && r.serving {
+		r.leaving = true
+		r.endServing()
 	}
 	r.mu.Unlock()
 	r.signal()
@@ -308,9 +334,7 @@ func (r *Runner) serve(ctx context.Context) {
 			}
 		}
 		if r.fatal() != nil || ctx.Err() != nil {
-			r.mu.Lock()
-			r.serving = false
-			r.mu.Unlock()
+			r.leave0()
 			return
 		}
 		now := time.Now()
@@ -340,14 +364,7 @@ func (r *Runner) serve(ctx context.Context) {
 				next = at
 			}
 		}
-		r.mu.Lock()
-		idle := r.active == 0 && len(r.incoming) == 0 && len(r.buffer) == 0 && len(r.watched) == 0 && len(r.customID) == 0
-		if idle {
-			r.serving = false
-			r.mu.Unlock()
-			return
-		}
-		r.mu.Unlock()
+
 		var timer <-chan time.Time
 		var t *time.Timer
 		if !next.IsZero() {
@@ -363,6 +380,20 @@ func (r *Runner) serve(ctx context.Context) {
 			t.Stop()
 		}
 	}
+}
+
+// leave0 ends the serving loop: its callers are gone (or the runner has
+// stopped), and what they waited for is dropped; batches stay recorded
+// for a rerun.
+func (r *Runner) leave0() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buffer, r.incoming = nil, nil
+	clear(r.watched)
+	clear(r.customID)
+	r.serving, r.leaving = false, false
+	r.endServing()
+	close(r.exited)
 }
 
 // halt stops the runner: a fatal error stops it with that error; the run's
@@ -401,7 +432,7 @@ func (r *Runner) place(ctx context.Context, w *waiter) error {
 	}
 	for _, m := range ms {
 		it, ok := found[m]
-		if !ok || r.used[m][it.CustomID] {
+		if given, ok2 := r.used[m][it.CustomID]; !ok || ok2 && given != w.task.Key {
 			continue
 		}
 		b, ok, err := r.batch(ctx, it.BatchID)
@@ -411,21 +442,16 @@ func (r *Runner) place(ctx context.Context, w *waiter) error {
 		if !ok || b.BaseURL != key.BaseURL(r.cfg.BaseURL) {
 			continue
 		}
-		// Each member is given an item once: an answer that left it out
-		// (a summary missing from a shared answer) sends it anew.
 		held := 0
 		for _, m2 := range ms {
 			if f, ok := found[m2]; ok && f.BatchID == it.BatchID && f.CustomID == it.CustomID {
 				held++
-				if r.used[m2] == nil {
-					r.used[m2] = map[string]bool{}
-				}
-				r.used[m2][it.CustomID] = true
 			}
 		}
 		switch {
 		case it.Done && it.Error == "":
 			// Paid for by an earlier batch: its share of the tokens.
+			r.given(w, it.CustomID)
 			w.deliver(engine.Outcome{Task: w.task, Attempts: 1, Response: provider.Response{Text: it.Answer,
 				Usage: share(provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}, held, len(it.Members))}})
 			return nil
@@ -466,7 +492,8 @@ func (r *Runner) batch(ctx context.Context, id string) (store.Batch, bool, error
 // await makes w wait for the item customID of batch b, watching b.
 func (r *Runner) await(b store.Batch, customID string, w *waiter) {
 	r.mu.Lock()
-	r.customID[b.ID+"/"+customID] = w
+	k := b.ID + "/" + customID
+	r.customID[k] = append(r.customID[k], w)
 	r.mu.Unlock()
 	if _, ok := r.watched[b.ID]; !ok {
 		r.watched[b.ID] = &watch{b: b, next: time.Now(), interval: r.cfg.PollMin}
@@ -489,8 +516,20 @@ func (r *Runner) newBatchID() string {
 // submit sends the buffered tasks in as many batches as the provider's
 // limits make them, each recorded before it is created.
 func (r *Runner) submit(ctx context.Context) error {
-	ws := r.buffer
+	var ws []*waiter
+	for _, w := range r.buffer {
+		// A caller gone (interrupted, or stopped by a failed commit) asks
+		// for nothing more to be paid.
+		if err := w.ctx.Err(); err != nil {
+			w.deliver(engine.Outcome{Task: w.task, Err: err, Attempts: w.attempts})
+			continue
+		}
+		ws = append(ws, w)
+	}
 	r.buffer = nil
+	if len(ws) == 0 {
+		return nil
+	}
 	items := make([]provider.BatchItem, len(ws))
 	byCustom := make(map[string]*waiter, len(ws))
 	for i, w := range ws {
@@ -561,14 +600,6 @@ func (r *Runner) create(ctx context.Context, chunk []provider.BatchItem, byCusto
 		w.attempts++
 		w.sent = now
 		r.await(b, it.CustomID, w)
-		// Sent now: an answer that leaves a member out must not be given
-		// for it again when it comes back alone.
-		for _, m := range members(w.task) {
-			if r.used[m] == nil {
-				r.used[m] = map[string]bool{}
-			}
-			r.used[m][it.CustomID] = true
-		}
 	}
 	if !r.cfg.NoWait {
 		// A batch is not done within seconds; with --no-wait it is looked at
@@ -669,6 +700,10 @@ func recorded(b store.Batch, pb provider.Batch) store.Batch {
 // look polls a watched batch and collects it once it has ended.
 func (r *Runner) look(ctx context.Context, w *watch) error {
 	b := w.b
+	if !r.awaited(b.ID) {
+		delete(r.watched, b.ID) // its callers are gone; a rerun collects it
+		return nil
+	}
 	if b.ProviderID == "" {
 		// Recorded by a process that stopped before the provider answered.
 		pb, ok, err := r.find(ctx, b)
@@ -727,6 +762,11 @@ func (r *Runner) lookFailed(ctx context.Context, w *watch, err error) error {
 	if provider.KindOf(err) == provider.Fatal {
 		return &engine.FatalError{Err: err}
 	}
+	if r.cfg.NoWait {
+		r.cfg.Log.Warn("looking at a batch failed; the same command again looks again", "model", r.model(), "batch", w.b.ProviderID, "error", err)
+		r.leave(w.b.ID)
+		return nil
+	}
 	w.failures++
 	if w.failures >= maxLookFailures {
 		return &engine.FatalError{Err: fmt.Errorf("%s: %d looks at batch %s failed in a row, the last: %w. Stored results are kept: run again to go on", r.model(), w.failures, w.b.ProviderID, err)}
@@ -754,14 +794,39 @@ func (r *Runner) abandon(ctx context.Context, w *watch, why string) error {
 	return nil
 }
 
+// awaited reports whether a live caller waits for batch id, dropping the
+// tasks of callers that are gone.
+func (r *Runner) awaited(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	live := false
+	for k, ws := range r.customID {
+		if len(k) <= len(id) || k[:len(id)] != id || k[len(id)] != '/' {
+			continue
+		}
+		kept := ws[:0]
+		for _, w := range ws {
+			if w.ctx.Err() == nil {
+				kept = append(kept, w)
+			}
+		}
+		if len(kept) == 0 {
+			delete(r.customID, k)
+		} else {
+			r.customID[k], live = kept, true
+		}
+	}
+	return live
+}
+
 // waitingOn takes the tasks waiting for batch id's items.
 func (r *Runner) waitingOn(id string) []*waiter {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []*waiter
-	for k, w := range r.customID {
+	for k, ws := range r.customID {
 		if len(k) > len(id) && k[:len(id)] == id && k[len(id)] == '/' {
-			out = append(out, w)
+			out = append(out, ws...)
 			delete(r.customID, k)
 		}
 	}
@@ -799,6 +864,12 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 		sent[it.CustomID] = req
 		if !it.Done {
 			open[it.CustomID] = true
+			continue
+		}
+		// Stored before this look (by another process, or a look cut
+		// short): the tasks waiting for it take the stored result.
+		for i, wt := range r.take(b.ID, it.CustomID) {
+			r.stored(wt, it, i == 0)
 		}
 	}
 	var chunk []store.BatchItem
@@ -837,7 +908,10 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 			row.Answer, row.InputTokens, row.OutputTokens = res.Response.Text, res.Response.Usage.InputTokens, res.Response.Usage.OutputTokens
 		}
 		chunk = append(chunk, row)
-		if wt := r.take(b.ID, res.CustomID); wt != nil {
+		for i, wt := range r.take(b.ID, res.CustomID) {
+			if i > 0 {
+				res.Response.Usage = provider.Usage{} // paid once, by the first
+			}
 			outcomes = append(outcomes, r.settle(wt, res))
 		}
 		if len(chunk) >= saveChunk {
@@ -856,7 +930,7 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 	var missing []store.BatchItem
 	for id := range open {
 		missing = append(missing, store.BatchItem{BatchID: b.ID, CustomID: id, Done: true, Error: "the batch's results have no line for this item"})
-		if wt := r.take(b.ID, id); wt != nil {
+		for _, wt := range r.take(b.ID, id) {
 			r.retry(wt, errors.New("batch item has no result"))
 		}
 	}
@@ -881,13 +955,13 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 }
 
 // take removes and returns the task waiting for an item.
-func (r *Runner) take(batchID, customID string) *waiter {
+func (r *Runner) take(batchID, customID string) []*waiter {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := batchID + "/" + customID
-	w := r.customID[k]
+	ws := r.customID[k]
 	delete(r.customID, k)
-	return w
+	return ws
 }
 
 // settle is what becomes of a task once its item's result is stored: its
@@ -900,8 +974,37 @@ func (r *Runner) settle(w *waiter, res provider.BatchResult) func() {
 	r.stats.InputTokens += int64(res.Response.Usage.InputTokens)
 	r.stats.OutputTokens += int64(res.Response.Usage.OutputTokens)
 	r.mu.Unlock()
+	r.given(w, res.CustomID)
 	return func() {
 		w.deliver(engine.Outcome{Task: w.task, Response: res.Response, Attempts: w.attempts, Latency: time.Since(w.sent)})
+	}
+}
+
+// stored hands w an item's stored result: its answer (the tokens to the
+// first of the tasks sharing it), or the item sent again.
+func (r *Runner) stored(w *waiter, it store.BatchItem, first bool) {
+	if it.Error != "" {
+		r.retry(w, errors.New(it.Error))
+		return
+	}
+	u := provider.Usage{}
+	if first {
+		u = provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}
+	}
+	r.given(w, it.CustomID)
+	w.deliver(engine.Outcome{Task: w.task, Attempts: max(1, w.attempts), Response: provider.Response{Text: it.Answer, Usage: u}})
+}
+
+// given notes that the answer of item customID was given for w's members:
+// one it left out (a summary missing from a shared answer) comes back in
+// another task (alone) and must be sent anew, not given the same answer
+// again; the same task asking again gets it again.
+func (r *Runner) given(w *waiter, customID string) {
+	for _, m := range members(w.task) {
+		if r.used[m] == nil {
+			r.used[m] = map[string]string{}
+		}
+		r.used[m][customID] = w.task.Key
 	}
 }
 
@@ -915,10 +1018,12 @@ func (r *Runner) retry(w *waiter, err error) {
 	}
 	r.cfg.Log.Debug("batch item unanswered; sending it again", "model", r.model(), "key", w.task.Key, "error", err)
 	if r.cfg.Sync != nil {
-		ctx := r.ctx
 		go func() {
-			o := r.cfg.Sync.Do(ctx, w.task)
+			o := r.cfg.Sync.Do(w.ctx, w.task)
 			o.Attempts += w.attempts
+			if fe := (*engine.FatalError)(nil); errors.As(o.Err, &fe) {
+				r.stop(fe) // as the engine stops its own run
+			}
 			w.deliver(o)
 		}()
 		return

@@ -361,3 +361,111 @@ func TestBatchRefusedAsAWholeStopsTheRun(t *testing.T) {
 		t.Errorf("the failed batch's record is left open: %+v", open)
 	}
 }
+
+// TestRunsOneAfterAnother: summarize runs one dispatch per repository on
+// one runner, cancelling each's context once it returns; the next Run
+// must not be stranded by the loop the first one started.
+func TestRunsOneAfterAnother(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{})
+	r := runner(w, srv, openStore(t, filepath.Join(t.TempDir(), "digest.db")), false)
+	all := tasks(w, 20)
+	for i := range 4 {
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := make(chan engine.Task, 5)
+		for _, tk := range all[i*5 : i*5+5] {
+			ch <- tk
+		}
+		close(ch)
+		done := make(chan error, 1)
+		n := 0
+		go func() { done <- r.Run(ctx, ch, func(engine.Outcome) error { n++; return nil }) }()
+		select {
+		case err := <-done:
+			if err != nil || n != 5 {
+				t.Fatalf("run %d: %v, %d outcomes", i, err, n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("run %d is stranded", i)
+		}
+		cancel()
+	}
+}
+
+// TestManyDosOneAfterAnother: a caller that asks one thing at a time
+// (the highlights, a judge) starts and ends the serving loop each time;
+// none of its calls may be stranded between the two.
+func TestManyDosOneAfterAnother(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{})
+	st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+	ts := tasks(w, 20)
+	if _, err := run(t, runner(w, srv, st, false), ts); err != nil {
+		t.Fatal(err)
+	}
+	r := runner(w, srv, st, false)
+	// Answers stored: each call is served at once, the loop started and
+	// ended around it as fast as it can go.
+	for i := range 3000 {
+		done := make(chan engine.Outcome, 1)
+		go func() { done <- r.Do(context.Background(), ts[i%len(ts)]) }()
+		select {
+		case o := <-done:
+			if o.Err != nil {
+				t.Fatalf("call %d: %v", i, o.Err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d is stranded", i)
+		}
+	}
+}
+
+// TestTwoProcessesWaitingOnOneBatch: two runs on one store wait for the
+// same batch, each for its own tasks; whichever collects it second finds
+// the results stored and pays nothing again.
+func TestTwoProcessesWaitingOnOneBatch(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 300 * time.Millisecond}})
+	path := filepath.Join(t.TempDir(), "digest.db")
+	ts := tasks(w, 30)
+	if _, err := run(t, runner(w, srv, openStore(t, path), true), ts); err != nil {
+		t.Fatal(err)
+	}
+	sent := srv.Stats().BatchesCreated
+	var wg sync.WaitGroup
+	for _, part := range [][]engine.Task{ts[:15], ts[15:]} {
+		wg.Go(func() {
+			got, err := run(t, runner(w, srv, openStore(t, path), false), part)
+			if err != nil || len(got) != 15 {
+				t.Errorf("%d outcomes, %v", len(got), err)
+			}
+			for k, o := range got {
+				if o.Err != nil || o.Response.Text == "" {
+					t.Errorf("%s: %v", k, o.Err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := srv.Stats().BatchesCreated; n != sent {
+		t.Errorf("%d batches created after the two waited, want %d: one paid again", n, sent)
+	}
+}
+
+// TestPendingWorkIsNotSentAgain: a task left pending (--no-wait) and
+// asked for again by the same runner waits for the same item.
+func TestPendingWorkIsNotSentAgain(t *testing.T) {
+	w := wires[1]
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Minute}})
+	r := runner(w, srv, openStore(t, filepath.Join(t.TempDir(), "digest.db")), true)
+	ts := tasks(w, 3)
+	for range 3 {
+		got, err := run(t, r, ts)
+		if err != nil || len(got) != 3 || !errors.Is(got[ts[0].Key].Err, engine.ErrPending) {
+			t.Fatalf("%v %v", got, err)
+		}
+	}
+	if n := srv.Stats().BatchesCreated; n != 1 {
+		t.Errorf("the same pending work asked 3 times made %d batches", n)
+	}
+}

@@ -524,9 +524,10 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 	return func(o engine.Outcome) error {
 		u := o.Response.Usage
 		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
-		r.spend.Settle(o.Task.Key, cost, o.Err == nil)
 		if errors.Is(o.Err, engine.ErrPending) {
-			// Neither answered nor failed: a rerun collects it.
+			// Neither answered nor failed: a rerun collects it, and the
+			// batch bills it then.
+			r.spend.Owe(o.Task.Key)
 			r.mu.Lock()
 			jobs := r.pending[o.Task.Key]
 			delete(r.pending, o.Task.Key)
@@ -536,6 +537,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 			r.o.Progress.Done(len(jobs))
 			return nil
 		}
+		r.spend.Settle(o.Task.Key, cost, o.Err == nil)
 		if o.Err == nil {
 			// Stored before it is scored: a judge may take long, and a run
 			// stopped meanwhile must not have to pay for the answer again.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -45,7 +46,11 @@ func (r *runner) judge(m Model) score.Judge {
 		}
 		o := eng.Do(ctx, engine.Task{Key: k, Request: req})
 		u := o.Response.Usage
-		r.spend.Settle(k, m.Price.Cost(u.InputTokens, u.OutputTokens), o.Err == nil)
+		if errors.Is(o.Err, engine.ErrPending) {
+			r.spend.Owe(k)
+		} else {
+			r.spend.Settle(k, m.Price.Cost(u.InputTokens, u.OutputTokens), o.Err == nil)
+		}
 		if o.Err != nil {
 			return false, "", fmt.Errorf("judge %s: %w", m.Spec, o.Err)
 		}

@@ -112,6 +112,16 @@ func (c *Cap) Settle(key string, cost float64, paid bool) {
 	c.settled = make(chan struct{})
 }
 
+// Owe settles a request that will be billed later, its answer waiting in
+// a provider's batch: its worst case counts as spent, so that what a run
+// leaves in batches (--no-wait) stays within the limit.
+func (c *Cap) Owe(key string) {
+	c.mu.Lock()
+	worst := c.reserved[key]
+	c.mu.Unlock()
+	c.Settle(key, worst, true)
+}
+
 // Spent is what the answers settled so far cost.
 func (c *Cap) Spent() float64 {
 	c.mu.Lock()

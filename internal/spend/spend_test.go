@@ -49,3 +49,14 @@ func TestReserveWhenSettledWaitsForRequestsInFlight(t *testing.T) {
 		t.Error("nothing in flight: a request over the limit waited and went")
 	}
 }
+
+// TestOweKeepsTheWorstCaseSpent: a request left in a batch is billed
+// later; its worst case stays counted, so the next does not fit.
+func TestOweKeepsTheWorstCaseSpent(t *testing.T) {
+	c := New(1.0)
+	c.Reserve("a", 0.6)
+	c.Owe("a")
+	if c.Fits(0.5) || c.Spent() != 0.6 {
+		t.Errorf("after Owe: spent %v, fits 0.5: %v; want 0.6 and no", c.Spent(), c.Fits(0.5))
+	}
+}

@@ -362,7 +362,11 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	defer d.mu.Unlock()
 	items := d.byKey[o.Task.Key]
 	delete(d.byKey, o.Task.Key)
-	d.spend.Settle(o.Task.Key, d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens), o.Err == nil)
+	if errors.Is(o.Err, engine.ErrPending) {
+		d.spend.Owe(o.Task.Key)
+	} else {
+		d.spend.Settle(o.Task.Key, d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens), o.Err == nil)
+	}
 	var tooLarge *engine.TooLargeError
 	if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
 		return items, nil // each alone may fit where together they do not

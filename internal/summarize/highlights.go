@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -275,7 +276,11 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	o := h.eng.Do(ctx, engine.Task{Key: leaseKey, Request: j.req})
 	u := o.Response.Usage
 	cost := h.opts.Price.Cost(u.InputTokens, u.OutputTokens)
-	h.res.spend.Settle(leaseKey, cost, o.Err == nil)
+	if errors.Is(o.Err, engine.ErrPending) {
+		h.res.spend.Owe(leaseKey)
+	} else {
+		h.res.spend.Settle(leaseKey, cost, o.Err == nil)
+	}
 	if o.Err != nil {
 		h.fail(ctx, j, o.Err)
 		return
