@@ -611,7 +611,7 @@ const htmlScript = `
         return (x - y) * dir || a.n - b.n;
       };
     }
-    var t = TEXTS[spec];
+    var t = TEXTS.hasOwnProperty(spec) && TEXTS[spec];
     return t ? function (a, b) { return collator.compare(a[t], b[t]) * dir || a.n - b.n; } : null;
   }
 
@@ -682,12 +682,17 @@ const htmlScript = `
     if (q.value !== state.q) q.value = state.q;
     chip.hidden = state.pair < 0;
     if (state.pair >= 0) chipText.textContent = models[pairs[state.pair][0]] + " and " + models[pairs[state.pair][1]];
-    Array.prototype.forEach.call(table.querySelectorAll("[data-sort]"), function (c) {
-      var on = c.getAttribute("data-sort") === state.sort;
-      if (c.tagName === "BUTTON") c.setAttribute("aria-pressed", on);
-      var th = c.closest("th");
+    // The sort comes from the URL: compared, never put into a selector.
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+      var on = false;
+      var controls = th.hasAttribute("data-sort") ? [th] : Array.prototype.slice.call(th.querySelectorAll("button[data-sort]"));
+      controls.forEach(function (c) {
+        var mine = c.getAttribute("data-sort") === state.sort;
+        on = on || mine;
+        if (c.tagName === "BUTTON") c.setAttribute("aria-pressed", mine);
+      });
       if (on) th.setAttribute("aria-sort", state.desc ? "descending" : "ascending");
-      else if (!th.querySelector("[data-sort='" + state.sort + "']")) th.removeAttribute("aria-sort");
+      else th.removeAttribute("aria-sort");
     });
   }
   function change() { writeHash(); apply(); }

@@ -157,6 +157,7 @@ func TestEvalHTMLInChromium(t *testing.T) {
 		{"failures in any model", "filter=failed", []string{"sum", "math", "html", "down", "flaky"}},
 		{"errors", "filter=errors", []string{"down", "flaky"}},
 		{"search", "q=BOILING", []string{"flaky"}},
+		{"a sort that is not a column", "filter=disagree&sort=%27%5D%5Bx&desc=1", []string{"math", "html", "flaky"}},
 		{"sorted by C's latency, slowest first", "sort=m2.latency&desc=1", []string{"flaky", "html", "math", "sum", "capital", "down", "only-a"}},
 	} {
 		t.Run(view.name, func(t *testing.T) {
@@ -169,6 +170,13 @@ func TestEvalHTMLInChromium(t *testing.T) {
 			}
 			if bytes.Contains(dom, []byte("<img")) || bytes.Contains(dom, []byte("<b>something")) || bytes.Count(dom, []byte("<script")) != 2 || bytes.Contains(dom, []byte("<title>pwned")) {
 				t.Errorf("text from the run became markup:\n%s", dom)
+			}
+			// Four sort buttons per model, each telling whether it is the sort.
+			if n := bytes.Count(dom, []byte(`aria-pressed="`)); n != 12 {
+				t.Errorf("%d sort buttons say whether they are pressed, want 12", n)
+			}
+			if strings.HasPrefix(view.fragment, "sort=m2.latency") && !bytes.Contains(dom, []byte(`<button type="button" data-sort="m2.latency" aria-pressed="true">latency</button>`)) {
+				t.Error("the grid does not show which column it is sorted by")
 			}
 			if view.fragment == "" && !bytes.Contains(dom, []byte(`<td class="prompt"><div class="text">What is the capital of France?</div>`)) {
 				t.Errorf("the grid does not show the question:\n%s", dom)
