@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -14,23 +15,46 @@ import (
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
-// htmlMaxRows is how many results the page's table lists; a page of a
-// million rows would not open. The note under the table counts the rest
-// from the models' items.
-const htmlMaxRows = 20000
+// htmlMaxItems is how many items the page's grid holds: 10,000 items of
+// five models open in a second or two, a million would not open at all.
+// Results of the items after these are left out and counted.
+const htmlMaxItems = 20000
+
+// htmlStaticItems is how many items are also written as table rows, for
+// readers whose viewer runs no JavaScript; the script replaces them.
+const htmlStaticItems = 50
+
+// Result states in the page's data: the order a grid sorts them in.
+const (
+	htmlPass = iota
+	htmlFail
+	htmlError
+)
 
 // WriteHTML writes the run as one self-contained page, to open from disk or
 // to keep as a CI artifact: the models in a table, bar charts (inline SVG)
-// of accuracy with its interval, latency and cost, the pairs, and a table
-// of the results with a filter. It loads nothing from the network, and
-// its Content-Security-Policy lets nothing but its own style and script
-// run. Everything from the run, model answers above all, is escaped by
-// html/template, and its control and invisible format characters show as
-// text (textsafe), so that no right-to-left override reorders a row; the
-// page reads without JavaScript, which only adds the filter and sorting.
+// of accuracy with its interval, latency and cost, the pairs, and a grid
+// with a row per item (its prompt and expected answer) and a column per
+// model (answer, pass or fail, score, reasons, latency, cost). The grid can
+// be filtered (failures in any model, models that disagree, errors, text)
+// and sorted by any column, and the URL fragment holds the view
+// (report.html#filter=disagree&pair=0), so that a view can be shared.
 //
-// Results are read once from e.Results; the table lists the first
-// htmlMaxRows of them and stops reading there.
+// The results go in the page once, as JSON in a data block that never
+// runs, and the script builds the grid's rows from it page by page as the
+// reader scrolls; a run of 10,000 items and five models stays usable. The
+// page loads nothing from the network, and its Content-Security-Policy
+// lets nothing but its own style and script run. Everything from the run,
+// model answers above all, reaches the page as text: html/template escapes
+// the HTML, encoding/json escapes <, >, & and U+2028/U+2029 in the data
+// block so that nothing in it can close the block, and the script only
+// ever sets textContent. Control and invisible format characters show as
+// text (textsafe), so that no right-to-left override reorders a row.
+// Without JavaScript, the summary, charts, pairs and the first
+// htmlStaticItems items still read.
+//
+// Results are read once from e.Results; the grid holds the first
+// htmlMaxItems items and only the results of those are kept.
 func WriteHTML(w io.Writer, e *Eval) error {
 	bw := bufio.NewWriter(w)
 	page := htmlPage{
@@ -39,11 +63,11 @@ func WriteHTML(w io.Writer, e *Eval) error {
 		RunID:   textsafe.Line(e.RunID),
 		Gated:   e.anyGate(),
 		CSS:     template.CSS(htmlCSS),
-		Pairs:   make([]string, len(e.Pairs)),
 	}
 	if !e.StartedAt.IsZero() {
 		page.Started = e.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
+	g := newHTMLGrid(e.Models)
 	for _, m := range e.Models {
 		p50, p95, p99 := latencies(m)
 		page.Models = append(page.Models, htmlModel{
@@ -54,7 +78,16 @@ func WriteHTML(w io.Writer, e *Eval) error {
 		})
 	}
 	for i, p := range e.Pairs {
-		page.Pairs[i] = textsafe.Line(p.String())
+		hp := htmlPair{Text: textsafe.Line(p.String()), Index: i, Differ: p.AOnly + p.BOnly}
+		a, okA := g.modelIndex[p.A]
+		b, okB := g.modelIndex[p.B]
+		hp.Linked = okA && okB
+		if hp.Linked {
+			g.pairs = append(g.pairs, []int{a, b})
+		} else {
+			g.pairs = append(g.pairs, nil)
+		}
+		page.Pairs = append(page.Pairs, hp)
 	}
 	if len(e.Models) > 0 {
 		page.Charts = []htmlChart{accuracyChart(e.Models), latencyChart(e.Models), costChart(e.Models)}
@@ -62,29 +95,10 @@ func WriteHTML(w io.Writer, e *Eval) error {
 	if err := htmlTemplates.ExecuteTemplate(bw, "head", page); err != nil {
 		return err
 	}
-	foot := htmlFoot{Script: template.JS(htmlScript)}
-	var err error
-	for r := range e.results() {
-		if foot.Shown == htmlMaxRows {
-			foot.Cut = true
-			break
-		}
-		if err = htmlTemplates.ExecuteTemplate(bw, "row", htmlRow(r)); err != nil {
-			break
-		}
-		foot.Shown++
-	}
-	if err != nil {
+	if err := g.writeData(bw, e.results()); err != nil {
 		return err
 	}
-	if foot.Cut {
-		items := 0
-		for _, m := range e.Models {
-			items += m.Items
-		}
-		foot.Listed, foot.Total = thousands(foot.Shown), thousands(max(items, foot.Shown+1))
-	}
-	if err := htmlTemplates.ExecuteTemplate(bw, "foot", foot); err != nil {
+	if err := htmlTemplates.ExecuteTemplate(bw, "grid", g.static()); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -96,7 +110,7 @@ type htmlPage struct {
 	Gated                          bool
 	Models                         []htmlModel
 	Charts                         []htmlChart
-	Pairs                          []string
+	Pairs                          []htmlPair
 }
 
 type htmlModel struct {
@@ -109,40 +123,193 @@ type htmlModel struct {
 	HasGate, Below      bool
 }
 
-type htmlFoot struct {
-	Shown  int
-	Cut    bool   // results were left out
-	Listed string // Shown, when some were left out
-	Total  string // how many results there are, when some were left out
+// htmlPair is a line of the pairs' list, with a link to the items where
+// the two models differ when both are in the grid.
+type htmlPair struct {
+	Text          string
+	Index, Differ int
+	Linked        bool
+}
+
+// htmlGrid gathers the results into items as they stream by, model by
+// model: it writes each result into the data block at once and keeps only
+// the item keys, and the first htmlStaticItems items in full.
+type htmlGrid struct {
+	models     []string
+	modelIndex map[string]int
+	pairs      [][]int // model indexes of e.Pairs, nil for a pair not in the grid
+	items      map[string]int
+	rows       []htmlStaticRow
+	left       int // results of items after the first htmlMaxItems
+	buf        []byte
+}
+
+func newHTMLGrid(models []ModelStats) *htmlGrid {
+	g := &htmlGrid{modelIndex: map[string]int{}, items: map[string]int{}}
+	for _, m := range models {
+		g.model(m.Model)
+	}
+	return g
+}
+
+// model is the column of a model, adding one for a model that has results
+// but no summary.
+func (g *htmlGrid) model(name string) int {
+	if i, ok := g.modelIndex[name]; ok {
+		return i
+	}
+	g.modelIndex[name] = len(g.models)
+	g.models = append(g.models, name)
+	return len(g.models) - 1
+}
+
+// writeData writes the data block:
+//
+//	{"results": [[item, model, state, score, latency_ms, cost_usd, cached, answer or error, reasons(, id, prompt, expected)], ...],
+//	 "models": [name, ...], "pairs": [[a, b] or null, ...], "left": n}
+//
+// The item's id, prompt and expected answer come with its first result
+// only. Strings are shown as text already (textsafe); encoding/json
+// escapes <, >, & and U+2028/U+2029, so the block cannot be closed from
+// inside.
+func (g *htmlGrid) writeData(w *bufio.Writer, results func(func(Result) bool)) error {
+	w.WriteString(`<script type="application/json" id="grid-data">{"results":[`)
+	first := true
+	var err error
+	for r := range results {
+		key := r.ID()
+		item, seen := g.items[key]
+		if !seen {
+			if len(g.items) == htmlMaxItems {
+				g.left++
+				continue
+			}
+			item = len(g.items)
+			g.items[key] = item
+		}
+		rec := g.record(item, r)
+		if !seen {
+			rec = append(rec, textsafe.Line(key), textsafe.Text(r.Prompt), textsafe.Text(strings.Join(r.Expected, " | ")))
+		}
+		if g.buf, err = appendJSON(g.buf[:0], rec); err != nil {
+			return err
+		}
+		if !first {
+			w.WriteByte(',')
+		}
+		first = false
+		w.Write(g.buf)
+		g.keepStatic(item, seen, key, r, rec)
+	}
+	tail := struct {
+		Models []string `json:"models"`
+		Pairs  [][]int  `json:"pairs"`
+		Left   int      `json:"left"`
+	}{g.models, g.pairs, g.left}
+	for i, m := range tail.Models {
+		tail.Models[i] = textsafe.Line(m)
+	}
+	if tail.Pairs == nil {
+		tail.Pairs = [][]int{}
+	}
+	b, err := json.Marshal(tail)
+	if err != nil {
+		return err
+	}
+	w.WriteString("],")
+	w.Write(b[1:])
+	_, err = w.WriteString("</script>\n")
+	return err
+}
+
+// record is a result in the data block, without its item's text.
+func (g *htmlGrid) record(item int, r Result) []any {
+	state, text := htmlPass, r.Answer
+	switch {
+	case r.Error != "":
+		state, text = htmlError, r.Error
+	case !r.Pass:
+		state = htmlFail
+	}
+	cached := 0
+	if r.Cached {
+		cached = 1
+	}
+	var score, latency, cost any
+	if state != htmlError {
+		score, latency, cost = finite(r.Score), finite(r.LatencyMS), finite(r.CostUSD)
+	}
+	return []any{item, g.model(r.Model), state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n"))}
+}
+
+// finite is x, or null for the NaN or infinity JSON has no words for.
+func finite(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+// appendJSON appends v as JSON, escaped for an HTML data block.
+func appendJSON(dst []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(dst, b...), err
+}
+
+// htmlStaticRow is an item as a table row, for readers without JavaScript.
+type htmlStaticRow struct {
+	ID, Prompt, Expected string
+	Cells                []*htmlCell // by model; nil where the model has no result
+}
+
+type htmlCell struct {
+	State, Head, Text, Reasons string
+	Cached                     bool
+}
+
+func (g *htmlGrid) keepStatic(item int, seen bool, key string, r Result, rec []any) {
+	if item >= htmlStaticItems {
+		return
+	}
+	if !seen {
+		g.rows = append(g.rows, htmlStaticRow{ID: rec[9].(string), Prompt: rec[10].(string), Expected: rec[11].(string)})
+	}
+	row := &g.rows[item]
+	m := rec[1].(int)
+	for len(row.Cells) <= m {
+		row.Cells = append(row.Cells, nil)
+	}
+	c := &htmlCell{State: [...]string{"pass", "fail", "error"}[rec[2].(int)], Cached: r.Cached, Text: rec[7].(string), Reasons: rec[8].(string)}
+	if c.State != "error" {
+		c.Head = strconv.FormatFloat(r.Score, 'f', 2, 64) + " · " + millis(r.LatencyMS) + " · " + dollars(r.CostUSD)
+	}
+	row.Cells[m] = c
+}
+
+// htmlStatic is the grid as the page's HTML writes it.
+type htmlStatic struct {
+	Models []string
+	Rows   []htmlStaticRow
+	Items  string // how many items the grid holds
+	More   bool   // items beyond the static rows
+	Left   string // results left out, when some were
 	Script template.JS
 }
 
-// htmlResult is one row of the results table. Sort keys go in data-v.
-type htmlResult struct {
-	Model, ID, Status, Class  string
-	Cached                    bool
-	Score, ScoreKey           string
-	Latency, LatencyKey       string
-	Answer, Reasons, Expected string
-	Error                     string
-}
-
-func htmlRow(r Result) htmlResult {
-	row := htmlResult{
-		Model: textsafe.Line(r.Model), ID: textsafe.Line(r.ID()), Status: "pass", Cached: r.Cached,
-		Score: strconv.FormatFloat(r.Score, 'f', 2, 64), ScoreKey: decimal(r.Score), Latency: millis(r.LatencyMS), LatencyKey: decimal(r.LatencyMS),
-		Answer: textsafe.Text(r.Answer), Reasons: textsafe.Text(strings.Join(r.Reasons, "\n")), Expected: textsafe.Text(strings.Join(r.Expected, " | ")),
+func (g *htmlGrid) static() htmlStatic {
+	s := htmlStatic{Rows: g.rows, Items: thousands(len(g.items)), More: len(g.items) > len(g.rows), Script: template.JS(htmlScript)}
+	for _, m := range g.models {
+		s.Models = append(s.Models, textsafe.Line(m))
 	}
-	switch {
-	case r.Error != "":
-		row.Status, row.Error = "error", textsafe.Text(r.Error)
-		row.Score, row.Latency, row.LatencyKey = "–", "–", "-1"
-		row.ScoreKey = "-1"
-	case !r.Pass:
-		row.Status = "fail"
+	for i := range s.Rows {
+		for len(s.Rows[i].Cells) < len(g.models) {
+			s.Rows[i].Cells = append(s.Rows[i].Cells, nil)
+		}
 	}
-	row.Class = row.Status
-	return row
+	if g.left > 0 {
+		s.Left = thousands(g.left)
+	}
+	return s
 }
 
 // Chart geometry, in SVG user units (pixels at scale 1).
@@ -321,18 +488,20 @@ func px(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 // htmlCSS and htmlScript are the page's only style and script; the
 // Content-Security-Policy allows them by hash and nothing else.
 const htmlCSS = `
-:root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--muted:#59636e;--line:#d1d9e0;--bar:#3b82f6;--bad:#cf222e;--good:#1a7f37}
-@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--line:#3d444d;--bar:#4493f8;--bad:#f85149;--good:#3fb950}}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1280px;padding:24px}
+:root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--muted:#59636e;--line:#d1d9e0;--bar:#3b82f6;--bad:#cf222e;--good:#1a7f37;--head:#f6f8fa}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--line:#3d444d;--bar:#4493f8;--bad:#f85149;--good:#3fb950;--head:#161b22}}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1600px;padding:24px}
 h1{font-size:1.6em;margin:0 0 4px;word-break:break-word}
 h2{font-size:1.2em;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .meta,.note{color:var(--muted);margin:0}
+[hidden]{display:none!important}
 table{border-collapse:collapse;width:100%}
 th,td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
 th{font-weight:600;white-space:nowrap}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .text{white-space:pre-wrap;word-break:break-word;max-height:12em;overflow:auto;margin:0;font:inherit}
 .why{color:var(--muted);font-size:.9em;white-space:pre-wrap;margin-top:2px}
+.head{font-variant-numeric:tabular-nums;color:var(--muted);white-space:nowrap}
 .badge{font-size:.85em;font-weight:600}
 .badge.pass{color:var(--good)}
 .badge.fail,.badge.error,.below,.err{color:var(--bad)}
@@ -350,52 +519,224 @@ svg .bar.below{fill:var(--bad)}
 svg .whisker,svg .mark{stroke:var(--fg);stroke-width:1.5}
 svg .gate{stroke:var(--bad);stroke-width:1.5;stroke-dasharray:3 2}
 #controls{margin:8px 0;display:flex;gap:16px;align-items:center;flex-wrap:wrap}
-#controls[hidden],tr[hidden]{display:none}
 #q{padding:4px 8px;min-width:260px;font:inherit}
-th.sortable{cursor:pointer;user-select:none}
+#gridwrap{max-height:85vh;overflow:auto;border:1px solid var(--line)}
+#grid thead th{position:sticky;top:0;z-index:2;background:var(--head);border-bottom:2px solid var(--line)}
+#grid td.id,#grid th.id{position:sticky;left:0;z-index:1;background:var(--bg);min-width:6em;max-width:14em}
+#grid thead th.id{z-index:3;background:var(--head)}
+#grid td.prompt{min-width:260px;max-width:480px}
+#grid td.r,#grid th.model{min-width:220px;max-width:420px}
+#grid td.r.fail,#grid td.r.error{background:color-mix(in srgb,var(--bad) 7%,transparent)}
+#grid td.none{color:var(--muted)}
+#grid [data-sort]{cursor:pointer;user-select:none}
+#grid th button{font:inherit;font-size:.8em;font-weight:400;background:none;border:0;padding:0 4px 0 0;color:var(--muted);cursor:pointer;text-decoration:underline dotted}
+#grid th button[aria-pressed=true]{color:var(--fg);font-weight:600}
+#sentinel{margin:8px}
 `
 
 const htmlScript = `
 (function () {
-  var table = document.getElementById("results");
-  if (!table) return;
-  var body = table.tBodies[0], q = document.getElementById("q"), failed = document.getElementById("failed");
-  var count = document.getElementById("count");
-  var rows = Array.prototype.slice.call(body.rows).map(function (tr) {
-    return {tr: tr, text: tr.textContent.toLowerCase(), pass: tr.className === "pass"};
+  "use strict";
+  var blob = document.getElementById("grid-data"), table = document.getElementById("grid");
+  if (!blob || !table) return;
+  var data = JSON.parse(blob.textContent), models = data.models, pairs = data.pairs, items = [];
+  data.results.forEach(function (r) {
+    var it = items[r[0]];
+    if (!it) it = items[r[0]] = {n: r[0], id: r[9], prompt: r[10], expected: r[11], res: [], text: null};
+    it.res[r[1]] = r;
   });
-  function filter() {
-    var s = q.value.trim().toLowerCase(), only = failed.checked, n = 0;
-    rows.forEach(function (r) {
-      var show = !(only && r.pass) && (s === "" || r.text.indexOf(s) >= 0);
-      r.tr.hidden = !show;
-      if (show) n++;
-    });
-    count.textContent = n + " of " + rows.length + " shown";
+  var body = table.tBodies[0], wrap = document.getElementById("gridwrap"), sentinel = document.getElementById("sentinel");
+  var moreButton = document.getElementById("more"), q = document.getElementById("q"), filter = document.getElementById("filter");
+  var count = document.getElementById("count"), chip = document.getElementById("pairchip"), chipText = document.getElementById("pairtext");
+  var FILTERS = {all: 1, failed: 1, disagree: 1, errors: 1}, STATES = ["pass", "fail", "error"], PAGE = 100;
+  var FIELDS = {result: 2, score: 3, latency: 4, cost: 5}, TEXTS = {item: "id", prompt: "prompt", expected: "expected"};
+  var everyModel = models.map(function (_, i) { return i; });
+  var state = {}, view = [], shown = 0, collator = new Intl.Collator(undefined, {numeric: true});
+
+  // The fragment holds the view, so that a link can open one:
+  // #filter=disagree&pair=0&q=paris&sort=m1.latency&desc=1
+  function readHash() {
+    var p = new URLSearchParams(location.hash.replace(/^#/, ""));
+    var k = parseInt(p.get("pair"), 10);
+    state = {filter: FILTERS.hasOwnProperty(p.get("filter")) ? p.get("filter") : "all", q: p.get("q") || "",
+      pair: k >= 0 && pairs[k] ? k : -1, sort: p.get("sort") || "", desc: p.get("desc") === "1"};
+    if (state.filter !== "disagree") state.pair = -1;
   }
-  q.addEventListener("input", filter);
-  failed.addEventListener("change", filter);
-  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
-    var dir = 1;
-    function sort() {
-      rows.sort(function (a, b) {
-        var x = a.tr.cells[i], y = b.tr.cells[i];
-        var xv = x.getAttribute("data-v"), yv = y.getAttribute("data-v");
-        var c = xv !== null && yv !== null ? parseFloat(xv) - parseFloat(yv) : x.textContent.localeCompare(y.textContent);
-        return c * dir;
-      });
-      Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
-      th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
-      dir = -dir;
-      rows.forEach(function (r) { body.appendChild(r.tr); });
+  function writeHash() {
+    var p = new URLSearchParams();
+    if (state.filter !== "all") p.set("filter", state.filter);
+    if (state.pair >= 0) p.set("pair", state.pair);
+    if (state.q) p.set("q", state.q);
+    if (state.sort) p.set("sort", state.sort);
+    if (state.desc) p.set("desc", "1");
+    var s = p.toString();
+    try { history.replaceState(null, "", s ? "#" + s : location.pathname + location.search); } catch (e) { /* a viewer that forbids it keeps the old URL */ }
+  }
+
+  function stateOf(it, m) { var r = it.res[m]; return r ? r[2] : -1; }
+  function any(it, test) {
+    for (var m = 0; m < models.length; m++) { var s = stateOf(it, m); if (s >= 0 && test(s)) return true; }
+    return false;
+  }
+  // Models disagree when one passed and another did not; a model without
+  // a result for the item has no say, and errors count as failures.
+  function disagree(it, ms) {
+    var passed = false, not = false;
+    ms.forEach(function (m) { var s = stateOf(it, m); if (s === 0) passed = true; else if (s > 0) not = true; });
+    return passed && not;
+  }
+  function text(it) {
+    if (it.text === null) {
+      var parts = [it.id, it.prompt, it.expected];
+      it.res.forEach(function (r) { if (r) parts.push(r[7], r[8]); });
+      it.text = parts.join("\n").toLowerCase();
     }
-    th.className += " sortable";
-    th.tabIndex = 0;
-    th.addEventListener("click", sort);
-    th.addEventListener("keydown", function (ev) { if (ev.key === "Enter") sort(); });
+    return it.text;
+  }
+  function keep(it) {
+    if (state.filter === "failed" && !any(it, function (s) { return s > 0; })) return false;
+    if (state.filter === "errors" && !any(it, function (s) { return s === 2; })) return false;
+    if (state.filter === "disagree" && !disagree(it, state.pair >= 0 ? pairs[state.pair] : everyModel)) return false;
+    return !state.q || text(it).indexOf(state.q.toLowerCase()) >= 0;
+  }
+  // compare orders items by a column; a model's missing result or number
+  // goes last either way.
+  function compare(spec, dir) {
+    var m = /^m(\d+)\.(\w+)$/.exec(spec);
+    if (m && +m[1] < models.length && FIELDS.hasOwnProperty(m[2])) {
+      var col = +m[1], f = FIELDS[m[2]];
+      return function (a, b) {
+        var x = a.res[col] ? a.res[col][f] : null, y = b.res[col] ? b.res[col][f] : null;
+        if (x === null || y === null) return (x === null) - (y === null) || a.n - b.n;
+        return (x - y) * dir || a.n - b.n;
+      };
+    }
+    var t = TEXTS.hasOwnProperty(spec) && TEXTS[spec];
+    return t ? function (a, b) { return collator.compare(a[t], b[t]) * dir || a.n - b.n; } : null;
+  }
+
+  function el(tag, cls, content) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (content !== undefined) e.textContent = content;
+    return e;
+  }
+  function textCell(cls, content) { var td = el("td", cls); td.appendChild(el("div", "text", content)); return td; }
+  function millis(ms) { return ms === null ? "–" : ms < 999.5 ? ms.toFixed(0) + " ms" : (ms / 1000).toFixed(1) + " s"; }
+  function dollars(usd) {
+    if (usd === null) return "–";
+    var d = 4;
+    while (usd !== 0 && Math.abs(usd) * Math.pow(10, d) < 9.95 && d < 8) d++;
+    return "$" + usd.toFixed(d);
+  }
+  function row(it) {
+    var tr = el("tr", "item");
+    tr.setAttribute("data-n", it.n);
+    tr.appendChild(textCell("id", it.id));
+    tr.appendChild(textCell("prompt", it.prompt));
+    tr.appendChild(textCell("expected", it.expected));
+    for (var m = 0; m < models.length; m++) {
+      var r = it.res[m];
+      if (!r) { tr.appendChild(el("td", "r none", "–")); continue; }
+      var s = STATES[r[2]], td = el("td", "r " + s), head = el("div", "head");
+      head.appendChild(el("span", "badge " + s, s));
+      if (r[2] !== 2) head.appendChild(document.createTextNode(" " + (r[3] === null ? "–" : r[3].toFixed(2)) + " · " + millis(r[4]) + " · " + dollars(r[5])));
+      if (r[6]) { head.appendChild(document.createTextNode(" ")); head.appendChild(el("span", "badge cached", "cached")); }
+      td.appendChild(head);
+      td.appendChild(el("div", r[2] === 2 ? "text err" : "text", r[7]));
+      if (r[8]) td.appendChild(el("div", "why", r[8]));
+      tr.appendChild(td);
+    }
+    return tr;
+  }
+
+  // Rows are built a page at a time, as the end of the grid comes near.
+  function more() {
+    var end = Math.min(shown + PAGE, view.length), frag = document.createDocumentFragment();
+    for (; shown < end; shown++) frag.appendChild(row(view[shown]));
+    body.appendChild(frag);
+    moreButton.hidden = shown >= view.length;
+  }
+  var observer = new IntersectionObserver(function (entries) {
+    if (entries[entries.length - 1].isIntersecting && shown < view.length) {
+      more();
+      // Observing again reports the sentinel afresh: still in reach, another page.
+      observer.unobserve(sentinel);
+      observer.observe(sentinel);
+    }
+  }, {root: wrap, rootMargin: "600px"});
+
+  function apply() {
+    view = items.filter(keep);
+    var cmp = compare(state.sort, state.desc ? -1 : 1);
+    if (cmp) view.sort(cmp);
+    body.textContent = "";
+    shown = 0;
+    wrap.scrollTop = 0;
+    more();
+    observer.unobserve(sentinel);
+    observer.observe(sentinel);
+    count.textContent = view.length + " of " + items.length + " items";
+    table.setAttribute("data-view", view.length);
+    filter.value = state.filter;
+    if (q.value !== state.q) q.value = state.q;
+    chip.hidden = state.pair < 0;
+    if (state.pair >= 0) chipText.textContent = models[pairs[state.pair][0]] + " and " + models[pairs[state.pair][1]];
+    // The sort comes from the URL: compared, never put into a selector.
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+      var on = false;
+      var controls = th.hasAttribute("data-sort") ? [th] : Array.prototype.slice.call(th.querySelectorAll("button[data-sort]"));
+      controls.forEach(function (c) {
+        var mine = c.getAttribute("data-sort") === state.sort;
+        on = on || mine;
+        if (c.tagName === "BUTTON") c.setAttribute("aria-pressed", mine);
+      });
+      if (on) th.setAttribute("aria-sort", state.desc ? "descending" : "ascending");
+      else th.removeAttribute("aria-sort");
+    });
+  }
+  function change() { writeHash(); apply(); }
+
+  // A sort button for each of a model's numbers, under its name.
+  Array.prototype.forEach.call(table.tHead.querySelectorAll("th.model"), function (th, m) {
+    var line = el("div");
+    ["result", "score", "latency", "cost"].forEach(function (f) {
+      var b = el("button", "", f);
+      b.type = "button";
+      b.setAttribute("data-sort", "m" + m + "." + f);
+      line.appendChild(b);
+    });
+    th.appendChild(line);
   });
+  Array.prototype.forEach.call(table.tHead.querySelectorAll("th[data-sort]"), function (th) { th.tabIndex = 0; });
+  function sortBy(target) {
+    var c = target.closest("[data-sort]");
+    if (!c) return;
+    var spec = c.getAttribute("data-sort");
+    state.desc = state.sort === spec ? !state.desc : false;
+    state.sort = spec;
+    change();
+  }
+  table.tHead.addEventListener("click", function (ev) { sortBy(ev.target); });
+  table.tHead.addEventListener("keydown", function (ev) { if (ev.key === "Enter" && ev.target.tagName === "TH") sortBy(ev.target); });
+  filter.addEventListener("change", function () { state.filter = filter.value; state.pair = -1; change(); });
+  document.getElementById("pairclear").addEventListener("click", function () { state.pair = -1; change(); });
+  var typing = 0;
+  q.addEventListener("input", function () {
+    clearTimeout(typing);
+    typing = setTimeout(function () { state.q = q.value.trim(); change(); }, 150);
+  });
+  moreButton.addEventListener("click", more);
+  window.addEventListener("hashchange", function () {
+    readHash();
+    apply();
+    document.getElementById("items").scrollIntoView();
+  });
+
+  Array.prototype.forEach.call(document.querySelectorAll(".nojs"), function (n) { n.hidden = true; });
   document.getElementById("controls").hidden = false;
-  filter();
+  readHash();
+  apply();
 })();
 `
 
@@ -461,30 +802,36 @@ const htmlSource = `{{define "head" -}}
 {{- if .Pairs}}
 <h2>Pairs</h2>
 <p class="note">Paired on the items both models were asked; p is the two-sided exact McNemar test.</p>
-<ul>
+<ul id="pairs">
 {{- range .Pairs}}
-<li>{{.}}</li>
+<li>{{.Text}}{{if and .Linked .Differ}} · <a href="#filter=disagree&amp;pair={{.Index}}">the {{.Differ}} item{{if ne .Differ 1}}s{{end}} where they differ</a>{{end}}</li>
 {{- end}}
 </ul>
 {{- end}}
-<h2>Results</h2>
-<div id="controls" hidden><label>Filter <input id="q" type="search" placeholder="model, item, answer…" autocomplete="off"></label><label><input id="failed" type="checkbox"> failures only</label><span id="count" class="note"></span></div>
-<table id="results">
-<thead><tr><th>Model</th><th>Item</th><th>Result</th><th class="num">Score</th><th class="num">Latency</th><th>Answer</th><th>Expected</th></tr></thead>
+<h2 id="items">Items</h2>
+<div id="controls" hidden><label>Show <select id="filter"><option value="all">all items</option><option value="failed">failures in any model</option><option value="disagree">items where models disagree</option><option value="errors">errors</option></select></label><span id="pairchip" hidden>between <b id="pairtext"></b> <button type="button" id="pairclear" title="every model">×</button></span><label>Search <input id="q" type="search" placeholder="item, prompt, answer…" autocomplete="off"></label><span id="count" class="note" aria-live="polite"></span></div>
+{{end}}
+
+{{- define "grid" -}}
+<div id="gridwrap">
+<table id="grid">
+<thead><tr><th class="id" data-sort="item">Item</th><th data-sort="prompt">Prompt</th><th data-sort="expected">Expected</th>{{range .Models}}<th class="model">{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{end}}
-
-{{- define "row" -}}
-<tr class="{{.Class}}"><td>{{.Model}}</td><td>{{.ID}}</td><td><span class="badge {{.Class}}">{{.Status}}</span>{{if .Cached}} <span class="badge cached">cached</span>{{end}}</td><td class="num" data-v="{{.ScoreKey}}">{{.Score}}</td><td class="num" data-v="{{.LatencyKey}}">{{.Latency}}</td><td>{{if .Error}}<div class="text err">{{.Error}}</div>{{else}}<div class="text">{{.Answer}}</div>{{end}}{{with .Reasons}}<div class="why">{{.}}</div>{{end}}</td><td><div class="text">{{.Expected}}</div></td></tr>
-{{end}}
-
-{{- define "foot" -}}
+{{- range .Rows}}
+<tr class="item static"><td class="id"><div class="text">{{.ID}}</div></td><td class="prompt"><div class="text">{{.Prompt}}</div></td><td class="expected"><div class="text">{{.Expected}}</div></td>
+{{- range .Cells}}{{if .}}<td class="r {{.State}}"><div class="head"><span class="badge {{.State}}">{{.State}}</span>{{with .Head}} {{.}}{{end}}{{if .Cached}} <span class="badge cached">cached</span>{{end}}</div><div class="text{{if eq .State "error"}} err{{end}}">{{.Text}}</div>{{with .Reasons}}<div class="why">{{.}}</div>{{end}}</td>{{else}}<td class="r none">–</td>{{end}}{{end}}</tr>
+{{- end}}
 </tbody>
 </table>
-{{- if .Cut}}
-<p class="note">The table lists the first {{.Listed}} of {{.Total}} results; <code>--format jsonl</code> or <code>csv</code> has them all.</p>
-{{- else if not .Shown}}
+<p id="sentinel"><button type="button" id="more" hidden>more items</button></p>
+</div>
+{{- if .Left}}
+<p class="note">The grid holds the first {{.Items}} items; {{.Left}} results of later items are left out: <code>--format jsonl</code> or <code>csv</code> has them all.</p>
+{{- end}}
+{{- if not .Rows}}
 <p class="note">No results.</p>
+{{- else if .More}}
+<p class="note nojs">Without JavaScript, the grid shows the first {{len .Rows}} of {{.Items}} items.</p>
 {{- end}}
 </main>
 <script>{{.Script}}</script>
