@@ -20,6 +20,7 @@ import (
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/eval"
+	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
@@ -281,6 +282,10 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err := checkJudgeGiven(o, cfg); err != nil {
 		return err
 	}
+	planned, err := surveyDataset(ctx, o, cfg)
+	if err != nil {
+		return err
+	}
 	if !o.DryRun {
 		for i, m := range cfg.Models {
 			if cfg.Models[i].Provider, err = o.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
@@ -323,9 +328,12 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		}
 	}
 	cfg.Log = o.Logger()
-	bar := o.IO.NewProgress("evaluating", !o.Globals.Quiet)
-	bar.Start(-1)
-	cfg.Progress = bar
+	bar := o.IO.NewProgressOf("evaluating", "results", !o.Globals.Quiet)
+	cfg.Progress = bar // its total grows as a dataset on standard input is read
+	if planned > 0 {
+		bar.Start(planned)
+		cfg.Progress = countedProgress{bar}
+	}
 	cfg.Batch.OnLook = showBatches(o.runDeps, bar)
 	started := time.Now()
 	out, err := eval.Run(ctx, cfg)
@@ -334,6 +342,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		for _, le := range out.Skipped {
 			fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s\n", textsafe.Line(le.Error()))
 		}
+	}
+	if errors.Is(err, eval.ErrNothingToCheck) {
+		return cmdutil.AsUsage(err)
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) && out != nil {
@@ -363,12 +374,13 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err := writeEvalReports(o, rep, true); err != nil {
 		return err
 	}
-	errs := 0
+	errs, unchecked := 0, 0
 	for _, m := range rep.Models {
 		errs += m.Errors
+		unchecked += m.Unchecked
 	}
-	o.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %s",
-		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, time.Since(started).Round(time.Millisecond))
+	o.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %d unchecked, %s",
+		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, unchecked, time.Since(started).Round(time.Millisecond))
 	if out.NotSent > 0 {
 		return fmt.Errorf("stopped before --max-cost $%g: %d results left unrequested. Try: a higher --max-cost, and run again to continue", o.MaxCost, out.NotSent)
 	}
@@ -383,13 +395,18 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 // whose requests failed must not pass for a green build. It names the
 // first error, from the stored results, so the log says what went wrong.
 func resultErrors(rep *report.Eval) error {
-	var total int
+	var total, unchecked int
 	var per []string
 	for _, m := range rep.Models {
 		if m.Errors > 0 {
 			total += m.Errors
 			per = append(per, fmt.Sprintf("%s %d", m.Model, m.Errors))
 		}
+		unchecked += m.Unchecked
+	}
+	if total == 0 && unchecked > 0 {
+		return fmt.Errorf("%d results had nothing to check and were not sent (%s). Try: give those items \"expected\" answers, or --assert json or judge, which need none",
+			unchecked, report.NothingToCheck)
 	}
 	if total == 0 {
 		return nil
@@ -397,14 +414,18 @@ func resultErrors(rep *report.Eval) error {
 	first := ""
 	if rep.Results != nil {
 		for r := range rep.Results {
-			if r.Error != "" {
+			if r.Error != "" && r.Error != report.NothingToCheck {
 				first = fmt.Sprintf("; the first, %s on %s: %s", r.Model, r.Item, r.Error)
 				break
 			}
 		}
 	}
-	return fmt.Errorf("%d results ended in error (%s)%s. Try: run the same command again to retry them; answers already stored are not paid for again",
-		total, strings.Join(per, ", "), strings.TrimRight(first, "."))
+	also := ""
+	if unchecked > 0 {
+		also = fmt.Sprintf(", and %d had nothing to check", unchecked)
+	}
+	return fmt.Errorf("%d results ended in error (%s)%s%s. Try: run the same command again to retry them; answers already stored are not paid for again",
+		total, strings.Join(per, ", "), also, strings.TrimRight(first, "."))
 }
 
 // checkJudgeGiven refuses, before anything is sent, judge assertions with
@@ -435,6 +456,54 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 		return cmdutil.UsageError("%s:%d has a judge assertion, which needs a grading model, and --judge is not set. %s", o.Dataset, line, try)
 	}
 	return nil
+}
+
+// surveyDataset reads a dataset file before anything is sent: a dataset
+// none of whose items has anything to check is refused (exit 2), and the
+// lines are counted for the progress bar's total, in results (items ×
+// models × repeats; 0 when unknown, on standard input). Standard input
+// cannot be read twice: there the run refuses it itself, having sent
+// nothing, since such items are never sent.
+func surveyDataset(ctx context.Context, o *EvalOptions, cfg eval.Options) (int, error) {
+	if o.Dataset == "-" {
+		return 0, nil
+	}
+	file, err := dataset.Open(o.Dataset)
+	if err != nil {
+		return 0, cmdutil.AsUsage(err)
+	}
+	ok, err := eval.AnyCheckable(ctx, file, cfg.Read, o.Limit, cfg.Scorer)
+	file.Close()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, cmdutil.AsUsage(fmt.Errorf("%s: %w", o.Dataset, eval.ErrNothingToCheck))
+	}
+	if o.Globals.Quiet || !o.IO.IsStderrTTY() {
+		return 0, nil // no bar to count for
+	}
+	if file, err = dataset.Open(o.Dataset); err != nil {
+		return 0, cmdutil.AsUsage(err)
+	}
+	defer file.Close()
+	lines, err := eval.CountLines(file)
+	if err != nil {
+		return 0, err
+	}
+	if o.Limit > 0 {
+		lines = min(lines, o.Limit)
+	}
+	return lines * len(cfg.Models) * max(1, o.Repeat), nil
+}
+
+// countedProgress is a bar whose total was counted before the run: the
+// items the run finds do not add to it.
+type countedProgress struct{ bar *iostreams.Progress }
+
+func (p countedProgress) Done(n int) { p.bar.Done(n) }
+func (p countedProgress) Spent(tokens int, costUSD float64, retries int64) {
+	p.bar.Spent(tokens, costUSD, retries)
 }
 
 // checkEvalOutputs refuses, before anything is sent, reports that would

@@ -624,3 +624,31 @@ func TestEvalParsesArguments(t *testing.T) {
 		t.Error("no dataset: accepted")
 	}
 }
+
+// An item with nothing to check is an error of its own, never sent; a
+// dataset of such items only, from a file or standard input, exits 2 having
+// sent nothing.
+func TestEvalNothingToCheck(t *testing.T) {
+	h := newHarness(t)
+	open := `{"id": "o", "prompt": "What is 1 + 1?"}`
+	mixed := writeDataset(t, `{"id": "q", "prompt": "What is 2 + 2?", "expected": "4"}`, open)
+	res := h.run(context.Background(), "eval", mixed, "--models", "test:a", "--assert", "numeric", "-f", "json")
+	if res.code != 1 || h.calls.Load() != 1 || !strings.Contains(res.out, `"unchecked": 1`) || !strings.Contains(res.errOut, "1 results had nothing to check") {
+		t.Errorf("one item unchecked: exit %d, %d calls: %s %s", res.code, h.calls.Load(), res.out, res.errOut)
+	}
+	only := writeDataset(t, open, open)
+	res = h.run(context.Background(), "eval", only, "--models", "test:a", "--assert", "numeric")
+	if res.code != 2 || h.calls.Load() != 1 || !strings.Contains(res.errOut, "nothing to check") || !strings.Contains(res.errOut, "Try: ") {
+		t.Errorf("every item unchecked: exit %d, %d calls: %s", res.code, h.calls.Load(), res.errOut)
+	}
+	stdin, err := os.Open(only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	h.stdin = stdin
+	res = h.run(context.Background(), "eval", "-", "--models", "test:a", "--assert", "numeric")
+	if res.code != 2 || h.calls.Load() != 1 || !strings.Contains(res.errOut, "nothing to check") {
+		t.Errorf("stdin, every item unchecked: exit %d, %d calls: %s", res.code, h.calls.Load(), res.errOut)
+	}
+}

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
@@ -161,5 +163,78 @@ func TestRepeatAsksEachItemAgain(t *testing.T) {
 	out, e := r.run(t, sums(4), Options{Params: Params{Repeat: 3}})
 	if r.calls[0].Load() != 12 || e.Models[0].Items != 12 || out.Items != 4 {
 		t.Errorf("%d calls, %d results, %d items; want 12, 12, 4", r.calls[0].Load(), e.Models[0].Items, out.Items)
+	}
+}
+
+// TestItemsWithNothingToCheckAreNotSent: under --assert numeric, an item
+// without an expected answer is never sent; its results are errors,
+// counted as unchecked and left out of the accuracy. A dataset of such
+// items only sends nothing and fails.
+func TestItemsWithNothingToCheckAreNotSent(t *testing.T) {
+	r := newTestRun(t)
+	data := sums(4) + `{"id": "open1", "prompt": "What is 1+1?"}` + "\n" + `{"id": "open2", "prompt": "What is 3+3?"}` + "\n"
+	out, e := r.run(t, data, Options{Scorer: &score.Scorer{Default: "numeric"}})
+	if r.calls[0].Load() != 4 || r.calls[1].Load() != 4 {
+		t.Errorf("%d and %d calls, want 4 each: the items with nothing to check are not sent", r.calls[0].Load(), r.calls[1].Load())
+	}
+	m := e.Models[0]
+	if out.Unchecked != 4 || m.Unchecked != 2 || m.Errors != 0 || m.Items != 6 || m.Passed != 4 || m.Accuracy != 1 || m.Failures() != 0 {
+		t.Errorf("outcome unchecked %d, model %+v: want 2 unchecked per model, no error, accuracy 4/4", out.Unchecked, m)
+	}
+	if p := e.Pairs[0]; p.Both+p.AOnly+p.BOnly+p.None != 4 {
+		t.Errorf("pair %+v counts the unchecked items", p)
+	}
+	var reasons []string
+	for res := range e.Results {
+		if res.Error != "" {
+			reasons = append(reasons, res.Item+": "+res.Error)
+		}
+	}
+	if len(reasons) != 4 || reasons[0] != "open1: "+report.NothingToCheck {
+		t.Errorf("unchecked results %q", reasons)
+	}
+
+	r = newTestRun(t)
+	o := Options{Dataset: "open.jsonl", Source: strings.NewReader(`{"prompt": "What is 1+1?"}` + "\n"), Models: r.models, Tokenizer: r.tok,
+		Store: r.st, Concurrency: 2, Scorer: &score.Scorer{Default: "numeric"}}
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrNothingToCheck) {
+		t.Errorf("every item unchecked: %v, want ErrNothingToCheck", err)
+	}
+	if r.calls[0].Load()+r.calls[1].Load() != 0 {
+		t.Error("a dataset with nothing to check was sent")
+	}
+	o.Source, o.DryRun = strings.NewReader(`{"prompt": "What is 1+1?"}`+"\n"), true
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrNothingToCheck) {
+		t.Errorf("dry run, every item unchecked: %v, want ErrNothingToCheck", err)
+	}
+}
+
+// TestAnyCheckableStopsAtTheFirst: the survey before a run finds a
+// checkable item wherever it is, within the limit, and counts lines.
+func TestAnyCheckableStopsAtTheFirst(t *testing.T) {
+	open := `{"prompt": "a"}` + "\n"
+	sc := &score.Scorer{Default: "numeric"}
+	for _, tt := range []struct {
+		data  string
+		limit int
+		want  bool
+	}{
+		{open + open + sums(1), 0, true},
+		{open + open + sums(1), 2, false},
+		{open + open, 0, false},
+		{open + "not json\n" + sums(1), 0, true},
+	} {
+		got, err := AnyCheckable(context.Background(), strings.NewReader(tt.data), dataset.Options{Name: "d.jsonl"}, tt.limit, sc)
+		if err != nil || got != tt.want {
+			t.Errorf("AnyCheckable(%q, limit %d) = %v, %v; want %v", tt.data, tt.limit, got, err, tt.want)
+		}
+	}
+	if got, _ := AnyCheckable(context.Background(), strings.NewReader(open), dataset.Options{}, 0, &score.Scorer{Default: "json"}); !got {
+		t.Error("--assert json needs no expected answer, yet the item reads as unchecked")
+	}
+	for data, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\nb": 2, "a\n\nb\n": 3} {
+		if got, err := CountLines(strings.NewReader(data)); got != want || err != nil {
+			t.Errorf("CountLines(%q) = %d, %v; want %d", data, got, err, want)
+		}
 	}
 }

@@ -41,9 +41,9 @@ func ForEvalFormat(name string) (EvalReporter, error) {
 	return nil, fmt.Errorf("unknown format %q. Try: one of %s", name, strings.Join(EvalFormats, ", "))
 }
 
-// Failures counts the results that were answered and failed; errors are
-// counted apart.
-func (m ModelStats) Failures() int { return m.Items - m.Passed - m.Errors }
+// Failures counts the results that were answered and failed; errors and
+// unchecked results are counted apart.
+func (m ModelStats) Failures() int { return m.Items - m.Passed - m.Errors - m.Unchecked }
 
 // ID names a result in every report: "ITEM#REPEAT".
 func (r Result) ID() string { return r.Item + "#" + strconv.Itoa(r.Repeat) }
@@ -85,7 +85,7 @@ func millis(ms float64) string {
 // latencies are a model's percentiles for people; "–" when it answered
 // nothing and there is no latency to speak of.
 func latencies(m ModelStats) (p50, p95, p99 string) {
-	if m.Items-m.Errors <= 0 {
+	if m.Items-m.Errors-m.Unchecked <= 0 {
 		return "–", "–", "–"
 	}
 	return millis(m.Latency.P50), millis(m.Latency.P95), millis(m.Latency.P99)
