@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/stats"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlite"
 	"github.com/digest-cli/digest/internal/tokenizer"
@@ -236,5 +238,59 @@ func TestAnyCheckableStopsAtTheFirst(t *testing.T) {
 		if got, err := CountLines(strings.NewReader(data)); got != want || err != nil {
 			t.Errorf("CountLines(%q) = %d, %v; want %d", data, got, err, want)
 		}
+	}
+}
+
+// scripted answers item qN right the first right[N] times it is asked,
+// wrong after: the repeats of one item disagree as the script says.
+func scripted(right []int) provider.Provider {
+	var mu sync.Mutex
+	asked := map[int]int{}
+	return provider.Func(func(_ context.Context, req provider.Request) (provider.Response, error) {
+		var a, b int
+		fmt.Sscanf(req.Messages[len(req.Messages)-1].Content, "What is %d+%d?", &a, &b)
+		mu.Lock()
+		n := asked[a]
+		asked[a]++
+		mu.Unlock()
+		sum := a + b
+		if n >= right[a] {
+			sum++
+		}
+		return provider.Response{Text: fmt.Sprint(sum), Usage: provider.Usage{InputTokens: 5, OutputTokens: 1}}, nil
+	})
+}
+
+// TestRepeatsAreReportedPerItem: with --repeat 4, an item passes when
+// more than half of its repeats pass (2 of 4 fails), and the accuracy, its
+// interval and the pair use items; per-result figures stay beside them.
+// Every figure is worked out by hand from the script.
+func TestRepeatsAreReportedPerItem(t *testing.T) {
+	r := newTestRun(t)
+	// A: q0 4/4, q1 3/4, q2 2/4 (a tie), q3 0/4. B: q0 4/4, q1 1/4, q2 2/4, q3 1/4.
+	r.models[0].Provider = scripted([]int{4, 3, 2, 0})
+	r.models[1].Provider = scripted([]int{4, 1, 2, 1})
+	_, e := r.run(t, sums(4), Options{Params: Params{Repeat: 4}})
+	a, b := e.Models[0], e.Models[1]
+	if e.Repeat != 4 || a.PerItem == nil || b.PerItem == nil {
+		t.Fatalf("repeat %d, per item %v %v", e.Repeat, a.PerItem, b.PerItem)
+	}
+	// A passes q0 and q1: 2 of 4 items; 9 of 16 results; item means 1, .75, .5, 0.
+	want := report.ItemStats{Items: 4, Passed: 2, MeanScore: 0.5625, Disagree: 2, DisagreeShare: 0.5}
+	if *a.PerItem != want || a.Accuracy != 0.5 || a.ResultAccuracy != 9.0/16 || a.Items != 16 || a.Passed != 9 {
+		t.Errorf("A: %+v %+v, want %+v, accuracy 0.5 of items, 9/16 of results", a, *a.PerItem, want)
+	}
+	// B passes q0 only; 8 of 16 results; item means 1, .25, .5, .25.
+	want = report.ItemStats{Items: 4, Passed: 1, MeanScore: 0.5, Disagree: 3, DisagreeShare: 0.75}
+	if *b.PerItem != want || b.Accuracy != 0.25 || b.ResultAccuracy != 0.5 {
+		t.Errorf("B: %+v %+v, want %+v, accuracy 0.25", b, *b.PerItem, want)
+	}
+	// The interval is Wilson's over 4 items, not 16 results.
+	if lo, hi := stats.Wilson(2, 4); a.CILow != lo || a.CIHigh != hi {
+		t.Errorf("A's interval [%v, %v], want Wilson(2, 4) = [%v, %v]", a.CILow, a.CIHigh, lo, hi)
+	}
+	// Items: both pass q0, A alone q1, neither q2 (a tie each) nor q3.
+	if p := e.Pairs[0]; p.Both != 1 || p.AOnly != 1 || p.BOnly != 0 || p.None != 2 || p.P != 1 {
+		t.Errorf("pair %+v, want both 1, A only 1, neither 2, p 1", p)
 	}
 }

@@ -94,7 +94,9 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 					e.SetResultsErr(err)
 					return
 				}
-				if !yield(result(row)) {
+				r := result(row)
+				r.Repeated = e.Repeat > 1
+				if !yield(r) {
 					return
 				}
 			}

@@ -100,19 +100,21 @@ type Pair struct {
 	P     float64 `json:"p_value"` // two-sided exact McNemar
 }
 
-// String is the pair in words: "A > B on 37 items, B > A on 12, p = 0.0004".
+// String is the pair in words: "A > B on 37 items, B > A on 12, p = 0.0004",
+// or "p < 0.0001" for the smallest.
 func (p Pair) String() string {
-	return fmt.Sprintf("%s > %s on %d items, %s > %s on %d, p = %s", p.A, p.B, p.AOnly, p.B, p.A, p.BOnly, formatP(p.P))
+	return fmt.Sprintf("%s > %s on %d items, %s > %s on %d, %s", p.A, p.B, p.AOnly, p.B, p.A, p.BOnly, formatP(p.P))
 }
 
+// formatP is a p-value with its relation: "p = 0.0004", "p < 0.0001".
 func formatP(p float64) string {
 	switch {
 	case p < 0.0001:
-		return "< 0.0001"
+		return "p < 0.0001"
 	case p < 0.01:
-		return fmt.Sprintf("%.4f", p)
+		return fmt.Sprintf("p = %.4f", p)
 	}
-	return fmt.Sprintf("%.2f", p)
+	return fmt.Sprintf("p = %.2f", p)
 }
 
 // NothingToCheck is the error of a result whose item has no expected
@@ -121,10 +123,13 @@ const NothingToCheck = "nothing to check: give expected or --assert"
 
 // Result is one model's answer to one item, scored.
 type Result struct {
-	Model        string   `json:"model"`
-	Item         string   `json:"item"` // the item's id
-	Line         int      `json:"line"`
-	Repeat       int      `json:"repeat"`
+	Model  string `json:"model"`
+	Item   string `json:"item"` // the item's id
+	Line   int    `json:"line"`
+	Repeat int    `json:"repeat"`
+	// Repeated is set when the run asked each item more than once: only
+	// then does a result's id name its repeat.
+	Repeated     bool     `json:"-"`
 	Prompt       string   `json:"prompt"` // the last user message
 	Expected     []string `json:"expected,omitempty"`
 	Answer       string   `json:"answer"`
