@@ -232,7 +232,7 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		if err != nil {
 			return cfg, nil, err
 		}
-		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price,
+		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price, PriceUnknown: !info.Known,
 			Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}})
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
@@ -592,8 +592,12 @@ func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
 		if e.Judge {
 			e.Model = "judge " + e.Model
 		}
-		if _, err := fmt.Fprintf(o.IO.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, at most $%.4f\n",
-			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, e.CostUSD); err != nil {
+		cost := "cost unknown: digest has no price for it (Try: --model-config with its price)"
+		if e.CostUSD != nil {
+			cost = fmt.Sprintf("at most $%.4f", *e.CostUSD)
+		}
+		if _, err := fmt.Fprintf(o.IO.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, %s\n",
+			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, cost); err != nil {
 			return err
 		}
 	}
@@ -644,6 +648,6 @@ func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batc
 	if err != nil {
 		return nil, err
 	}
-	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, LimitName: limitName,
+	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, LimitName: limitName, PriceUnknown: !info.Known,
 		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
 }

@@ -43,6 +43,9 @@ type Model struct {
 	LimitName string
 	// Batcher is the model's batch API, used when Options.Batch is on.
 	Batcher provider.Batcher
+	// PriceUnknown is set for a model digest has no price for: Price is
+	// then zero, and a dry run's cost of it unknown, not free.
+	PriceUnknown bool
 }
 
 // Params are the sampling parameters every request carries.
@@ -121,13 +124,15 @@ type Outcome struct {
 
 // Estimate is what a dry run counted for one model, or for the judge.
 type Estimate struct {
-	Model           string  `json:"model"`
-	Judge           bool    `json:"judge,omitempty"` // the verdicts of the grading model
-	Requests        int     `json:"requests"`
-	Cached          int     `json:"cached"`
-	InputTokens     int     `json:"input_tokens"`
-	MaxOutputTokens int     `json:"max_output_tokens"`
-	CostUSD         float64 `json:"cost_usd"`
+	Model           string `json:"model"`
+	Judge           bool   `json:"judge,omitempty"` // the verdicts of the grading model
+	Requests        int    `json:"requests"`
+	Cached          int    `json:"cached"`
+	InputTokens     int    `json:"input_tokens"`
+	MaxOutputTokens int    `json:"max_output_tokens"`
+	// CostUSD is the most the requests could cost; nil when the model's
+	// price is unknown.
+	CostUSD *float64 `json:"cost_usd"`
 }
 
 // job is one model's answer to one item and repeat.
@@ -736,6 +741,16 @@ func (r *runner) sharedLimit(m Model) engine.SharedLimit {
 	return sharedlimit.Limit{Store: r.o.Store, Name: m.LimitName}
 }
 
+// costOf is the most an estimate's requests could cost, nil when the
+// model's price is unknown.
+func costOf(m Model, e Estimate) *float64 {
+	if m.PriceUnknown {
+		return nil
+	}
+	cost := m.Price.Cost(e.InputTokens, e.MaxOutputTokens)
+	return &cost
+}
+
 // dryRun counts what a run would send, per model, without sending or storing.
 func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	est := make([]Estimate, len(r.o.Models))
@@ -797,10 +812,10 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 		return nil, err
 	}
 	for i, m := range r.o.Models {
-		est[i].CostUSD = m.Price.Cost(est[i].InputTokens, est[i].MaxOutputTokens)
+		est[i].CostUSD = costOf(m, est[i])
 	}
 	if judged != nil {
-		judged.CostUSD = r.o.Judge.Price.Cost(judged.InputTokens, judged.MaxOutputTokens)
+		judged.CostUSD = costOf(*r.o.Judge, *judged)
 		est = append(est, *judged)
 	}
 	r.out.Items, r.out.Skipped, r.out.Estimate = items, skipped, est

@@ -149,7 +149,7 @@ func TestDryRunCountsAndSendsNothing(t *testing.T) {
 	if r.calls[0].Load()+r.calls[1].Load() != 0 {
 		t.Fatal("a dry run called a model")
 	}
-	if len(out.Estimate) != 2 || out.Estimate[0].Requests != 6 || out.Estimate[1].Requests != 6 || out.Estimate[0].CostUSD <= 0 {
+	if len(out.Estimate) != 2 || out.Estimate[0].Requests != 6 || out.Estimate[1].Requests != 6 || out.Estimate[0].CostUSD == nil || *out.Estimate[0].CostUSD <= 0 {
 		t.Errorf("estimate %+v, want 6 requests per model, priced", out.Estimate)
 	}
 	if runs, _ := r.st.Runs(context.Background()); len(runs) != 0 {
