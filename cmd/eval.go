@@ -381,6 +381,10 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	o.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %d unchecked, %s",
 		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, unchecked, time.Since(started).Round(time.Millisecond))
+	if cfg.Judge != nil {
+		// Verdicts are no model's answers: their cost is in no model's row.
+		o.Infof("digest: judge %s: %d verdicts paid for, %s", cfg.Judge.Spec, out.JudgeVerdicts, judgeCost(*cfg.Judge, out.JudgeCostUSD))
+	}
 	if out.NotSent > 0 {
 		return fmt.Errorf("stopped before --max-cost $%g: %d results left unrequested. Try: a higher --max-cost, and run again to continue", o.MaxCost, out.NotSent)
 	}
@@ -388,6 +392,15 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		return err
 	}
 	return gateError(rep)
+}
+
+// judgeCost is what the judge's verdicts cost, or that its price is
+// unknown.
+func judgeCost(m eval.Model, usd float64) string {
+	if m.PriceUnknown {
+		return "cost unknown (no price for it)"
+	}
+	return fmt.Sprintf("$%.4f", usd)
 }
 
 // resultErrors fails the run, exit 1, when any result ended in error (no

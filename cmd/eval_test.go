@@ -518,6 +518,10 @@ func TestEvalJudgesSeveralAnswersAtOnce(t *testing.T) {
 	if n := strings.Count(res.out, `"pass":true`); n != 16 {
 		t.Errorf("%d passing rows, want 16:\n%s", n, res.out)
 	}
+	// The verdicts' cost, in no model's row, has a line of its own.
+	if !strings.Contains(res.errOut, "\ndigest: judge openai:grader: 16 verdicts paid for, cost unknown") {
+		t.Errorf("no line for the judge's cost: %s", res.errOut)
+	}
 	if most.Load() < 2 {
 		t.Errorf("at most %d judge call in flight at once: the verdicts were asked for one at a time", most.Load())
 	}

@@ -120,6 +120,10 @@ type Outcome struct {
 	Pending  int
 	Requests int64
 	Retries  int64
+	// JudgeVerdicts and JudgeCostUSD are the verdicts this run paid the
+	// judge for and what they cost; a verdict found stored is free.
+	JudgeVerdicts int
+	JudgeCostUSD  float64
 }
 
 // Estimate is what a dry run counted for one model, or for the judge.
@@ -224,6 +228,7 @@ type runner struct {
 	answered    map[string]struct{} // keys answered lately, in answerOrder
 	answerOrder []string
 	spend       *spend.Cap // --max-cost, answers and verdicts alike
+	judgeMu     sync.Mutex // guards the outcome's judge figures
 }
 
 // request builds the provider-neutral request for an item.
