@@ -294,3 +294,25 @@ func TestRepeatsAreReportedPerItem(t *testing.T) {
 		t.Errorf("pair %+v, want both 1, A only 1, neither 2, p 1", p)
 	}
 }
+
+// counting is a Progress whose total grows as the run finds items.
+type counting struct {
+	mu          sync.Mutex
+	found, done int
+}
+
+func (c *counting) Found(n int)               { c.mu.Lock(); c.found += n; c.mu.Unlock() }
+func (c *counting) Done(n int)                { c.mu.Lock(); c.done += n; c.mu.Unlock() }
+func (c *counting) Spent(int, float64, int64) {}
+
+// TestProgressGrowsWithTheItemsRead: a dataset read as it streams adds
+// models x repeats results to the progress per item, and every one of
+// them, unchecked ones included, is done by the end.
+func TestProgressGrowsWithTheItemsRead(t *testing.T) {
+	r := newTestRun(t)
+	c := &counting{}
+	r.run(t, sums(5)+`{"prompt": "What is 1+1?"}`+"\n", Options{Progress: c, Params: Params{Repeat: 2}})
+	if c.found != 6*2*2 || c.done != c.found {
+		t.Errorf("found %d, done %d; want 24 each", c.found, c.done)
+	}
+}
