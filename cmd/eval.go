@@ -20,6 +20,7 @@ import (
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/eval"
+	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
@@ -231,7 +232,7 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		if err != nil {
 			return cfg, nil, err
 		}
-		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price,
+		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price, PriceUnknown: !info.Known,
 			Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}})
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
@@ -281,6 +282,10 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err := checkJudgeGiven(o, cfg); err != nil {
 		return err
 	}
+	planned, err := surveyDataset(ctx, o, cfg)
+	if err != nil {
+		return err
+	}
 	if !o.DryRun {
 		for i, m := range cfg.Models {
 			if cfg.Models[i].Provider, err = o.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
@@ -323,9 +328,12 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		}
 	}
 	cfg.Log = o.Logger()
-	bar := o.IO.NewProgress("evaluating", !o.Globals.Quiet)
-	bar.Start(-1)
-	cfg.Progress = bar
+	bar := o.IO.NewProgressOf("evaluating", "results", !o.Globals.Quiet)
+	cfg.Progress = bar // its total grows as a dataset on standard input is read
+	if planned > 0 {
+		bar.Start(planned)
+		cfg.Progress = countedProgress{bar}
+	}
 	cfg.Batch.OnLook = showBatches(o.runDeps, bar)
 	started := time.Now()
 	out, err := eval.Run(ctx, cfg)
@@ -334,6 +342,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		for _, le := range out.Skipped {
 			fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s\n", textsafe.Line(le.Error()))
 		}
+	}
+	if errors.Is(err, eval.ErrNothingToCheck) {
+		return cmdutil.AsUsage(err)
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) && out != nil {
@@ -363,12 +374,17 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err := writeEvalReports(o, rep, true); err != nil {
 		return err
 	}
-	errs := 0
+	errs, unchecked := 0, 0
 	for _, m := range rep.Models {
 		errs += m.Errors
+		unchecked += m.Unchecked
 	}
-	o.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %s",
-		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, time.Since(started).Round(time.Millisecond))
+	o.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %d unchecked, %s",
+		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, unchecked, time.Since(started).Round(time.Millisecond))
+	if cfg.Judge != nil {
+		// Verdicts are no model's answers: their cost is in no model's row.
+		o.Infof("digest: judge %s: %d verdicts paid for, %s", cfg.Judge.Spec, out.JudgeVerdicts, judgeCost(*cfg.Judge, out.JudgeCostUSD))
+	}
 	if out.NotSent > 0 {
 		return fmt.Errorf("stopped before --max-cost $%g: %d results left unrequested. Try: a higher --max-cost, and run again to continue", o.MaxCost, out.NotSent)
 	}
@@ -378,18 +394,32 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	return gateError(rep)
 }
 
+// judgeCost is what the judge's verdicts cost, or that its price is
+// unknown.
+func judgeCost(m eval.Model, usd float64) string {
+	if m.PriceUnknown {
+		return "cost unknown (no price for it)"
+	}
+	return fmt.Sprintf("$%.4f", usd)
+}
+
 // resultErrors fails the run, exit 1, when any result ended in error (no
 // answer, a failed judge, an assertion that could not be checked): a run
 // whose requests failed must not pass for a green build. It names the
 // first error, from the stored results, so the log says what went wrong.
 func resultErrors(rep *report.Eval) error {
-	var total int
+	var total, unchecked int
 	var per []string
 	for _, m := range rep.Models {
 		if m.Errors > 0 {
 			total += m.Errors
 			per = append(per, fmt.Sprintf("%s %d", m.Model, m.Errors))
 		}
+		unchecked += m.Unchecked
+	}
+	if total == 0 && unchecked > 0 {
+		return fmt.Errorf("%d results had nothing to check and were not sent (%s). Try: give those items \"expected\" answers, or --assert json or judge, which need none",
+			unchecked, report.NothingToCheck)
 	}
 	if total == 0 {
 		return nil
@@ -397,14 +427,18 @@ func resultErrors(rep *report.Eval) error {
 	first := ""
 	if rep.Results != nil {
 		for r := range rep.Results {
-			if r.Error != "" {
+			if r.Error != "" && r.Error != report.NothingToCheck {
 				first = fmt.Sprintf("; the first, %s on %s: %s", r.Model, r.Item, r.Error)
 				break
 			}
 		}
 	}
-	return fmt.Errorf("%d results ended in error (%s)%s. Try: run the same command again to retry them; answers already stored are not paid for again",
-		total, strings.Join(per, ", "), strings.TrimRight(first, "."))
+	also := ""
+	if unchecked > 0 {
+		also = fmt.Sprintf(", and %d had nothing to check", unchecked)
+	}
+	return fmt.Errorf("%d results ended in error (%s)%s%s. Try: run the same command again to retry them; answers already stored are not paid for again",
+		total, strings.Join(per, ", "), also, strings.TrimRight(first, "."))
 }
 
 // checkJudgeGiven refuses, before anything is sent, judge assertions with
@@ -435,6 +469,54 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 		return cmdutil.UsageError("%s:%d has a judge assertion, which needs a grading model, and --judge is not set. %s", o.Dataset, line, try)
 	}
 	return nil
+}
+
+// surveyDataset reads a dataset file before anything is sent: a dataset
+// none of whose items has anything to check is refused (exit 2), and the
+// lines are counted for the progress bar's total, in results (items ×
+// models × repeats; 0 when unknown, on standard input). Standard input
+// cannot be read twice: there the run refuses it itself, having sent
+// nothing, since such items are never sent.
+func surveyDataset(ctx context.Context, o *EvalOptions, cfg eval.Options) (int, error) {
+	if o.Dataset == "-" {
+		return 0, nil
+	}
+	file, err := dataset.Open(o.Dataset)
+	if err != nil {
+		return 0, cmdutil.AsUsage(err)
+	}
+	ok, err := eval.AnyCheckable(ctx, file, cfg.Read, o.Limit, cfg.Scorer)
+	file.Close()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, cmdutil.AsUsage(fmt.Errorf("%s: %w", o.Dataset, eval.ErrNothingToCheck))
+	}
+	if o.Globals.Quiet || !o.IO.IsStderrTTY() {
+		return 0, nil // no bar to count for
+	}
+	if file, err = dataset.Open(o.Dataset); err != nil {
+		return 0, cmdutil.AsUsage(err)
+	}
+	defer file.Close()
+	lines, err := eval.CountLines(file)
+	if err != nil {
+		return 0, err
+	}
+	if o.Limit > 0 {
+		lines = min(lines, o.Limit)
+	}
+	return lines * len(cfg.Models) * max(1, o.Repeat), nil
+}
+
+// countedProgress is a bar whose total was counted before the run: the
+// items the run finds do not add to it.
+type countedProgress struct{ bar *iostreams.Progress }
+
+func (p countedProgress) Done(n int) { p.bar.Done(n) }
+func (p countedProgress) Spent(tokens int, costUSD float64, retries int64) {
+	p.bar.Spent(tokens, costUSD, retries)
 }
 
 // checkEvalOutputs refuses, before anything is sent, reports that would
@@ -523,8 +605,12 @@ func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
 		if e.Judge {
 			e.Model = "judge " + e.Model
 		}
-		if _, err := fmt.Fprintf(o.IO.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, at most $%.4f\n",
-			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, e.CostUSD); err != nil {
+		cost := "cost unknown: digest has no price for it (Try: --model-config with its price)"
+		if e.CostUSD != nil {
+			cost = fmt.Sprintf("at most $%.4f", *e.CostUSD)
+		}
+		if _, err := fmt.Fprintf(o.IO.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, %s\n",
+			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, cost); err != nil {
 			return err
 		}
 	}
@@ -575,6 +661,6 @@ func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batc
 	if err != nil {
 		return nil, err
 	}
-	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, LimitName: limitName,
+	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, LimitName: limitName, PriceUnknown: !info.Known,
 		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
 }

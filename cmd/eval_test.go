@@ -141,8 +141,21 @@ func TestEvalScoresComparesAndRerunsForFree(t *testing.T) {
 	}
 
 	list := h.run(context.Background(), "runs", "list", "--format", "json")
-	if list.code != 0 || strings.Count(list.out, `"id"`) != 2 {
-		t.Errorf("runs list: %d %s", list.code, list.out)
+	var listed []struct {
+		ID       string             `json:"id"`
+		Accuracy map[string]float64 `json:"accuracy"`
+		RerunOf  string             `json:"rerun_of"`
+	}
+	if list.code != 0 || json.Unmarshal([]byte(list.out), &listed) != nil || len(listed) != 2 {
+		t.Fatalf("runs list: %d %s", list.code, list.out)
+	}
+	// The cached rerun is marked as one; the first run is the original.
+	if listed[0].ID != rep2.RunID || listed[0].RerunOf != rep.RunID || listed[1].RerunOf != "" ||
+		listed[1].Accuracy["openai:strong"] != 1 || listed[1].Accuracy["openai:weak"] != 0.6 {
+		t.Errorf("runs list %+v: want the rerun marked as one of %s, accuracies 1 and 0.6", listed, rep.RunID)
+	}
+	if res := h.run(context.Background(), "runs", "list"); !strings.Contains(res.out, "openai:strong 100.0%, openai:weak 60.0%") || !strings.Contains(res.out, "RERUN OF") {
+		t.Errorf("runs list table: %s", res.out)
 	}
 	for format, want := range map[string]string{"jsonl": `"id":"` + rep.RunID, "csv": rep.RunID + ",", "markdown": "| `" + rep.RunID + "` |", "table": rep.RunID} {
 		if res := h.run(context.Background(), "runs", "list", "-f", format); res.code != 0 || !strings.Contains(res.out, want) {
@@ -505,6 +518,10 @@ func TestEvalJudgesSeveralAnswersAtOnce(t *testing.T) {
 	if n := strings.Count(res.out, `"pass":true`); n != 16 {
 		t.Errorf("%d passing rows, want 16:\n%s", n, res.out)
 	}
+	// The verdicts' cost, in no model's row, has a line of its own.
+	if !strings.Contains(res.errOut, "\ndigest: judge openai:grader: 16 verdicts paid for, cost unknown") {
+		t.Errorf("no line for the judge's cost: %s", res.errOut)
+	}
 	if most.Load() < 2 {
 		t.Errorf("at most %d judge call in flight at once: the verdicts were asked for one at a time", most.Load())
 	}
@@ -622,5 +639,49 @@ func TestEvalParsesArguments(t *testing.T) {
 	cmd.SetErr(io.Discard)
 	if err := cmd.Execute(); err == nil {
 		t.Error("no dataset: accepted")
+	}
+}
+
+// An item with nothing to check is an error of its own, never sent; a
+// dataset of such items only, from a file or standard input, exits 2 having
+// sent nothing.
+func TestEvalNothingToCheck(t *testing.T) {
+	h := newHarness(t)
+	open := `{"id": "o", "prompt": "What is 1 + 1?"}`
+	mixed := writeDataset(t, `{"id": "q", "prompt": "What is 2 + 2?", "expected": "4"}`, open)
+	res := h.run(context.Background(), "eval", mixed, "--models", "test:a", "--assert", "numeric", "-f", "json")
+	if res.code != 1 || h.calls.Load() != 1 || !strings.Contains(res.out, `"unchecked": 1`) || !strings.Contains(res.errOut, "1 results had nothing to check") {
+		t.Errorf("one item unchecked: exit %d, %d calls: %s %s", res.code, h.calls.Load(), res.out, res.errOut)
+	}
+	only := writeDataset(t, open, open)
+	res = h.run(context.Background(), "eval", only, "--models", "test:a", "--assert", "numeric")
+	if res.code != 2 || h.calls.Load() != 1 || !strings.Contains(res.errOut, "nothing to check") || !strings.Contains(res.errOut, "Try: ") {
+		t.Errorf("every item unchecked: exit %d, %d calls: %s", res.code, h.calls.Load(), res.errOut)
+	}
+	stdin, err := os.Open(only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	h.stdin = stdin
+	res = h.run(context.Background(), "eval", "-", "--models", "test:a", "--assert", "numeric")
+	if res.code != 2 || h.calls.Load() != 1 || !strings.Contains(res.errOut, "nothing to check") {
+		t.Errorf("stdin, every item unchecked: exit %d, %d calls: %s", res.code, h.calls.Load(), res.errOut)
+	}
+}
+
+// A dry run of a model digest has no price for says the cost is unknown,
+// not $0.0000; a known model's cost stays a figure.
+func TestEvalDryRunUnknownPrice(t *testing.T) {
+	h := newHarness(t)
+	data := sums(t)
+	res := h.run(context.Background(), "eval", data, "--models", "openai:no-such-model,openai:gpt-4o-mini", "--dry-run", "-f", "table")
+	if res.code != 0 || !strings.Contains(res.out, "openai:no-such-model: 10 requests (0 cached), ") || !strings.Contains(res.out, "cost unknown") ||
+		strings.Count(res.out, "$0.0000\n") != 0 || !strings.Contains(res.out, "gpt-4o-mini: 10 requests (0 cached), 80 input tokens, at most 5120 output tokens, at most $0.0031") {
+		t.Errorf("dry run, table: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	res = h.run(context.Background(), "eval", data, "--models", "openai:no-such-model", "--dry-run", "-f", "json")
+	if res.code != 0 || !strings.Contains(res.out, `"cost_usd":null`) {
+		t.Errorf("dry run, json: exit %d: %s %s", res.code, res.out, res.errOut)
 	}
 }

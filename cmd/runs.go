@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"cmp"
+	"context"
 	"fmt"
-	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -45,7 +47,11 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeRuns(f.IOStreams.Out, listFormat, runs)
+			rows, err := runRows(cmd.Context(), st, runs)
+			if err != nil {
+				return err
+			}
+			return report.WriteRuns(f.IOStreams.Out, listFormat, rows)
 		},
 	}
 	list.Flags().StringVarP(&listFormat, "format", "f", "table", "table, json, jsonl, csv or markdown")
@@ -95,15 +101,47 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// writeRuns lists runs in one of report.RunFormats.
-func writeRuns(w io.Writer, format string, runs []store.EvalRun) error {
-	rows := make([]report.Run, 0, len(runs))
-	for _, r := range runs {
-		row := report.Run{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt}
+// runRows are the runs as runs list shows them, newest first: each
+// model's accuracy from the run's report, and, for a run every result of
+// which came from the cache, the earlier run it repeated.
+func runRows(ctx context.Context, st store.Store, runs []store.EvalRun) ([]report.Run, error) {
+	rows := make([]report.Run, len(runs))
+	cachedOnly := make([]bool, len(runs))
+	for i, r := range runs {
+		rows[i] = report.Run{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt, Accuracy: map[string]float64{}}
 		if !r.FinishedAt.IsZero() {
-			row.Finished = &r.FinishedAt
+			rows[i].Finished = &r.FinishedAt
 		}
-		rows = append(rows, row)
+		rep, err := eval.Report(ctx, st, r, nil)
+		if err != nil {
+			return nil, err
+		}
+		cachedOnly[i] = len(rep.Models) > 0
+		for _, m := range rep.Models {
+			if m.Items > 0 {
+				rows[i].Accuracy[m.Model] = m.Accuracy
+			}
+			cachedOnly[i] = cachedOnly[i] && m.Items > 0 && m.Cached == m.Items
+		}
 	}
-	return report.WriteRuns(w, format, rows)
+	// Newest first: a rerun's original is further down the list, and is
+	// itself the original when it is no rerun.
+	for i := len(runs) - 1; i >= 0; i-- {
+		if !cachedOnly[i] || rows[i].Finished == nil {
+			continue
+		}
+		for j := i + 1; j < len(runs); j++ {
+			if sameRun(runs[i], runs[j]) && rows[j].Finished != nil {
+				rows[i].RerunOf = cmp.Or(rows[j].RerunOf, runs[j].ID)
+				break
+			}
+		}
+	}
+	return rows, nil
+}
+
+// sameRun tells whether two runs asked the same: dataset, models and
+// parameters.
+func sameRun(a, b store.EvalRun) bool {
+	return a.Dataset == b.Dataset && slices.Equal(a.Models, b.Models) && reflect.DeepEqual(a.Params, b.Params)
 }

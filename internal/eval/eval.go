@@ -22,6 +22,7 @@ import (
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/spend"
@@ -42,6 +43,9 @@ type Model struct {
 	LimitName string
 	// Batcher is the model's batch API, used when Options.Batch is on.
 	Batcher provider.Batcher
+	// PriceUnknown is set for a model digest has no price for: Price is
+	// then zero, and a dry run's cost of it unknown, not free.
+	PriceUnknown bool
 }
 
 // Params are the sampling parameters every request carries.
@@ -107,22 +111,32 @@ type Outcome struct {
 	Skipped  []*dataset.LineError
 	Estimate []Estimate // per model, for a dry run
 	NotSent  int        // results left unrequested by --max-cost
+	// Unchecked counts the results of items with nothing to check (no
+	// expected answer, no assertion of their own or from --assert): never
+	// sent, recorded as errors.
+	Unchecked int
 	// Pending are the results whose requests wait in a provider's batch
 	// that had not ended when the run stopped waiting (--no-wait).
 	Pending  int
 	Requests int64
 	Retries  int64
+	// JudgeVerdicts and JudgeCostUSD are the verdicts this run paid the
+	// judge for and what they cost; a verdict found stored is free.
+	JudgeVerdicts int
+	JudgeCostUSD  float64
 }
 
 // Estimate is what a dry run counted for one model, or for the judge.
 type Estimate struct {
-	Model           string  `json:"model"`
-	Judge           bool    `json:"judge,omitempty"` // the verdicts of the grading model
-	Requests        int     `json:"requests"`
-	Cached          int     `json:"cached"`
-	InputTokens     int     `json:"input_tokens"`
-	MaxOutputTokens int     `json:"max_output_tokens"`
-	CostUSD         float64 `json:"cost_usd"`
+	Model           string `json:"model"`
+	Judge           bool   `json:"judge,omitempty"` // the verdicts of the grading model
+	Requests        int    `json:"requests"`
+	Cached          int    `json:"cached"`
+	InputTokens     int    `json:"input_tokens"`
+	MaxOutputTokens int    `json:"max_output_tokens"`
+	// CostUSD is the most the requests could cost; nil when the model's
+	// price is unknown.
+	CostUSD *float64 `json:"cost_usd"`
 }
 
 // job is one model's answer to one item and repeat.
@@ -173,6 +187,15 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	err := r.run(ctx)
+	if err == nil && r.out.Items > 0 && r.out.Unchecked == r.out.Items*len(o.Models)*o.Params.Repeat {
+		// Nothing was sent: the run is kept, finished, for its rows
+		// say why every item failed to be checked.
+		err = ErrNothingToCheck
+		if finishErr := o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now()); finishErr != nil {
+			err = errors.Join(err, finishErr)
+		}
+		return r.out, err
+	}
 	switch {
 	case err == nil && r.out.Pending > 0:
 		// Left waiting in batches (--no-wait): the rerun that collects
@@ -205,6 +228,7 @@ type runner struct {
 	answered    map[string]struct{} // keys answered lately, in answerOrder
 	answerOrder []string
 	spend       *spend.Cap // --max-cost, answers and verdicts alike
+	judgeMu     sync.Mutex // guards the outcome's judge figures
 }
 
 // request builds the provider-neutral request for an item.
@@ -348,8 +372,21 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 		return nil
 	}
 	items := 0
+	var unchecked []store.RunResult
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
 		items++
+		if found, ok := r.o.Progress.(interface{ Found(int) }); ok {
+			found.Found(len(r.o.Models) * r.o.Params.Repeat)
+		}
+		if nothingToCheck(ctx, r.o.Scorer, it) {
+			unchecked = append(unchecked, r.uncheckedRows(it)...)
+			if len(unchecked) >= lookupBatch {
+				if err := r.saveUnchecked(ctx, &unchecked); err != nil {
+					return err
+				}
+			}
+			return r.stopAt(ctx, items)
+		}
 		for mi, m := range r.o.Models {
 			req := r.request(m, it)
 			for rep := range r.o.Params.Repeat {
@@ -361,16 +398,74 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 				return err
 			}
 		}
-		if r.o.Limit > 0 && items == r.o.Limit {
-			return errLimit // stop before reading a line past the limit
-		}
-		return ctx.Err()
+		return r.stopAt(ctx, items)
 	})
 	r.out.Items, r.out.Skipped = items, skipped
 	if err != nil && !errors.Is(err, errLimit) {
 		return err
 	}
+	if err := r.saveUnchecked(ctx, &unchecked); err != nil {
+		return err
+	}
 	return flush()
+}
+
+// stopAt stops the reading after the item limit, before a line past it is
+// read, or once the run is cancelled.
+func (r *runner) stopAt(ctx context.Context, items int) error {
+	if r.o.Limit > 0 && items == r.o.Limit {
+		return errLimit
+	}
+	return ctx.Err()
+}
+
+// ErrNothingToCheck is the error of a run none of whose items has anything
+// to check: nothing was sent.
+var ErrNothingToCheck = errors.New(`every item has nothing to check, so nothing was sent. Try: give the items "expected" answers, or --assert json or judge, which need none`)
+
+// nothingToCheck tells whether no assertion would grade an answer to it,
+// without asking for one: such an item is never sent, since its answer
+// would fail for want of a check, not for being wrong. An item with
+// assertions of its own, or a --assert judge (which needs no expected
+// answer), has something; otherwise scoring an empty answer says, without
+// any call.
+func nothingToCheck(ctx context.Context, sc *score.Scorer, it dataset.Item) bool {
+	if len(it.Asserts) > 0 || score.IsJudge(sc.Default) {
+		return false
+	}
+	res, err := sc.Score(ctx, it, "")
+	return err == nil && slices.Equal(res.Reasons, []string{score.NothingToCheck})
+}
+
+// uncheckedRows are the error rows of an item with nothing to check, one
+// per model and repeat, under the keys its requests would have had.
+func (r *runner) uncheckedRows(it dataset.Item) []store.RunResult {
+	var rows []store.RunResult
+	for _, m := range r.o.Models {
+		req := r.request(m, it)
+		for rep := range r.o.Params.Repeat {
+			rows = append(rows, store.RunResult{RunID: r.out.RunID, Model: m.Spec.String(), Item: it.ID, Line: it.Line,
+				Repeat: rep, Key: r.keyOf(m, req, rep), Expected: it.Expected, Error: report.NothingToCheck})
+		}
+	}
+	return rows
+}
+
+// saveUnchecked stores the rows of items with nothing to check.
+func (r *runner) saveUnchecked(ctx context.Context, rows *[]store.RunResult) error {
+	if len(*rows) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	err := r.o.Store.SaveRunResults(context.WithoutCancel(ctx), *rows)
+	r.out.Unchecked += len(*rows)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	r.o.Progress.Done(len(*rows))
+	*rows = (*rows)[:0]
+	return ctx.Err()
 }
 
 var errLimit = errors.New("item limit reached")
@@ -653,6 +748,16 @@ func (r *runner) sharedLimit(m Model) engine.SharedLimit {
 	return sharedlimit.Limit{Store: r.o.Store, Name: m.LimitName}
 }
 
+// costOf is the most an estimate's requests could cost, nil when the
+// model's price is unknown.
+func costOf(m Model, e Estimate) *float64 {
+	if m.PriceUnknown {
+		return nil
+	}
+	cost := m.Price.Cost(e.InputTokens, e.MaxOutputTokens)
+	return &cost
+}
+
 // dryRun counts what a run would send, per model, without sending or storing.
 func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	est := make([]Estimate, len(r.o.Models))
@@ -668,6 +773,10 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
 		items++
+		if nothingToCheck(ctx, r.o.Scorer, it) {
+			r.out.Unchecked += len(r.o.Models) * r.o.Params.Repeat
+			return r.stopAt(ctx, items)
+		}
 		for i, m := range r.o.Models {
 			req := r.request(m, it)
 			keys := make([]string, r.o.Params.Repeat)
@@ -704,21 +813,21 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 				}
 			}
 		}
-		if r.o.Limit > 0 && items == r.o.Limit {
-			return errLimit
-		}
-		return ctx.Err()
+		return r.stopAt(ctx, items)
 	})
 	if err != nil && !errors.Is(err, errLimit) {
 		return nil, err
 	}
 	for i, m := range r.o.Models {
-		est[i].CostUSD = m.Price.Cost(est[i].InputTokens, est[i].MaxOutputTokens)
+		est[i].CostUSD = costOf(m, est[i])
 	}
 	if judged != nil {
-		judged.CostUSD = r.o.Judge.Price.Cost(judged.InputTokens, judged.MaxOutputTokens)
+		judged.CostUSD = costOf(*r.o.Judge, *judged)
 		est = append(est, *judged)
 	}
 	r.out.Items, r.out.Skipped, r.out.Estimate = items, skipped, est
+	if items > 0 && r.out.Unchecked == items*len(r.o.Models)*r.o.Params.Repeat {
+		return r.out, ErrNothingToCheck
+	}
 	return r.out, nil
 }

@@ -2,18 +2,22 @@ package eval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/stats"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlite"
 	"github.com/digest-cli/digest/internal/tokenizer"
@@ -145,7 +149,7 @@ func TestDryRunCountsAndSendsNothing(t *testing.T) {
 	if r.calls[0].Load()+r.calls[1].Load() != 0 {
 		t.Fatal("a dry run called a model")
 	}
-	if len(out.Estimate) != 2 || out.Estimate[0].Requests != 6 || out.Estimate[1].Requests != 6 || out.Estimate[0].CostUSD <= 0 {
+	if len(out.Estimate) != 2 || out.Estimate[0].Requests != 6 || out.Estimate[1].Requests != 6 || out.Estimate[0].CostUSD == nil || *out.Estimate[0].CostUSD <= 0 {
 		t.Errorf("estimate %+v, want 6 requests per model, priced", out.Estimate)
 	}
 	if runs, _ := r.st.Runs(context.Background()); len(runs) != 0 {
@@ -161,5 +165,154 @@ func TestRepeatAsksEachItemAgain(t *testing.T) {
 	out, e := r.run(t, sums(4), Options{Params: Params{Repeat: 3}})
 	if r.calls[0].Load() != 12 || e.Models[0].Items != 12 || out.Items != 4 {
 		t.Errorf("%d calls, %d results, %d items; want 12, 12, 4", r.calls[0].Load(), e.Models[0].Items, out.Items)
+	}
+}
+
+// TestItemsWithNothingToCheckAreNotSent: under --assert numeric, an item
+// without an expected answer is never sent; its results are errors,
+// counted as unchecked and left out of the accuracy. A dataset of such
+// items only sends nothing and fails.
+func TestItemsWithNothingToCheckAreNotSent(t *testing.T) {
+	r := newTestRun(t)
+	data := sums(4) + `{"id": "open1", "prompt": "What is 1+1?"}` + "\n" + `{"id": "open2", "prompt": "What is 3+3?"}` + "\n"
+	out, e := r.run(t, data, Options{Scorer: &score.Scorer{Default: "numeric"}})
+	if r.calls[0].Load() != 4 || r.calls[1].Load() != 4 {
+		t.Errorf("%d and %d calls, want 4 each: the items with nothing to check are not sent", r.calls[0].Load(), r.calls[1].Load())
+	}
+	m := e.Models[0]
+	if out.Unchecked != 4 || m.Unchecked != 2 || m.Errors != 0 || m.Items != 6 || m.Passed != 4 || m.Accuracy != 1 || m.Failures() != 0 {
+		t.Errorf("outcome unchecked %d, model %+v: want 2 unchecked per model, no error, accuracy 4/4", out.Unchecked, m)
+	}
+	if p := e.Pairs[0]; p.Both+p.AOnly+p.BOnly+p.None != 4 {
+		t.Errorf("pair %+v counts the unchecked items", p)
+	}
+	var reasons []string
+	for res := range e.Results {
+		if res.Error != "" {
+			reasons = append(reasons, res.Item+": "+res.Error)
+		}
+	}
+	if len(reasons) != 4 || reasons[0] != "open1: "+report.NothingToCheck {
+		t.Errorf("unchecked results %q", reasons)
+	}
+
+	r = newTestRun(t)
+	o := Options{Dataset: "open.jsonl", Source: strings.NewReader(`{"prompt": "What is 1+1?"}` + "\n"), Models: r.models, Tokenizer: r.tok,
+		Store: r.st, Concurrency: 2, Scorer: &score.Scorer{Default: "numeric"}}
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrNothingToCheck) {
+		t.Errorf("every item unchecked: %v, want ErrNothingToCheck", err)
+	}
+	if r.calls[0].Load()+r.calls[1].Load() != 0 {
+		t.Error("a dataset with nothing to check was sent")
+	}
+	o.Source, o.DryRun = strings.NewReader(`{"prompt": "What is 1+1?"}`+"\n"), true
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrNothingToCheck) {
+		t.Errorf("dry run, every item unchecked: %v, want ErrNothingToCheck", err)
+	}
+}
+
+// TestAnyCheckableStopsAtTheFirst: the survey before a run finds a
+// checkable item wherever it is, within the limit, and counts lines.
+func TestAnyCheckableStopsAtTheFirst(t *testing.T) {
+	open := `{"prompt": "a"}` + "\n"
+	sc := &score.Scorer{Default: "numeric"}
+	for _, tt := range []struct {
+		data  string
+		limit int
+		want  bool
+	}{
+		{open + open + sums(1), 0, true},
+		{open + open + sums(1), 2, false},
+		{open + open, 0, false},
+		{open + "not json\n" + sums(1), 0, true},
+	} {
+		got, err := AnyCheckable(context.Background(), strings.NewReader(tt.data), dataset.Options{Name: "d.jsonl"}, tt.limit, sc)
+		if err != nil || got != tt.want {
+			t.Errorf("AnyCheckable(%q, limit %d) = %v, %v; want %v", tt.data, tt.limit, got, err, tt.want)
+		}
+	}
+	if got, _ := AnyCheckable(context.Background(), strings.NewReader(open), dataset.Options{}, 0, &score.Scorer{Default: "json"}); !got {
+		t.Error("--assert json needs no expected answer, yet the item reads as unchecked")
+	}
+	for data, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\nb": 2, "a\n\nb\n": 3} {
+		if got, err := CountLines(strings.NewReader(data)); got != want || err != nil {
+			t.Errorf("CountLines(%q) = %d, %v; want %d", data, got, err, want)
+		}
+	}
+}
+
+// scripted answers item qN right the first right[N] times it is asked,
+// wrong after: the repeats of one item disagree as the script says.
+func scripted(right []int) provider.Provider {
+	var mu sync.Mutex
+	asked := map[int]int{}
+	return provider.Func(func(_ context.Context, req provider.Request) (provider.Response, error) {
+		var a, b int
+		fmt.Sscanf(req.Messages[len(req.Messages)-1].Content, "What is %d+%d?", &a, &b)
+		mu.Lock()
+		n := asked[a]
+		asked[a]++
+		mu.Unlock()
+		sum := a + b
+		if n >= right[a] {
+			sum++
+		}
+		return provider.Response{Text: fmt.Sprint(sum), Usage: provider.Usage{InputTokens: 5, OutputTokens: 1}}, nil
+	})
+}
+
+// TestRepeatsAreReportedPerItem: with --repeat 4, an item passes when
+// more than half of its repeats pass (2 of 4 fails), and the accuracy, its
+// interval and the pair use items; per-result figures stay beside them.
+// Every figure is worked out by hand from the script.
+func TestRepeatsAreReportedPerItem(t *testing.T) {
+	r := newTestRun(t)
+	// A: q0 4/4, q1 3/4, q2 2/4 (a tie), q3 0/4. B: q0 4/4, q1 1/4, q2 2/4, q3 1/4.
+	r.models[0].Provider = scripted([]int{4, 3, 2, 0})
+	r.models[1].Provider = scripted([]int{4, 1, 2, 1})
+	_, e := r.run(t, sums(4), Options{Params: Params{Repeat: 4}})
+	a, b := e.Models[0], e.Models[1]
+	if e.Repeat != 4 || a.PerItem == nil || b.PerItem == nil {
+		t.Fatalf("repeat %d, per item %v %v", e.Repeat, a.PerItem, b.PerItem)
+	}
+	// A passes q0 and q1: 2 of 4 items; 9 of 16 results; item means 1, .75, .5, 0.
+	want := report.ItemStats{Items: 4, Passed: 2, MeanScore: 0.5625, Disagree: 2, DisagreeShare: 0.5}
+	if *a.PerItem != want || a.Accuracy != 0.5 || a.ResultAccuracy != 9.0/16 || a.Items != 16 || a.Passed != 9 {
+		t.Errorf("A: %+v %+v, want %+v, accuracy 0.5 of items, 9/16 of results", a, *a.PerItem, want)
+	}
+	// B passes q0 only; 8 of 16 results; item means 1, .25, .5, .25.
+	want = report.ItemStats{Items: 4, Passed: 1, MeanScore: 0.5, Disagree: 3, DisagreeShare: 0.75}
+	if *b.PerItem != want || b.Accuracy != 0.25 || b.ResultAccuracy != 0.5 {
+		t.Errorf("B: %+v %+v, want %+v, accuracy 0.25", b, *b.PerItem, want)
+	}
+	// The interval is Wilson's over 4 items, not 16 results.
+	if lo, hi := stats.Wilson(2, 4); a.CILow != lo || a.CIHigh != hi {
+		t.Errorf("A's interval [%v, %v], want Wilson(2, 4) = [%v, %v]", a.CILow, a.CIHigh, lo, hi)
+	}
+	// Items: both pass q0, A alone q1, neither q2 (a tie each) nor q3.
+	if p := e.Pairs[0]; p.Both != 1 || p.AOnly != 1 || p.BOnly != 0 || p.None != 2 || p.P != 1 {
+		t.Errorf("pair %+v, want both 1, A only 1, neither 2, p 1", p)
+	}
+}
+
+// counting is a Progress whose total grows as the run finds items.
+type counting struct {
+	mu          sync.Mutex
+	found, done int
+}
+
+func (c *counting) Found(n int)               { c.mu.Lock(); c.found += n; c.mu.Unlock() }
+func (c *counting) Done(n int)                { c.mu.Lock(); c.done += n; c.mu.Unlock() }
+func (c *counting) Spent(int, float64, int64) {}
+
+// TestProgressGrowsWithTheItemsRead: a dataset read as it streams adds
+// models x repeats results to the progress per item, and every one of
+// them, unchecked ones included, is done by the end.
+func TestProgressGrowsWithTheItemsRead(t *testing.T) {
+	r := newTestRun(t)
+	c := &counting{}
+	r.run(t, sums(5)+`{"prompt": "What is 1+1?"}`+"\n", Options{Progress: c, Params: Params{Repeat: 2}})
+	if c.found != 6*2*2 || c.done != c.found {
+		t.Errorf("found %d, done %d; want 24 each", c.found, c.done)
 	}
 }

@@ -46,10 +46,17 @@ func (r *runner) judge(m Model) score.Judge {
 		}
 		o := eng.Do(ctx, engine.Task{Key: k, Request: req})
 		u := o.Response.Usage
+		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
 		if errors.Is(o.Err, engine.ErrPending) {
 			r.spend.Owe(k)
 		} else {
-			r.spend.Settle(k, m.Price.Cost(u.InputTokens, u.OutputTokens), o.Err == nil)
+			r.spend.Settle(k, cost, o.Err == nil)
+		}
+		if o.Err == nil {
+			r.judgeMu.Lock()
+			r.out.JudgeVerdicts++
+			r.out.JudgeCostUSD += cost
+			r.judgeMu.Unlock()
 		}
 		if o.Err != nil {
 			return false, "", fmt.Errorf("judge %s: %w", m.Spec, o.Err)
@@ -58,7 +65,7 @@ func (r *runner) judge(m Model) score.Judge {
 			body, _ := json.Marshal(req)
 			if err := st.SaveEvalResult(context.WithoutCancel(ctx), store.EvalResult{Key: k, Model: m.Spec.String(),
 				LatencyMS: float64(o.Latency) / float64(time.Millisecond), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-				CostUSD: m.Price.Cost(u.InputTokens, u.OutputTokens), Request: body, Answer: o.Response.Text}); err != nil {
+				CostUSD: cost, Request: body, Answer: o.Response.Text}); err != nil {
 				return false, "", err
 			}
 		}

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"iter"
 
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
@@ -26,19 +27,38 @@ func (g Gates) For(model string) (float64, bool) {
 // Report builds a run's report from the store: totals, intervals and
 // percentiles are computed in SQL, and results stream from it, so a run of
 // any size is reported in constant memory.
+//
+// With --repeat, items are the unit of the accuracy, its interval and the
+// McNemar tests, since the repeats of one item are not independent: an item
+// passes when more than half of its repeats pass (a tie fails, as an answer
+// right only half the time is not to be relied on).
 func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates) (*report.Eval, error) {
-	e := &report.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt}
+	e := &report.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt, Repeat: repeatOf(run)}
 	for _, m := range run.Models {
 		t, err := st.RunTotals(ctx, run.ID, m)
 		if err != nil {
 			return nil, err
 		}
-		ms := report.ModelStats{Model: m, Items: t.Items, Passed: t.Passed, Errors: t.Errors, Cached: t.Cached,
-			InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}
-		if t.Items > 0 {
-			ms.Accuracy = float64(t.Passed) / float64(t.Items)
+		items, err := itemTotals(ctx, st, run.ID, m)
+		if err != nil {
+			return nil, err
 		}
-		ms.CILow, ms.CIHigh = stats.Wilson(t.Passed, t.Items)
+		ms := report.ModelStats{Model: m, Items: t.Items, Passed: t.Passed, Errors: t.Errors - items.unchecked, Unchecked: items.unchecked,
+			Cached: t.Cached, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}
+		if checked := t.Items - items.unchecked; checked > 0 {
+			ms.ResultAccuracy = float64(t.Passed) / float64(checked)
+		}
+		ms.Accuracy = ms.ResultAccuracy
+		ms.CILow, ms.CIHigh = stats.Wilson(t.Passed, t.Items-items.unchecked)
+		if e.Repeat > 1 {
+			ms.PerItem = &report.ItemStats{Items: items.items, Passed: items.passed, Disagree: items.disagree}
+			if items.items > 0 {
+				ms.Accuracy = float64(items.passed) / float64(items.items)
+				ms.PerItem.MeanScore = items.scores / float64(items.items)
+				ms.PerItem.DisagreeShare = float64(items.disagree) / float64(items.items)
+			}
+			ms.CILow, ms.CIHigh = stats.Wilson(items.passed, items.items)
+		}
 		if ms.Latency, err = latency(ctx, st, run.ID, m, t.Answered); err != nil {
 			return nil, err
 		}
@@ -49,28 +69,155 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 		e.Models = append(e.Models, ms)
 	}
 	for i, a := range run.Models {
-		for _, b := range run.Models[i+1:] {
-			aOnly, bOnly, both, none, err := st.PairCounts(ctx, run.ID, a, b)
+		for j, b := range run.Models[i+1:] {
+			var p report.Pair
+			var err error
+			if e.Repeat > 1 {
+				p, err = itemPair(ctx, st, run.ID, a, b)
+			} else {
+				p.AOnly, p.BOnly, p.Both, p.None, err = st.PairCounts(ctx, run.ID, a, b)
+				// Unchecked items failed both models for want of a check:
+				// they tell nothing of either.
+				p.None -= min(e.Models[i].Unchecked, e.Models[i+1+j].Unchecked)
+			}
 			if err != nil {
 				return nil, err
 			}
-			e.Pairs = append(e.Pairs, report.Pair{A: a, B: b, AOnly: aOnly, BOnly: bOnly, Both: both, None: none, P: stats.McNemar(aOnly, bOnly)})
+			p.A, p.B, p.P = a, b, stats.McNemar(p.AOnly, p.BOnly)
+			e.Pairs = append(e.Pairs, p)
 		}
 	}
-	var readErr error
-	e.Results = func(yield func(report.Result) bool) {
-		for row, err := range st.RunRows(ctx, run.ID, run.Models, true) {
-			if err != nil {
-				readErr = err
-				return
-			}
-			if !yield(result(row)) {
-				return
+	results := func(models []string) iter.Seq[report.Result] {
+		return func(yield func(report.Result) bool) {
+			for row, err := range st.RunRows(ctx, run.ID, models, true) {
+				if err != nil {
+					e.SetResultsErr(err)
+					return
+				}
+				r := result(row)
+				r.Repeated = e.Repeat > 1
+				if !yield(r) {
+					return
+				}
 			}
 		}
 	}
-	e.ResultsErr = func() error { return readErr }
+	e.Results = results(run.Models)
+	e.ModelResults = func(model string) iter.Seq[report.Result] { return results([]string{model}) }
 	return e, nil
+}
+
+// repeatOf is how many times the run asked each item, from its parameters.
+func repeatOf(run store.EvalRun) int {
+	if n, ok := run.Params["repeat"].(float64); ok && n > 1 {
+		return int(n)
+	}
+	return 1
+}
+
+// itemVerdict is one item's repeats, for one model.
+type itemVerdict struct {
+	line            int
+	repeats, passed int
+	score           float64 // summed over the repeats
+	unchecked       bool
+}
+
+// pass is the majority verdict: more than half of the repeats passed.
+func (v itemVerdict) pass() bool { return 2*v.passed > v.repeats }
+
+// itemVerdicts streams a model's items, their repeats gathered: the rows
+// come ordered by line, so one item is held at a time.
+func itemVerdicts(ctx context.Context, st store.Store, runID, model string) iter.Seq2[itemVerdict, error] {
+	return func(yield func(itemVerdict, error) bool) {
+		var cur itemVerdict
+		for row, err := range st.RunRows(ctx, runID, []string{model}, false) {
+			if err != nil {
+				yield(itemVerdict{}, err)
+				return
+			}
+			if cur.repeats > 0 && row.Line != cur.line {
+				if !yield(cur, nil) {
+					return
+				}
+				cur = itemVerdict{}
+			}
+			cur.line = row.Line
+			cur.repeats++
+			if row.Pass {
+				cur.passed++
+			}
+			cur.score += row.Score
+			cur.unchecked = row.Error == report.NothingToCheck
+		}
+		if cur.repeats > 0 {
+			yield(cur, nil)
+		}
+	}
+}
+
+// modelItems sums a model's items.
+type modelItems struct {
+	unchecked     int // results, not items
+	items, passed int // checked items, and those the majority of whose repeats passed
+	disagree      int // checked items whose repeats did not all agree
+	scores        float64
+}
+
+func itemTotals(ctx context.Context, st store.Store, runID, model string) (modelItems, error) {
+	var t modelItems
+	for v, err := range itemVerdicts(ctx, st, runID, model) {
+		if err != nil {
+			return t, err
+		}
+		if v.unchecked {
+			t.unchecked += v.repeats
+			continue
+		}
+		t.items++
+		if v.pass() {
+			t.passed++
+		}
+		if v.passed > 0 && v.passed < v.repeats {
+			t.disagree++
+		}
+		t.scores += v.score / float64(v.repeats)
+	}
+	return t, nil
+}
+
+// itemPair compares two models item by item, by their majority verdicts,
+// reading both models' items side by side.
+func itemPair(ctx context.Context, st store.Store, runID, a, b string) (report.Pair, error) {
+	var p report.Pair
+	nextB, stop := iter.Pull2(itemVerdicts(ctx, st, runID, b))
+	defer stop()
+	vb, errB, okB := nextB()
+	for va, err := range itemVerdicts(ctx, st, runID, a) {
+		if err != nil {
+			return p, err
+		}
+		for okB && errB == nil && vb.line < va.line {
+			vb, errB, okB = nextB()
+		}
+		if errB != nil {
+			return p, errB
+		}
+		if !okB || vb.line != va.line || va.unchecked || vb.unchecked {
+			continue
+		}
+		switch pa, pb := va.pass(), vb.pass(); {
+		case pa && pb:
+			p.Both++
+		case pa:
+			p.AOnly++
+		case pb:
+			p.BOnly++
+		default:
+			p.None++
+		}
+	}
+	return p, nil
 }
 
 // latency reads the p50, p95 and p99 of answered results by rank, two rows

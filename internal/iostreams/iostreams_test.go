@@ -95,3 +95,36 @@ func TestProgressDrawsOnTheTerminalItself(t *testing.T) {
 		t.Errorf("the description's escape reached the terminal: %q", errOut.String())
 	}
 }
+
+// TestProgressCountsInItsUnit: the bar counts the steps in the unit given,
+// against the total, with the rate, cost and retries beside it; a bar
+// whose total grows (a dataset on standard input) shows the total found.
+func TestProgressCountsInItsUnit(t *testing.T) {
+	ios, _, errOut := Test()
+	ios.SetStderrTTY(true)
+	p := ios.NewProgressOf("evaluating", "results", true)
+	p.throttle = 0
+	p.Start(40)
+	p.Spent(100, 0.25, 3)
+	p.Done(3)
+	line := errOut.String()
+	for _, want := range []string{"evaluating", "3/40", "results/", "$0.2500", "3 retries"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("progress %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "commits") {
+		t.Errorf("progress %q counts commits", line)
+	}
+
+	ios, _, errOut = Test()
+	ios.SetStderrTTY(true)
+	p = ios.NewProgressOf("evaluating", "results", true)
+	p.throttle = 0
+	p.Found(2)
+	p.Found(2)
+	p.Done(3)
+	if line := errOut.String(); !strings.Contains(line, "3/4") {
+		t.Errorf("growing progress %q, want 3/4", line)
+	}
+}

@@ -3,6 +3,7 @@ package iostreams
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -13,6 +14,8 @@ import (
 type Progress struct {
 	bar         *progressbar.ProgressBar
 	description string
+	unit        string        // what a step is, in the plural: "commits", "results"
+	throttle    time.Duration // between redraws; tests set 0 to see every one
 	s           *IOStreams
 	total       int        // of the steps Found
 	mu          sync.Mutex // guards spent and note: a batch run's looks come from its own goroutine
@@ -23,10 +26,16 @@ type Progress struct {
 // terminal and enabled is true; otherwise every call is a no-op, so logs
 // and CI output never fill with carriage returns.
 func (s *IOStreams) NewProgress(description string, enabled bool) *Progress {
+	return s.NewProgressOf(description, "commits", enabled)
+}
+
+// NewProgressOf is NewProgress counting steps of unit, a plural noun:
+// "12/40 results, 3 results/s".
+func (s *IOStreams) NewProgressOf(description, unit string, enabled bool) *Progress {
 	if !enabled || !s.stderrTTY {
 		return &Progress{}
 	}
-	return &Progress{description: textsafe.Line(description), s: s}
+	return &Progress{description: textsafe.Line(description), unit: textsafe.Line(unit), s: s, throttle: 100 * time.Millisecond}
 }
 
 // Start sets the number of steps and draws the bar.
@@ -40,11 +49,11 @@ func (p *Progress) Start(total int) {
 		progressbar.OptionSetDescription(p.description),
 		progressbar.OptionShowCount(),
 		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("commits"),
+		progressbar.OptionSetItsString(p.unit),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetRenderBlankState(true),
-		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionThrottle(p.throttle),
 	)
 }
 

@@ -9,11 +9,14 @@ import (
 // Eval is the report of an evaluation run: models side by side, how each
 // pair compares on the same items, and every result.
 type Eval struct {
-	RunID     string       `json:"run_id"`
-	Dataset   string       `json:"dataset"`
-	StartedAt time.Time    `json:"started_at"`
-	Models    []ModelStats `json:"models"`
-	Pairs     []Pair       `json:"pairs"`
+	RunID     string    `json:"run_id"`
+	Dataset   string    `json:"dataset"`
+	StartedAt time.Time `json:"started_at"`
+	// Repeat is how many times each item was asked (--repeat); with more
+	// than one, items are the unit of the accuracy and of the pairs.
+	Repeat int          `json:"repeat"`
+	Models []ModelStats `json:"models"`
+	Pairs  []Pair       `json:"pairs"`
 	// Results streams every result, model by model, item by item; reports
 	// that list results read it once, so a run of any size is never held
 	// in memory. Nil when there are none.
@@ -21,26 +24,61 @@ type Eval struct {
 	// ResultsErr reports a failure to read Results, which a sequence
 	// cannot return itself; nil when Results cannot fail.
 	ResultsErr func() error `json:"-"`
+	// ModelResults streams one model's results, as Results does; nil
+	// when Results is to be filtered instead.
+	ModelResults func(model string) iter.Seq[Result] `json:"-"`
+
+	resultsErr error
+}
+
+// SetResultsErr records the first failure to read results, which
+// ResultsErr then reports.
+func (e *Eval) SetResultsErr(err error) {
+	if e.resultsErr == nil {
+		e.resultsErr = err
+	}
+	e.ResultsErr = func() error { return e.resultsErr }
 }
 
 // ModelStats sums up one model's results.
 type ModelStats struct {
-	Model        string  `json:"model"`
-	Items        int     `json:"items"` // results, repeats included
-	Passed       int     `json:"passed"`
-	Accuracy     float64 `json:"accuracy"` // passed / items; errors count as failures
-	CILow        float64 `json:"ci_low"`   // Wilson 95% interval of the accuracy
-	CIHigh       float64 `json:"ci_high"`
-	Errors       int     `json:"errors"` // items the model gave no answer for
-	Cached       int     `json:"cached"`
-	Latency      Latency `json:"latency_ms"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
+	Model  string `json:"model"`
+	Items  int    `json:"items"` // results, repeats included
+	Passed int    `json:"passed"`
+	// Accuracy is the share of checked items passed: of results without
+	// repeats (errors count as failures), of items with them (PerItem).
+	Accuracy float64 `json:"accuracy"`
+	// ResultAccuracy is passed / checked results, repeats included.
+	ResultAccuracy float64 `json:"result_accuracy"`
+	CILow          float64 `json:"ci_low"` // Wilson 95% interval of the accuracy
+	CIHigh         float64 `json:"ci_high"`
+	Errors         int     `json:"errors"` // results the model gave no answer for, or that could not be scored
+	// Unchecked counts the results of items with nothing to check (no
+	// expected answer, no assertion): never sent, left out of the accuracy.
+	Unchecked int `json:"unchecked"`
+	// PerItem sums the items when each was asked several times.
+	PerItem      *ItemStats `json:"per_item,omitempty"`
+	Cached       int        `json:"cached"`
+	Latency      Latency    `json:"latency_ms"`
+	InputTokens  int        `json:"input_tokens"`
+	OutputTokens int        `json:"output_tokens"`
+	CostUSD      float64    `json:"cost_usd"`
 	// MinAccuracy is the gate set for this model, if any; BelowGate is true
 	// when the accuracy fell under it.
 	MinAccuracy *float64 `json:"min_accuracy,omitempty"`
 	BelowGate   bool     `json:"below_gate,omitempty"`
+}
+
+// ItemStats are a model's figures per item, its repeats taken together.
+type ItemStats struct {
+	Items  int `json:"items"`  // checked items
+	Passed int `json:"passed"` // items more than half of whose repeats passed
+	// MeanScore is the mean over items of each item's mean score.
+	MeanScore float64 `json:"mean_score"`
+	// Disagree counts the items whose repeats neither all passed nor all
+	// failed; DisagreeShare is their share of Items.
+	Disagree      int     `json:"disagree"`
+	DisagreeShare float64 `json:"disagree_share"`
 }
 
 // Latency percentiles in milliseconds, of answered items.
@@ -62,27 +100,36 @@ type Pair struct {
 	P     float64 `json:"p_value"` // two-sided exact McNemar
 }
 
-// String is the pair in words: "A > B on 37 items, B > A on 12, p = 0.0004".
+// String is the pair in words: "A > B on 37 items, B > A on 12, p = 0.0004",
+// or "p < 0.0001" for the smallest.
 func (p Pair) String() string {
-	return fmt.Sprintf("%s > %s on %d items, %s > %s on %d, p = %s", p.A, p.B, p.AOnly, p.B, p.A, p.BOnly, formatP(p.P))
+	return fmt.Sprintf("%s > %s on %d items, %s > %s on %d, %s", p.A, p.B, p.AOnly, p.B, p.A, p.BOnly, formatP(p.P))
 }
 
+// formatP is a p-value with its relation: "p = 0.0004", "p < 0.0001".
 func formatP(p float64) string {
 	switch {
 	case p < 0.0001:
-		return "< 0.0001"
+		return "p < 0.0001"
 	case p < 0.01:
-		return fmt.Sprintf("%.4f", p)
+		return fmt.Sprintf("p = %.4f", p)
 	}
-	return fmt.Sprintf("%.2f", p)
+	return fmt.Sprintf("p = %.2f", p)
 }
+
+// NothingToCheck is the error of a result whose item has no expected
+// answer and no assertion: it is never sent, and counted as unchecked.
+const NothingToCheck = "nothing to check: give expected or --assert"
 
 // Result is one model's answer to one item, scored.
 type Result struct {
-	Model        string   `json:"model"`
-	Item         string   `json:"item"` // the item's id
-	Line         int      `json:"line"`
-	Repeat       int      `json:"repeat"`
+	Model  string `json:"model"`
+	Item   string `json:"item"` // the item's id
+	Line   int    `json:"line"`
+	Repeat int    `json:"repeat"`
+	// Repeated is set when the run asked each item more than once: only
+	// then does a result's id name its repeat.
+	Repeated     bool     `json:"-"`
 	Prompt       string   `json:"prompt"` // the last user message
 	Expected     []string `json:"expected,omitempty"`
 	Answer       string   `json:"answer"`

@@ -8,7 +8,8 @@ import (
 )
 
 // EvalCSV writes one row per result under a header row, for spreadsheets
-// and data frames. Several expected answers are joined with " | ".
+// and data frames. Several expected answers, and several reasons, are
+// joined with " | ".
 //
 // Cells hold the text exactly, escape sequences and leading =, +, - and @
 // included. The usual guard against formulas, a ' before such a cell,
@@ -20,7 +21,7 @@ import (
 type EvalCSV struct{}
 
 var evalCSVHeader = []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms",
-	"input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected"}
+	"input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected", "prompt", "reasons"}
 
 // WriteEval implements EvalReporter.
 func (EvalCSV) WriteEval(w io.Writer, e *Eval) error {
@@ -44,6 +45,8 @@ func (EvalCSV) WriteEval(w io.Writer, e *Eval) error {
 			r.Error,
 			r.Answer,
 			strings.Join(r.Expected, " | "),
+			r.Prompt,
+			strings.Join(r.Reasons, " | "),
 		})
 		if err != nil {
 			return err

@@ -41,12 +41,29 @@ func ForEvalFormat(name string) (EvalReporter, error) {
 	return nil, fmt.Errorf("unknown format %q. Try: one of %s", name, strings.Join(EvalFormats, ", "))
 }
 
-// Failures counts the results that were answered and failed; errors are
-// counted apart.
-func (m ModelStats) Failures() int { return m.Items - m.Passed - m.Errors }
+// Failures counts the results that were answered and failed; errors and
+// unchecked results are counted apart.
+func (m ModelStats) Failures() int { return m.Items - m.Passed - m.Errors - m.Unchecked }
 
-// ID names a result in every report: "ITEM#REPEAT".
-func (r Result) ID() string { return r.Item + "#" + strconv.Itoa(r.Repeat) }
+// ID names a result in every report: "ITEM", or "ITEM#REPEAT" when the
+// run asked each item several times.
+func (r Result) ID() string {
+	if !r.Repeated {
+		return r.Item
+	}
+	return r.Item + "#" + strconv.Itoa(r.Repeat)
+}
+
+// perItemCells are the per-item cells of a repeated run: the share of
+// results passed, the mean score per item, and the share of items whose
+// repeats disagree.
+func perItemCells(m ModelStats) (results, meanScore, disagree string) {
+	if m.PerItem == nil {
+		return "–", "–", "–"
+	}
+	return percent(m.ResultAccuracy), fmt.Sprintf("%.3f", m.PerItem.MeanScore),
+		fmt.Sprintf("%s (%d)", percent(m.PerItem.DisagreeShare), m.PerItem.Disagree)
+}
 
 // results is e.Results, or nothing when there are none.
 func (e *Eval) results() iter.Seq[Result] {
@@ -85,7 +102,7 @@ func millis(ms float64) string {
 // latencies are a model's percentiles for people; "–" when it answered
 // nothing and there is no latency to speak of.
 func latencies(m ModelStats) (p50, p95, p99 string) {
-	if m.Items-m.Errors <= 0 {
+	if m.Items-m.Errors-m.Unchecked <= 0 {
 		return "–", "–", "–"
 	}
 	return millis(m.Latency.P50), millis(m.Latency.P95), millis(m.Latency.P99)

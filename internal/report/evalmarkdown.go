@@ -36,20 +36,34 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 		fmt.Fprintln(bw, "\nNo models evaluated.")
 		return bw.Flush()
 	}
-	gated := e.anyGate()
-	fmt.Fprint(bw, "\n| Model | Items | Passed | Accuracy (95% CI) | Errors | Cached | p50 | p95 | p99 | Tokens in | Tokens out | Cost |")
+	gated, repeated := e.anyGate(), e.Repeat > 1
+	if repeated {
+		fmt.Fprintf(bw, "\nEach item was asked %d times: the accuracy is of items, one passing when more than half of its repeats pass; Results and Passed count every repeat.\n", e.Repeat)
+		fmt.Fprint(bw, "\n| Model | Results | Passed | Item accuracy (95% CI) | Result accuracy | Mean score/item | Disagree |")
+	} else {
+		fmt.Fprint(bw, "\n| Model | Items | Passed | Accuracy (95% CI) |")
+	}
+	fmt.Fprint(bw, " Errors | Unchecked | Cached | p50 | p95 | p99 | Tokens in | Tokens out | Cost |")
 	if gated {
 		fmt.Fprint(bw, " Gate |")
 	}
-	fmt.Fprint(bw, "\n|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprint(bw, "\n|:--|--:|--:|--:|")
+	if repeated {
+		fmt.Fprint(bw, "--:|--:|--:|")
+	}
+	fmt.Fprint(bw, "--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	if gated {
 		fmt.Fprint(bw, ":-:|")
 	}
 	fmt.Fprintln(bw)
 	for _, m := range e.Models {
 		p50, p95, p99 := latencies(m)
-		fmt.Fprintf(bw, "| %s | %d | %d | %s | %d | %d | %s | %s | %s | %s | %s | %s |",
-			textsafe.MarkdownInline(m.Model), m.Items, m.Passed, textsafe.MarkdownInline(accuracyCI(m)), m.Errors, m.Cached,
+		fmt.Fprintf(bw, "| %s | %d | %d | %s |", textsafe.MarkdownInline(m.Model), m.Items, m.Passed, textsafe.MarkdownInline(accuracyCI(m)))
+		if repeated {
+			results, meanScore, disagree := perItemCells(m)
+			fmt.Fprintf(bw, " %s | %s | %s |", results, meanScore, disagree)
+		}
+		fmt.Fprintf(bw, " %d | %d | %d | %s | %s | %s | %s | %s | %s |", m.Errors, m.Unchecked, m.Cached,
 			p50, p95, p99, thousands(m.InputTokens), thousands(m.OutputTokens), textsafe.MarkdownInline(dollars(m.CostUSD)))
 		if gated {
 			fmt.Fprintf(bw, " %s |", mdGate(m))
@@ -64,17 +78,7 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 		}
 	}
 
-	// Results stream by until the first failures are in; the models' counts
-	// tell how many there are in all.
-	var failed []Result
-	for r := range e.results() {
-		if len(failed) == mdMaxFailures {
-			break
-		}
-		if !r.Pass {
-			failed = append(failed, r)
-		}
-	}
+	failed := e.firstFailures(mdMaxFailures)
 	total := 0
 	for _, m := range e.Models {
 		total += m.Items - m.Passed
@@ -102,6 +106,49 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 		fmt.Fprintln(bw, "\n</details>")
 	}
 	return bw.Flush()
+}
+
+// firstFailures are up to n failed results, taken from the models in
+// turn (the first of each, then the second of each...), so that one weak
+// model does not fill the list alone. At most n are held per model, each
+// model's results read only until its first n failures are in.
+func (e *Eval) firstFailures(n int) []Result {
+	perModel := make([][]Result, len(e.Models))
+	if e.ModelResults != nil {
+		for i, m := range e.Models {
+			for r := range e.ModelResults(m.Model) {
+				if len(perModel[i]) == n {
+					break
+				}
+				if !r.Pass {
+					perModel[i] = append(perModel[i], r)
+				}
+			}
+		}
+	} else {
+		index := make(map[string]int, len(e.Models))
+		for i, m := range e.Models {
+			index[m.Model] = i
+		}
+		for r := range e.results() {
+			if i, ok := index[r.Model]; ok && !r.Pass && len(perModel[i]) < n {
+				perModel[i] = append(perModel[i], r)
+			}
+		}
+	}
+	var out []Result
+	for k := 0; len(out) < n; k++ {
+		took := false
+		for _, rs := range perModel {
+			if k < len(rs) && len(out) < n {
+				out, took = append(out, rs[k]), true
+			}
+		}
+		if !took {
+			break
+		}
+	}
+	return out
 }
 
 // mdGate is a model's gate cell: ✅ or ❌ and the threshold.

@@ -256,7 +256,7 @@ func TestEvalJUnitParsesBack(t *testing.T) {
 				s.Name, len(s.Cases), failures, errs, s.Tests, s.Failures, s.Errors)
 		}
 	}
-	if c := doc.Suites[0].Cases[3]; c.Name != "html#0" || c.Time != 1.21 || c.Failure == nil || c.Failure.Message != `includes "<b>bold</b>": not found` {
+	if c := doc.Suites[0].Cases[3]; c.Name != "html" || c.Time != 1.21 || c.Failure == nil || c.Failure.Message != `includes "<b>bold</b>": not found` {
 		t.Errorf("html case read back as %+v", c)
 	}
 	if c := doc.Suites[2].Cases[0]; c.Error == nil || !strings.Contains(c.Error.Message, "429") {
@@ -343,7 +343,7 @@ func TestEvalHTMLListsAFirstPage(t *testing.T) {
 	}
 	e := &report.Eval{Models: []report.ModelStats{{Model: "m", Items: len(rs), Passed: len(rs), Accuracy: 1}}, Results: slices.Values(rs)}
 	out := string(write(t, report.WriteHTML, e))
-	if !strings.Contains(out, `"19999#0"`) || strings.Contains(out, `"20000#0"`) {
+	if !strings.Contains(out, `"19999"`) || strings.Contains(out, `"20000"`) {
 		t.Error("the grid's data does not end at the 20,000th item")
 	}
 	if n := strings.Count(out, "<tr class="); n != 50 {
@@ -359,7 +359,7 @@ func TestEvalCSVParsesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	header := []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected"}
+	header := []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected", "prompt", "reasons"}
 	if !reflect.DeepEqual(rows[0], header) {
 		t.Errorf("header %q", rows[0])
 	}
@@ -369,7 +369,8 @@ func TestEvalCSVParsesBack(t *testing.T) {
 	}
 	for i, r := range rs {
 		row := rows[1+i]
-		if row[0] != r.Model || row[1] != r.Item || row[11] != r.Error || row[12] != r.Answer || row[13] != strings.Join(r.Expected, " | ") {
+		if row[0] != r.Model || row[1] != r.Item || row[11] != r.Error || row[12] != r.Answer || row[13] != strings.Join(r.Expected, " | ") ||
+			row[14] != r.Prompt || row[15] != strings.Join(r.Reasons, " | ") {
 			t.Errorf("row %d %q does not match %+v", 1+i, row, r)
 		}
 	}
@@ -383,13 +384,18 @@ func TestEvalJSONHasTheRequiredKeys(t *testing.T) {
 	if err := json.Unmarshal(write(t, report.EvalJSON{}.WriteEval, eval(t)), &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"run_id", "dataset", "started_at", "models", "pairs"} {
+	for _, key := range []string{"run_id", "dataset", "started_at", "repeat", "models", "pairs", "results"} {
 		if _, ok := doc[key]; !ok {
 			t.Errorf("no %q", key)
 		}
 	}
-	if _, ok := doc["results"]; ok {
-		t.Error("results in the JSON report")
+	// The results stream into the document, each as jsonl writes it.
+	if rs, _ := doc["results"].([]any); len(rs) != len(evalResults()) || rs[0].(map[string]any)["item"] != evalResults()[0].Item {
+		t.Errorf("results in the JSON report: %v", doc["results"])
+	}
+	var empty map[string]any
+	if err := json.Unmarshal(write(t, report.EvalJSON{}.WriteEval, &report.Eval{}), &empty); err != nil || len(empty["results"].([]any)) != 0 {
+		t.Errorf("a report without results: %v %v", empty, err)
 	}
 	models := doc["models"].([]any)
 	if len(models) != 3 {
@@ -496,5 +502,76 @@ func TestEvalJUnitControlCharacters(t *testing.T) {
 	}
 	if len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 1 || doc.Suites[0].Cases[0].Failure == nil {
 		t.Errorf("read back as %+v", doc)
+	}
+}
+
+// TestMarkdownFailuresTakeTurns: the failures listed come from every model
+// in turn, not all from the first, whether the results stream model by
+// model or from one model at a time.
+func TestMarkdownFailuresTakeTurns(t *testing.T) {
+	var rs []report.Result
+	for _, m := range []string{"a", "b"} {
+		for i := range 60 {
+			rs = append(rs, report.Result{Model: m, Item: fmt.Sprint(m, i)})
+		}
+	}
+	models := []report.ModelStats{{Model: "a", Items: 60}, {Model: "b", Items: 60}}
+	perModel := func(model string) iter.Seq[report.Result] {
+		return func(yield func(report.Result) bool) {
+			for _, r := range rs {
+				if r.Model == model && !yield(r) {
+					return
+				}
+			}
+		}
+	}
+	for name, e := range map[string]*report.Eval{
+		"results":       {Models: models, Results: slices.Values(rs)},
+		"model results": {Models: models, Results: slices.Values(rs), ModelResults: perModel},
+	} {
+		out := string(write(t, report.EvalMarkdown{}.WriteEval, e))
+		if !strings.Contains(out, "120 failed results (the first 50)") || strings.Count(out, "| a | a") != 25 || strings.Count(out, "| b | b") != 25 {
+			t.Errorf("%s: the failures listed do not take turns:\n%s", name, out)
+		}
+		if i, j := strings.Index(out, "| a | a0 |"), strings.Index(out, "| b | b0 |"); i < 0 || j < i || strings.Index(out, "| a | a1 |") < j {
+			t.Errorf("%s: not a0, b0, a1...:\n%s", name, out)
+		}
+	}
+}
+
+// TestIDsAndPValuesRead: an id names its repeat only when the run repeats,
+// and the smallest p-values read "p < 0.0001".
+func TestIDsAndPValuesRead(t *testing.T) {
+	if id := (report.Result{Item: "q1", Repeat: 0}).ID(); id != "q1" {
+		t.Errorf("id %q, want q1", id)
+	}
+	if id := (report.Result{Item: "q1", Repeat: 2, Repeated: true}).ID(); id != "q1#2" {
+		t.Errorf("repeated id %q, want q1#2", id)
+	}
+	for p, want := range map[float64]string{1e-9: ", p < 0.0001", 0.004: ", p = 0.0040", 0.5: ", p = 0.50"} {
+		if s := (report.Pair{A: "a", B: "b", P: p}).String(); !strings.HasSuffix(s, want) {
+			t.Errorf("p %g reads %q, want the end %q", p, s, want)
+		}
+	}
+}
+
+// TestRepeatedRunShowsPerItemFigures: a repeated run's table and Markdown
+// name the accuracy as of items and show the per-result accuracy, the mean
+// score per item and the disagreeing items beside it; unchecked results
+// have their own column.
+func TestRepeatedRunShowsPerItemFigures(t *testing.T) {
+	e := &report.Eval{Repeat: 3, Models: []report.ModelStats{{Model: "m", Items: 12, Passed: 7, Accuracy: 0.5, ResultAccuracy: 7.0 / 12, Unchecked: 3,
+		PerItem: &report.ItemStats{Items: 4, Passed: 2, MeanScore: 0.583, Disagree: 1, DisagreeShare: 0.25}}}}
+	table := string(write(t, report.EvalTable{}.WriteEval, e))
+	md := string(write(t, report.EvalMarkdown{}.WriteEval, e))
+	for _, want := range []string{"ITEM ACCURACY (95% CI)", "RESULT ACCURACY", "58.3%", "0.583", "25.0% (1)", "UNCHECKED"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	for _, want := range []string{"Item accuracy (95% CI)", "| 58.3% | 0.583 | 25.0% (1) |", "asked 3 times", "Unchecked"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
 	}
 }

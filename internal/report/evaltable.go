@@ -24,26 +24,34 @@ func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
 	}
 	gated := e.anyGate()
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	header := []string{"MODEL", "ITEMS", "PASSED", "ACCURACY (95% CI)", "ERRORS", "CACHED", "P50", "P95", "TOKENS IN", "TOKENS OUT", "COST"}
+	repeated := e.Repeat > 1
+	header := []string{"MODEL", "ITEMS", "PASSED", "ACCURACY (95% CI)"}
+	if repeated {
+		// ITEMS and PASSED count results; the accuracy is of items.
+		header = []string{"MODEL", "RESULTS", "PASSED", "ITEM ACCURACY (95% CI)", "RESULT ACCURACY", "MEAN SCORE/ITEM", "DISAGREE"}
+	}
+	header = append(header, "ERRORS", "UNCHECKED", "CACHED", "P50", "P95", "TOKENS IN", "TOKENS OUT", "COST")
 	if gated {
 		header = append(header, "GATE")
 	}
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, m := range e.Models {
 		p50, p95, _ := latencies(m)
-		row := []string{
-			textsafe.Line(m.Model),
-			strconv.Itoa(m.Items),
-			strconv.Itoa(m.Passed),
-			accuracyCI(m),
+		row := []string{textsafe.Line(m.Model), strconv.Itoa(m.Items), strconv.Itoa(m.Passed), accuracyCI(m)}
+		if repeated {
+			results, meanScore, disagree := perItemCells(m)
+			row = append(row, results, meanScore, disagree)
+		}
+		row = append(row,
 			strconv.Itoa(m.Errors),
+			strconv.Itoa(m.Unchecked),
 			strconv.Itoa(m.Cached),
 			p50,
 			p95,
 			thousands(m.InputTokens),
 			thousands(m.OutputTokens),
 			dollars(m.CostUSD),
-		}
+		)
 		if gated {
 			row = append(row, gateText(m))
 		}

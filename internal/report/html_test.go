@@ -68,10 +68,10 @@ func TestEvalHTMLDataBlockCannotBeClosed(t *testing.T) {
 // item only one model was asked has no cell for the others.
 func TestEvalHTMLGridKeepsModelsApart(t *testing.T) {
 	rs := []report.Result{
-		{Model: "a", Item: "x", Prompt: "first question", Pass: true},
-		{Model: "a", Item: "y", Prompt: "second question"},
-		{Model: "b", Item: "y", Repeat: 1, Prompt: "second question, again", Error: "timeout"},
-		{Model: "b", Item: "x", Pass: true},
+		{Model: "a", Item: "x", Prompt: "first question", Pass: true, Repeated: true},
+		{Model: "a", Item: "y", Prompt: "second question", Repeated: true},
+		{Model: "b", Item: "y", Repeat: 1, Prompt: "second question, again", Error: "timeout", Repeated: true},
+		{Model: "b", Item: "x", Pass: true, Repeated: true},
 	}
 	e := &report.Eval{Models: []report.ModelStats{{Model: "a", Items: 2}}, Results: slices.Values(rs)}
 	page := write(t, report.WriteHTML, e)

@@ -61,7 +61,7 @@ func WriteJUnit(w io.Writer, e *Eval) error {
 		stats[m.Model] = m
 		tests += m.Items
 		failures += m.Failures()
-		errs += m.Errors
+		errs += m.Errors + m.Unchecked // an unchecked result is an error case
 	}
 	root := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
 		{Name: xml.Name{Local: "name"}, Value: "digest eval " + textsafe.Line(e.Dataset)},
@@ -139,7 +139,7 @@ func startSuite(enc *xml.Encoder, e *Eval, m ModelStats) error {
 		attr("name", textsafe.Line(m.Model)),
 		attr("tests", strconv.Itoa(m.Items)),
 		attr("failures", strconv.Itoa(m.Failures())),
-		attr("errors", strconv.Itoa(m.Errors)),
+		attr("errors", strconv.Itoa(m.Errors+m.Unchecked)),
 		attr("skipped", "0"),
 	}}
 	if !e.StartedAt.IsZero() {

@@ -22,6 +22,32 @@ type Run struct {
 	Models   []string   `json:"models"`
 	Created  time.Time  `json:"created_at"`
 	Finished *time.Time `json:"finished_at"` // nil while incomplete
+	// Accuracy is each model's accuracy, as its report gives it; a model
+	// without results is left out.
+	Accuracy map[string]float64 `json:"accuracy"`
+	// RerunOf names the earlier run this one repeated from the cache: the
+	// same dataset, models and parameters, every result cached.
+	RerunOf string `json:"rerun_of,omitempty"`
+}
+
+// modelsText lists the models with their accuracies: "a 90.0%, b 50.0%".
+func (r Run) modelsText() string {
+	parts := make([]string, len(r.Models))
+	for i, m := range r.Models {
+		parts[i] = m
+		if acc, ok := r.Accuracy[m]; ok {
+			parts[i] += " " + percent(acc)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rerunText is RerunOf for people, "–" for an original run.
+func (r Run) rerunText() string {
+	if r.RerunOf == "" {
+		return "–"
+	}
+	return r.RerunOf
 }
 
 func (r Run) state() string {
@@ -50,25 +76,31 @@ func WriteRuns(w io.Writer, format string, runs []Run) error {
 		return nil
 	case "csv":
 		cw := csv.NewWriter(w)
-		cw.Write([]string{"id", "started", "state", "dataset", "models"})
+		cw.Write([]string{"id", "started", "state", "dataset", "models", "accuracy", "rerun_of"})
 		for _, r := range runs {
-			cw.Write([]string{r.ID, r.Created.UTC().Format(time.RFC3339), r.state(), r.Dataset, strings.Join(r.Models, ",")})
+			acc := make([]string, len(r.Models))
+			for i, m := range r.Models {
+				if a, ok := r.Accuracy[m]; ok {
+					acc[i] = decimal(a)
+				}
+			}
+			cw.Write([]string{r.ID, r.Created.UTC().Format(time.RFC3339), r.state(), r.Dataset, strings.Join(r.Models, ","), strings.Join(acc, ","), r.RerunOf})
 		}
 		cw.Flush()
 		return cw.Error()
 	case "markdown":
-		fmt.Fprintln(w, "| run | started | state | dataset | models |\n|---|---|---|---|---|")
+		fmt.Fprintln(w, "| run | started | state | dataset | models (accuracy) | rerun of |\n|---|---|---|---|---|---|")
 		for _, r := range runs {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", textsafe.MarkdownCode(r.ID), r.Created.UTC().Format("2006-01-02 15:04"), r.state(),
-				textsafe.MarkdownInline(r.Dataset), textsafe.MarkdownInline(strings.Join(r.Models, ", ")))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", textsafe.MarkdownCode(r.ID), r.Created.UTC().Format("2006-01-02 15:04"), r.state(),
+				textsafe.MarkdownInline(r.Dataset), textsafe.MarkdownInline(r.modelsText()), textsafe.MarkdownInline(r.rerunText()))
 		}
 		return nil
 	case "table", "":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tDATASET\tMODELS")
+		fmt.Fprintln(tw, "RUN\tSTARTED\tSTATE\tDATASET\tMODELS (ACCURACY)\tRERUN OF")
 		for _, r := range runs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textsafe.Line(r.ID), r.Created.Local().Format("2006-01-02 15:04"), r.state(),
-				textsafe.Line(r.Dataset), textsafe.Line(strings.Join(r.Models, ",")))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", textsafe.Line(r.ID), r.Created.Local().Format("2006-01-02 15:04"), r.state(),
+				textsafe.Line(r.Dataset), textsafe.Line(r.modelsText()), textsafe.Line(r.rerunText()))
 		}
 		return tw.Flush()
 	}
