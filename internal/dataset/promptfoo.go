@@ -151,7 +151,10 @@ func LoadPromptfoo(path string) (*PromptfooConfig, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	l := newLoader(path)
+	return newLoader(path).load(path, data)
+}
+
+func (l *pfLoader) load(path string, data []byte) (*PromptfooConfig, error) {
 	s := src{path: path, rel: filepath.Base(path)}
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
 		return l.testList(s, l.csvTests(s, data))

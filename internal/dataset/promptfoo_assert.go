@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"encoding/csv"
 	"regexp"
 	"slices"
 	"strconv"
@@ -83,6 +82,9 @@ func translateAssert(name string, value any, weight float64) ([]pfAssert, string
 			one = "icontains"
 		}
 		vals := value.([]any)
+		if weight == 0 {
+			weight = 1 // digest's default weight
+		}
 		out := make([]pfAssert, len(vals))
 		for i, v := range vals {
 			out[i] = pfAssert{typ: one, value: v, weight: weight / float64(len(vals))}
@@ -132,21 +134,32 @@ func valueKind(v any) string {
 }
 
 // splitList reads promptfoo's comma-separated list ("a, b, \"c, d\""),
-// quotes keeping a comma in a value.
+// double quotes keeping a comma in a value.
 func splitList(s string) []any {
-	r := csv.NewReader(strings.NewReader(s))
-	r.TrimLeadingSpace = true
-	r.LazyQuotes = true
-	fields, err := r.Read()
-	if err != nil {
-		fields = strings.Split(s, ",")
-	}
 	var out []any
-	for _, f := range fields {
-		if f = strings.TrimSpace(f); f != "" {
+	var cur strings.Builder
+	quoted := false
+	flush := func() {
+		f := strings.TrimSpace(cur.String())
+		if len(f) >= 2 && f[0] == '"' && f[len(f)-1] == '"' {
+			f = f[1 : len(f)-1]
+		}
+		if f != "" {
 			out = append(out, f)
 		}
+		cur.Reset()
 	}
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case r == ',' && !quoted:
+			flush()
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	flush()
 	return out
 }
 
