@@ -142,3 +142,32 @@ func TestEvalPromptfooTestFile(t *testing.T) {
 		t.Errorf("%d items, %d passed; want 2 and 0", m.Items, m.Passed)
 	}
 }
+
+// defaultTest.options.provider grades the llm-rubric assertions, as
+// promptfoo's grader; without it, --judge would be needed.
+func TestEvalPromptfooGrader(t *testing.T) {
+	srv := oracleServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"], h.env["OPENAI_BASE_URL"] = "k", srv.OpenAIBaseURL()
+	cfg := filepath.Join(t.TempDir(), "promptfooconfig.yaml")
+	os.WriteFile(cfg, []byte(`prompts: ["Translate: {{text}}"]
+providers: [openai:chat:oracle]
+defaultTest:
+  options:
+    provider: openai:chat:grader
+tests:
+  - vars: {text: Bonjour}
+    assert: [{type: llm-rubric, value: a greeting in English}]
+`), 0o644)
+	res := h.run(context.Background(), "eval", cfg, "-f", "json")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	graded := false
+	for _, r := range srv.Requests() {
+		graded = graded || r.Model == "grader"
+	}
+	if !graded {
+		t.Error("the llm-rubric assertion never reached the config's grader")
+	}
+}
