@@ -187,6 +187,24 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	if o.Lease <= 0 {
 		return cfg, nil, cmdutil.UsageError("--lease must be positive, got %s. Try: --lease 5m", o.Lease)
 	}
+	if dataset.IsPromptfoo(o.Dataset) {
+		// A promptfoo config names its models and its grader; the flags,
+		// when given, win. Whatever digest cannot run is refused here, before
+		// anything is sent.
+		pf, err := dataset.LoadPromptfoo(o.Dataset)
+		if err != nil {
+			return cfg, nil, cmdutil.AsUsage(err)
+		}
+		if pf.NeedsPrompt() && o.Prompt == "" {
+			return cfg, nil, cmdutil.UsageError("%s holds promptfoo tests without a prompt. Try: --prompt FILE with the {{var}} template, or a promptfooconfig.yaml naming it", o.Dataset)
+		}
+		if len(pf.Models) > 0 && !o.set("models") {
+			o.Models = pf.Models
+		}
+		if o.Judge == "" {
+			o.Judge = pf.Judge
+		}
+	}
 	if len(o.Models) == 0 {
 		return cfg, nil, cmdutil.UsageError("--models is empty. Try: --models offline, or --models openai:gpt-4o-mini")
 	}

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 
 // Open opens a dataset for Read: "-" is standard input, anything else a
 // file. A gzip-compressed dataset (file or stdin) is decompressed as it is
-// read. A missing file is an error that says so and suggests the JSON Lines
-// files next to where it was looked for.
+// read. A promptfoo config or test file (IsPromptfoo) is read whole by
+// LoadPromptfoo and comes out as JSON Lines. A missing file is an error
+// that says so and suggests the JSON Lines files next to where it was
+// looked for.
 func Open(path string) (io.ReadCloser, error) {
 	if path == "-" {
 		return decompress(os.Stdin, nopCloser{})
@@ -32,6 +35,14 @@ func Open(path string) (io.ReadCloser, error) {
 			try = strings.Join(c, " or ")
 		}
 		return nil, fmt.Errorf("dataset %s: is a directory. Try: %s", path, try)
+	}
+	if IsPromptfoo(path) {
+		f.Close()
+		cfg, err := LoadPromptfoo(path)
+		if err != nil {
+			return nil, err
+		}
+		return io.NopCloser(bytes.NewReader(cfg.JSONL())), nil
 	}
 	return decompress(f, f)
 }
