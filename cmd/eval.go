@@ -79,7 +79,9 @@ score the answers, and report accuracy with its 95% interval, latency, tokens an
 cost per model, and how each pair of models compares on the same items.
 
 Each line is one item, in digest's own format, openai/evals, inspect_ai or promptfoo
-(with --prompt). Every answer is stored under a hash of everything that shaped it:
+(with --prompt). A promptfooconfig.yaml runs as it is (its prompts, providers as
+--models unless given, tests inline or from YAML and CSV files); what digest cannot
+run in it is listed in one error before anything is sent. Every answer is stored under a hash of everything that shaped it:
 running the same command again asks only for what is missing, and a finished run
 costs nothing to rerun. With --min-accuracy, a model below the mark makes digest
 exit 3 after writing every report.`,
@@ -88,7 +90,8 @@ exit 3 after writing every report.`,
 			"digest eval qa.jsonl --models openai:gpt-4o-mini,anthropic:claude-haiku-4-5 --repeat 3",
 			"digest eval qa.jsonl --models ollama:llama3.2 --assert icontains --html report.html",
 			"digest eval qa.jsonl --models openai:gpt-4o-mini --min-accuracy 0.85 --junit junit.xml   # in CI",
-			"digest eval cases.jsonl --prompt prompt.txt --models openai:gpt-4o-mini --dry-run"),
+			"digest eval cases.jsonl --prompt prompt.txt --models openai:gpt-4o-mini --dry-run",
+			"digest eval promptfooconfig.yaml --dry-run"),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Dataset = args[0]
@@ -389,6 +392,12 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Judge != nil {
+		rep.Judge = &report.JudgeCost{Model: cfg.Judge.Spec.String(), Verdicts: out.JudgeVerdicts}
+		if !cfg.Judge.PriceUnknown {
+			rep.Judge.CostUSD = &out.JudgeCostUSD
+		}
+	}
 	if err := writeEvalReports(o, rep, true); err != nil {
 		return err
 	}
@@ -479,12 +488,18 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 		return cmdutil.AsUsage(err)
 	}
 	defer file.Close()
-	line, err := eval.FirstJudgeItem(file, cfg.Read, o.Limit)
+	line, id, err := eval.FirstJudgeItem(file, cfg.Read, o.Limit)
 	if err != nil {
 		return err
 	}
+	where := fmt.Sprintf("%s:%d", o.Dataset, line)
+	if dataset.IsPromptfoo(o.Dataset) {
+		// A promptfoo file's items are made from it, a line of it each
+		// only for a test file's rows: the item's id names it in either.
+		where = fmt.Sprintf("%s: item %s", o.Dataset, textsafe.Line(id))
+	}
 	if line > 0 {
-		return cmdutil.UsageError("%s:%d has a judge assertion, which needs a grading model, and --judge is not set. %s", o.Dataset, line, try)
+		return cmdutil.UsageError("%s has a judge assertion, which needs a grading model, and --judge is not set. %s", where, try)
 	}
 	return nil
 }

@@ -171,3 +171,21 @@ tests:
 		t.Error("the llm-rubric assertion never reached the config's grader")
 	}
 }
+
+// A config's llm-rubric test with no grader anywhere is refused before
+// anything is sent, naming the item: its "line" is no line of the file.
+func TestEvalPromptfooRubricWithoutGraderNamesTheItem(t *testing.T) {
+	h := newHarness(t)
+	cfg := filepath.Join(t.TempDir(), "promptfooconfig.yaml")
+	os.WriteFile(cfg, []byte(`prompts: ["Translate: {{text}}"]
+tests:
+  - vars: {text: Hallo}
+    assert: [{type: equals, value: Hello}]
+  - vars: {text: Bonjour}
+    assert: [{type: llm-rubric, value: a greeting in English}]
+`), 0o644)
+	res := h.run(context.Background(), "eval", cfg, "--models", "offline")
+	if res.code != 2 || !strings.Contains(res.errOut, cfg+": item ") || strings.Contains(res.errOut, cfg+":2 ") {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+}

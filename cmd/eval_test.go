@@ -525,6 +525,17 @@ func TestEvalJudgesSeveralAnswersAtOnce(t *testing.T) {
 	if most.Load() < 2 {
 		t.Errorf("at most %d judge call in flight at once: the verdicts were asked for one at a time", most.Load())
 	}
+	// And in the reports: a rerun pays the judge nothing, and says so.
+	for format, want := range map[string]string{
+		"markdown": "Judge openai:grader: 0 verdicts paid for, cost unknown (no price for it).",
+		"table":    "Judge openai:grader: 0 verdicts paid for, cost unknown (no price for it)",
+		"json":     `"judge": {`,
+	} {
+		res := h.run(context.Background(), "eval", path, "--models", "openai:m", "--judge", "openai:grader", "-f", format)
+		if res.code != 0 || !strings.Contains(res.out, want) {
+			t.Errorf("-f %s: exit %d, no %q in:\n%s", format, res.code, want, res.out)
+		}
+	}
 }
 
 // A dry run counts the judge's verdicts too: one per judged answer, none

@@ -17,7 +17,7 @@ import (
 // assertion are parsed (the others read as blank, which keeps line
 // numbers), so a large dataset is scanned at the speed of reading it.
 // With a limit, only the first limit items are looked at, each parsed.
-func FirstJudgeItem(src io.Reader, o dataset.Options, limit int) (int, error) {
+func FirstJudgeItem(src io.Reader, o dataset.Options, limit int) (line int, id string, err error) {
 	o.SkipInvalid = true // a bad line is reported by the run itself
 	if limit <= 0 {
 		pr, pw := io.Pipe()
@@ -25,23 +25,23 @@ func FirstJudgeItem(src io.Reader, o dataset.Options, limit int) (int, error) {
 		defer pr.Close()
 		src = pr
 	}
-	line, items := 0, 0
-	_, err := dataset.Read(src, o, func(it dataset.Item) error {
+	items := 0
+	_, err = dataset.Read(src, o, func(it dataset.Item) error {
 		if items++; limit > 0 && items > limit {
 			return errFound
 		}
 		for _, a := range it.Asserts {
 			if score.IsJudge(a.Type) {
-				line = it.Line
+				line, id = it.Line, it.ID
 				return errFound
 			}
 		}
 		return nil
 	})
 	if errors.Is(err, errFound) {
-		return line, nil
+		return line, id, nil
 	}
-	return 0, err
+	return 0, "", err
 }
 
 var errFound = errors.New("found")

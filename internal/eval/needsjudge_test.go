@@ -28,7 +28,7 @@ func TestFirstJudgeItem(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			text := strings.Join(tt.lines, "\n") // the last line has no newline
-			got, err := FirstJudgeItem(strings.NewReader(text), dataset.Options{Name: "d.jsonl"}, tt.limit)
+			got, _, err := FirstJudgeItem(strings.NewReader(text), dataset.Options{Name: "d.jsonl"}, tt.limit)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,10 @@ type Eval struct {
 	Repeat int          `json:"repeat"`
 	Models []ModelStats `json:"models"`
 	Pairs  []Pair       `json:"pairs"`
+	// Judge is what the grading model's verdicts cost in the invocation
+	// that wrote the report: no model's row holds them. Nil without a
+	// judge, and in reports read back from the database (digest runs).
+	Judge *JudgeCost `json:"judge,omitempty"`
 	// Results streams every result, model by model, item by item; reports
 	// that list results read it once, so a run of any size is never held
 	// in memory. Nil when there are none.
@@ -38,6 +42,23 @@ func (e *Eval) SetResultsErr(err error) {
 		e.resultsErr = err
 	}
 	e.ResultsErr = func() error { return e.resultsErr }
+}
+
+// JudgeCost is what a grading model was paid for its verdicts.
+type JudgeCost struct {
+	Model    string `json:"model"`
+	Verdicts int    `json:"verdicts"` // paid for in this invocation; stored ones cost nothing
+	// CostUSD is nil when the judge's price is unknown.
+	CostUSD *float64 `json:"cost_usd"`
+}
+
+// String is the judge's line in the table and Markdown reports.
+func (j JudgeCost) String() string {
+	cost := "cost unknown (no price for it)"
+	if j.CostUSD != nil {
+		cost = dollars(*j.CostUSD)
+	}
+	return fmt.Sprintf("Judge %s: %d verdicts paid for, %s", j.Model, j.Verdicts, cost)
 }
 
 // ModelStats sums up one model's results.

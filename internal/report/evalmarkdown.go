@@ -71,6 +71,9 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 		fmt.Fprintln(bw)
 	}
 
+	if e.Judge != nil {
+		fmt.Fprintf(bw, "\n%s.\n", textsafe.MarkdownInline(e.Judge.String()))
+	}
 	if len(e.Pairs) > 0 {
 		fmt.Fprintln(bw)
 		for _, p := range e.Pairs {

@@ -60,6 +60,9 @@ func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if e.Judge != nil {
+		fmt.Fprintln(bw, textsafe.Line(e.Judge.String()))
+	}
 	if len(e.Pairs) > 0 {
 		fmt.Fprintln(bw)
 		for _, p := range e.Pairs {
