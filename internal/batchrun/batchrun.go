@@ -114,6 +114,7 @@ type Runner struct {
 	lastIn   time.Time
 	watched  map[string]*watch // by digest's batch id
 	known    map[string]store.Batch
+	tidied   map[string]bool // batches not marked collected whose stored answers were served: checked once
 	used     map[string]map[string]string // member -> item whose answer was given for it in this run -> to which task
 	customID map[string][]*waiter         // batch id + "/" + custom id -> the tasks waiting for it
 }
@@ -155,7 +156,7 @@ func New(cfg Config) *Runner {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Runner{cfg: cfg, wake: make(chan struct{}, 1), halted: make(chan struct{}),
-		watched: map[string]*watch{}, known: map[string]store.Batch{}, used: map[string]map[string]string{}, customID: map[string][]*waiter{}}
+		watched: map[string]*watch{}, known: map[string]store.Batch{}, tidied: map[string]bool{}, used: map[string]map[string]string{}, customID: map[string][]*waiter{}}
 }
 
 // Stats counts the items sent (Requests), sent again (Retries) and the
@@ -452,6 +453,15 @@ func (r *Runner) place(ctx context.Context, w *waiter) error {
 		case it.Done && it.Error == "":
 			// Paid for by an earlier batch: its share of the tokens.
 			r.given(w, it.CustomID)
+			if !b.Collected && !r.tidied[b.ID] {
+				// Its collector stopped before marking it: marked before the
+				// answer is given, so that a caller ending with it leaves the
+				// batch listed as it is.
+				r.tidied[b.ID] = true
+				if err := r.markIfCollected(ctx, b.ID); err != nil {
+					return err
+				}
+			}
 			w.deliver(engine.Outcome{Task: w.task, Attempts: 1, Response: provider.Response{Text: it.Answer,
 				Usage: share(provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}, held, len(it.Members))}})
 			return nil
@@ -874,17 +884,22 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 	}
 	var chunk []store.BatchItem
 	var outcomes []func()
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
+	// The last chunk's outcomes wait for the batch to be marked collected:
+	// a caller that ends with its last outcome must not leave the batch
+	// listed as running.
+	flush := func(last bool) error {
+		if len(chunk) > 0 {
+			if err := r.cfg.Store.SaveBatchResults(context.WithoutCancel(ctx), b.ID, chunk); err != nil {
+				return err
+			}
 		}
-		if err := r.cfg.Store.SaveBatchResults(context.WithoutCancel(ctx), b.ID, chunk); err != nil {
-			return err
+		if !last {
+			for _, f := range outcomes {
+				f()
+			}
+			outcomes = outcomes[:0]
 		}
-		for _, f := range outcomes {
-			f()
-		}
-		chunk, outcomes = chunk[:0], outcomes[:0]
+		chunk = chunk[:0]
 		return nil
 	}
 	var readErr error
@@ -915,12 +930,12 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 			outcomes = append(outcomes, r.settle(wt, res))
 		}
 		if len(chunk) >= saveChunk {
-			if err := flush(); err != nil {
+			if err := flush(false); err != nil {
 				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
+	if err := flush(readErr == nil); err != nil {
 		return err
 	}
 	if readErr != nil {
@@ -931,7 +946,7 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 	for id := range open {
 		missing = append(missing, store.BatchItem{BatchID: b.ID, CustomID: id, Done: true, Error: "the batch's results have no line for this item"})
 		for _, wt := range r.take(b.ID, id) {
-			r.retry(wt, errors.New("batch item has no result"))
+			outcomes = append(outcomes, func() { r.retry(wt, errors.New("batch item has no result")) })
 		}
 	}
 	if len(missing) > 0 {
@@ -945,12 +960,40 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 	}
 	r.known[b.ID] = b
 	delete(r.watched, b.ID)
+	for _, f := range outcomes {
+		f()
+	}
 	// Tasks still waiting had an item this batch answered before (stored
 	// by a look cut short): their answers are in the store.
 	for _, wt := range r.waitingOn(b.ID) {
 		r.buffer = append(r.buffer, wt)
 		r.lastIn = time.Now()
 	}
+	return nil
+}
+
+// markIfCollected marks batch id collected when every item of it has its
+// result stored: a process that stored them all and stopped before
+// marking it would leave it listed as running for ever.
+func (r *Runner) markIfCollected(ctx context.Context, id string) error {
+	if _, watching := r.watched[id]; watching {
+		return nil // the look collects it
+	}
+	items, err := r.cfg.Store.BatchItems(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if !it.Done {
+			return nil
+		}
+	}
+	b := r.known[id]
+	b.Collected = true
+	if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+		return err
+	}
+	r.known[id] = b
 	return nil
 }
 

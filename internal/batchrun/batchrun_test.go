@@ -469,3 +469,30 @@ func TestPendingWorkIsNotSentAgain(t *testing.T) {
 		t.Errorf("the same pending work asked 3 times made %d batches", n)
 	}
 }
+
+// TestBatchStoredButNotMarkedIsMarked: a process that stored every result
+// of a batch and died before marking it collected leaves it listed as
+// running; the run that serves its answers marks it.
+func TestBatchStoredButNotMarkedIsMarked(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{})
+	st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+	ts := tasks(w, 4)
+	if _, err := run(t, runner(w, srv, st, false), ts); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := st.Batches(context.Background(), false)
+	b := all[0]
+	b.Collected = false // as the dead process left it
+	if err := st.UpdateBatch(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	calls := srv.Stats().BatchCalls
+	got, err := run(t, runner(w, srv, st, false), ts)
+	if err != nil || len(got) != 4 || srv.Stats().BatchCalls != calls {
+		t.Fatalf("%d outcomes, %v, %d batch calls", len(got), err, srv.Stats().BatchCalls-calls)
+	}
+	if open, _ := st.Batches(context.Background(), true); len(open) != 0 {
+		t.Errorf("still listed as running: %+v", open)
+	}
+}

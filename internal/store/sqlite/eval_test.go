@@ -34,3 +34,23 @@ func TestPayloadsAreContentAddressed(t *testing.T) {
 		t.Errorf("database mode %v, %v", info.Mode(), err)
 	}
 }
+
+// A batch's requests are kept gzipped while it runs, and read back whole.
+func TestBatchRequestsAreCompressed(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	big := []byte(`{"model":"m","messages":[{"role":"user","content":"` + string(bytes.Repeat([]byte("+a line of a diff\n"), 4000)) + `"}]}`)
+	b := store.Batch{ID: "b1", Model: "openai:m", CreatedAt: time.Now()}
+	if err := s.CreateBatch(ctx, b, []store.BatchItem{{BatchID: "b1", CustomID: "c1", Request: big, Members: []string{"k"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var size int
+	s.SQL().QueryRow(`SELECT LENGTH(request) FROM batch_items`).Scan(&size)
+	if size == 0 || size > len(big)/10 {
+		t.Errorf("a %d-byte request is stored in %d bytes", len(big), size)
+	}
+	items, err := s.BatchItems(ctx, "b1")
+	if err != nil || len(items) != 1 || !bytes.Equal(items[0].Request, big) {
+		t.Fatalf("read back: %v, %d items", err, len(items))
+	}
+}

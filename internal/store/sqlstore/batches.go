@@ -65,7 +65,7 @@ func (s *DB) CreateBatch(ctx context.Context, b store.Batch, items []store.Batch
 	err = insertRows(ctx, tx, `INSERT INTO batch_items(batch_id, custom_id, request, done, answer, input_tokens, output_tokens, error) VALUES `,
 		"", 8, len(items), func(i int, args []any) []any {
 			it := items[i]
-			return append(args, b.ID, it.CustomID, nullBytes(it.Request), it.Done, it.Answer, it.InputTokens, it.OutputTokens, it.Error)
+			return append(args, b.ID, it.CustomID, nullBytes(packRequest(it.Request)), it.Done, it.Answer, it.InputTokens, it.OutputTokens, it.Error)
 		})
 	if err != nil {
 		return s.explain(err)
@@ -136,6 +136,25 @@ func insertRows(ctx context.Context, tx *txn, head, tail string, cols, n int, ro
 		}
 	}
 	return nil
+}
+
+// packRequest compresses a request for the time its batch runs: a
+// summarize request is up to eight diffs of 4,000 tokens, and a long
+// history's batches would otherwise hold its whole diff text at once.
+func packRequest(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return gz(b)
+}
+
+// unpackRequest reads what packRequest stored; a request stored as it was
+// (JSON, which never starts with gzip's magic) is returned as it is.
+func unpackRequest(b []byte) ([]byte, error) {
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return b, nil
+	}
+	return gunzip(b)
 }
 
 // nullBytes stores an absent request as NULL whichever way the driver
@@ -215,6 +234,10 @@ func (s *DB) BatchItems(ctx context.Context, batchID string) ([]store.BatchItem,
 		if err := rows.Scan(&it.CustomID, &it.Request, &it.Done, &it.Answer, &it.InputTokens, &it.OutputTokens, &it.Error); err != nil {
 			rows.Close()
 			return nil, s.explain(err)
+		}
+		if it.Request, err = unpackRequest(it.Request); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("database %s: batch %s item %s: the stored request cannot be read: %w", s.name, batchID, it.CustomID, err)
 		}
 		index[it.CustomID] = len(items)
 		items = append(items, it)
