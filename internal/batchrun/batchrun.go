@@ -114,7 +114,7 @@ type Runner struct {
 	lastIn   time.Time
 	watched  map[string]*watch // by digest's batch id
 	known    map[string]store.Batch
-	tidied   map[string]bool // batches not marked collected whose stored answers were served: checked once
+	tidied   map[string]bool              // batches not marked collected whose stored answers were served: checked once
 	used     map[string]map[string]string // member -> item whose answer was given for it in this run -> to which task
 	customID map[string][]*waiter         // batch id + "/" + custom id -> the tasks waiting for it
 }
