@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -383,5 +385,29 @@ func TestNoWaitStaysWithinMaxCost(t *testing.T) {
 	}
 	if n := srv.Stats().BatchItems; n == 0 || n >= 12 {
 		t.Errorf("%d of 12 requests submitted under --max-cost 1.5 with --no-wait", n)
+	}
+}
+
+// TestSyncRetriesAreBilledAtTheFullPrice: with --batch-retry sync, the
+// items a batch left unanswered are sent at once, and cost the full price
+// per token where the batch's answers cost half.
+func TestSyncRetriesAreBilledAtTheFullPrice(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Errored: firstTimeErrored(40)}})
+	h := newHarness(t)
+	h.raw, h.env = true, batchProviders[0].env(srv)
+	prices := filepath.Join(t.TempDir(), "models.json")
+	os.WriteFile(prices, []byte(`{"openai:gpt-4o-mini": {"price": {"input_per_million": 1000, "output_per_million": 1000}}}`), 0o644)
+	res := h.run(context.Background(), "eval", evalItems(t, 40), "--models", "openai:gpt-4o-mini", "--model-config", prices, "--batch-api",
+		"--batch-retry", "sync", "--batch-poll", "20ms", "-f", "jsonl")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	perToken := map[float64]int{}
+	for _, r := range entries(t, res.out) {
+		tokens := r["input_tokens"].(float64) + r["output_tokens"].(float64)
+		perToken[math.Round(r["cost_usd"].(float64)/tokens*1e6)]++
+	}
+	if perToken[500] != 38 || perToken[1000] != 2 || srv.Stats().Succeeded != 2 {
+		t.Errorf("dollars per million tokens -> results: %v, %d sent at once; want 38 at 500 (the batch), 2 at 1000", perToken, srv.Stats().Succeeded)
 	}
 }

@@ -253,7 +253,7 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		if err != nil {
 			return cfg, nil, err
 		}
-		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price, PriceUnknown: !info.Known,
+		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price, SyncPrice: info.Price, PriceUnknown: !info.Known,
 			Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}})
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
@@ -694,6 +694,6 @@ func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batc
 	if err != nil {
 		return nil, err
 	}
-	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, LimitName: limitName, PriceUnknown: !info.Known,
+	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, SyncPrice: info.Price, LimitName: limitName, PriceUnknown: !info.Known,
 		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
 }

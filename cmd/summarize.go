@@ -233,7 +233,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow,
 		Limits: limits, Timeout: o.Timeout, Price: price, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
-		Highlights: o.Highlights, Batch: mode,
+		Highlights: o.Highlights, Batch: mode, SyncPrice: info.Price,
 	}
 	if !info.Known && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)

@@ -462,7 +462,7 @@ func (r *Runner) place(ctx context.Context, w *waiter) error {
 					return err
 				}
 			}
-			w.deliver(engine.Outcome{Task: w.task, Attempts: 1, Response: provider.Response{Text: it.Answer,
+			w.deliver(engine.Outcome{Task: w.task, Attempts: 1, Batched: true, Response: provider.Response{Text: it.Answer,
 				Usage: share(provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}, held, len(it.Members))}})
 			return nil
 		case !it.Done && !b.Collected && b.Status != string(provider.BatchFailed):
@@ -1019,7 +1019,7 @@ func (r *Runner) settle(w *waiter, res provider.BatchResult) func() {
 	r.mu.Unlock()
 	r.given(w, res.CustomID)
 	return func() {
-		w.deliver(engine.Outcome{Task: w.task, Response: res.Response, Attempts: w.attempts, Latency: time.Since(w.sent)})
+		w.deliver(engine.Outcome{Task: w.task, Response: res.Response, Attempts: w.attempts, Latency: time.Since(w.sent), Batched: true})
 	}
 }
 
@@ -1035,7 +1035,7 @@ func (r *Runner) stored(w *waiter, it store.BatchItem, first bool) {
 		u = provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}
 	}
 	r.given(w, it.CustomID)
-	w.deliver(engine.Outcome{Task: w.task, Attempts: max(1, w.attempts), Response: provider.Response{Text: it.Answer, Usage: u}})
+	w.deliver(engine.Outcome{Task: w.task, Attempts: max(1, w.attempts), Batched: true, Response: provider.Response{Text: it.Answer, Usage: u}})
 }
 
 // given notes that the answer of item customID was given for w's members:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/store"
 )
@@ -24,6 +25,26 @@ type Mode struct {
 	// synchronous engine instead of the next batch.
 	SyncRetry bool
 	OnLook    func(store.Batch)
+}
+
+// Price is what an outcome cost: at batch the price of the batch API for
+// an answer that came through it, at sync otherwise (an engine's, or a
+// retry sent at once with SyncRetry).
+func (m Mode) Price(o engine.Outcome, batch, sync models.Price) models.Price {
+	if m.On && !o.Batched {
+		return sync
+	}
+	return batch
+}
+
+// Worst is the price a request's worst case is counted at before it is
+// sent: the batch price, unless its retries may go out at once at the
+// synchronous one.
+func (m Mode) Worst(batch, sync models.Price) models.Price {
+	if m.On && m.SyncRetry {
+		return sync
+	}
+	return batch
 }
 
 // Runner returns what a model's tasks go through: eng itself when the mode

@@ -63,6 +63,9 @@ type Outcome struct {
 	Err      error
 	Latency  time.Duration // of the attempt that answered
 	Attempts int
+	// Batched is set on an answer that came through a provider's batch
+	// API, billed at its batch price; a retry sent at once is not.
+	Batched bool
 }
 
 // Defaults for the zero values of Engine's knobs.

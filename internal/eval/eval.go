@@ -41,8 +41,11 @@ type Model struct {
 	// the store, with every process using the same account (see
 	// sharedlimit.Name); empty paces this run alone.
 	LimitName string
-	// Batcher is the model's batch API, used when Options.Batch is on.
-	Batcher provider.Batcher
+	// Batcher is the model's batch API, used when Options.Batch is on;
+	// Price is then its batch price, and SyncPrice what a retry sent at
+	// once (--batch-retry sync) is billed at.
+	Batcher   provider.Batcher
+	SyncPrice models.Price
 	// PriceUnknown is set for a model digest has no price for: Price is
 	// then zero, and a dry run's cost of it unknown, not free.
 	PriceUnknown bool
@@ -608,7 +611,8 @@ func (r *runner) release(k string) { r.leases.Release(k) }
 
 func (r *runner) worstCost(j job) float64 {
 	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
-	return r.o.Models[j.model].Price.Cost(r.tokens(j.req)-out, out)
+	m := r.o.Models[j.model]
+	return r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(r.tokens(j.req)-out, out)
 }
 
 // commit handles an engine's outcome: a paid answer is stored at once,
@@ -618,7 +622,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 	m := r.o.Models[model]
 	return func(o engine.Outcome) error {
 		u := o.Response.Usage
-		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
+		cost := r.o.Batch.Price(o, m.Price, m.SyncPrice).Cost(u.InputTokens, u.OutputTokens)
 		if errors.Is(o.Err, engine.ErrPending) {
 			// Neither answered nor failed: a rerun collects it, and the
 			// batch bills it then.

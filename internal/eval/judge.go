@@ -40,13 +40,13 @@ func (r *runner) judge(m Model) score.Judge {
 			}
 			defer release()
 		}
-		worst := m.Price.Cost(r.tokens(req)-judgeMaxTokens, judgeMaxTokens)
+		worst := r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(r.tokens(req)-judgeMaxTokens, judgeMaxTokens)
 		if !r.spend.TryReserve(k, worst) {
 			return false, "", fmt.Errorf("judge %s: not asked, --max-cost $%g reached", m.Spec, r.o.MaxCost)
 		}
 		o := eng.Do(ctx, engine.Task{Key: k, Request: req})
 		u := o.Response.Usage
-		cost := m.Price.Cost(u.InputTokens, u.OutputTokens)
+		cost := r.o.Batch.Price(o, m.Price, m.SyncPrice).Cost(u.InputTokens, u.OutputTokens)
 		if errors.Is(o.Err, engine.ErrPending) {
 			r.spend.Owe(k)
 		} else {

@@ -10,6 +10,7 @@ import (
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
+	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/spend"
@@ -297,7 +298,7 @@ func (d *dispatcher) worstCost(k string) float64 {
 	for _, p := range items {
 		input += p.tokens
 	}
-	return d.opts.Price.Cost(input, provider.OutputCap(d.opts.Model.Model, prompt.MaxOutputTokens*len(items)))
+	return d.opts.Batch.Worst(d.opts.Price, d.opts.SyncPrice).Cost(input, provider.OutputCap(d.opts.Model.Model, prompt.MaxOutputTokens*len(items)))
 }
 
 // affordable reports whether sending the request under key keeps the run's
@@ -365,7 +366,7 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	if errors.Is(o.Err, engine.ErrPending) {
 		d.spend.Owe(o.Task.Key)
 	} else {
-		d.spend.Settle(o.Task.Key, d.opts.Price.Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens), o.Err == nil)
+		d.spend.Settle(o.Task.Key, d.price(o).Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens), o.Err == nil)
 	}
 	var tooLarge *engine.TooLargeError
 	if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
@@ -401,7 +402,7 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	}
 	inputs, outputs := shareUsage(answered, answers, o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
 	for i, p := range answered {
-		if err := d.store(storeCtx, p, answers[p.commit.Hash], inputs[i], outputs[i]); err != nil {
+		if err := d.store(storeCtx, p, answers[p.commit.Hash], inputs[i], outputs[i], d.price(o)); err != nil {
 			return nil, err
 		}
 	}
@@ -409,6 +410,11 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 		d.opts.Log.Debug("batch answer left commits out; asking again one by one", "missing", len(again), "of", len(items))
 	}
 	return again, nil
+}
+
+// price is what an answer was billed at.
+func (d *dispatcher) price(o engine.Outcome) models.Price {
+	return d.opts.Batch.Price(o, d.opts.Price, d.opts.SyncPrice)
 }
 
 // shareUsage splits a batch's tokens among the commits it answered: input
@@ -456,7 +462,7 @@ func split(total int, weights []int) []int {
 }
 
 // store saves one commit's summary and reports it; callers hold mu.
-func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, input, output int) error {
+func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, input, output int, price models.Price) error {
 	st := &d.res.Changelog.Stats
 	kind := kindOf(a, p.commit.Message, p.paths())
 	sum := store.Summary{
@@ -467,7 +473,7 @@ func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, inp
 		Breaking:     kind.Breaking,
 		InputTokens:  input,
 		OutputTokens: output,
-		CostUSD:      d.opts.Price.Cost(input, output),
+		CostUSD:      price.Cost(input, output),
 		DiffTokens:   p.cut.Tokens,
 		Truncated:    p.cut.Truncated,
 		SkippedFiles: encodeSkipped(p.skipped),

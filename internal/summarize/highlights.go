@@ -266,7 +266,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	defer h.leases.Release(leaseKey)
 
 	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
-	worst := h.opts.Price.Cost(requestTokens(h.opts, j.req), out)
+	worst := h.opts.Batch.Worst(h.opts.Price, h.opts.SyncPrice).Cost(requestTokens(h.opts, j.req), out)
 	if !h.res.spend.ReserveWhenSettled(ctx, leaseKey, worst) {
 		h.mu.Lock()
 		h.res.HighlightsNotSent += len(j.sections)
@@ -275,7 +275,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	}
 	o := h.eng.Do(ctx, engine.Task{Key: leaseKey, Request: j.req})
 	u := o.Response.Usage
-	cost := h.opts.Price.Cost(u.InputTokens, u.OutputTokens)
+	cost := h.opts.Batch.Price(o, h.opts.Price, h.opts.SyncPrice).Cost(u.InputTokens, u.OutputTokens)
 	if errors.Is(o.Err, engine.ErrPending) {
 		h.res.spend.Owe(leaseKey)
 	} else {

@@ -90,6 +90,10 @@ type Options struct {
 	// instead of one call each: half the price, answers within a day.
 	Batch   batchrun.Mode
 	Batcher provider.Batcher
+	// SyncPrice is the model's price for a request sent at once, when
+	// Batch is on and Price is its batch price: retries sent at once
+	// (--batch-retry sync) are billed at it.
+	SyncPrice models.Price
 	// LimitName names the rate limit this model's requests share, through
 	// Store, with every process using the same account (see
 	// sharedlimit.Name); empty paces this run alone.
