@@ -128,3 +128,26 @@ func TestProgressCountsInItsUnit(t *testing.T) {
 		t.Errorf("growing progress %q, want 3/4", line)
 	}
 }
+
+// TestProgressShowsWhatABatchRunWaitsFor: a batch run's looks put the
+// state of its batches beside the bar, after the tokens and cost, and a
+// control character in it (a provider's id) is shown, not obeyed.
+func TestProgressShowsWhatABatchRunWaitsFor(t *testing.T) {
+	ios, _, errOut := Test()
+	ios.SetStderrTTY(true)
+	p := ios.NewProgressOf("summarizing", "commits", true)
+	p.throttle = 0
+	p.Start(120)
+	p.Spent(5000, 0.01, 0)
+	p.Note("batch openai:gpt-4o-mini batch_\x1b[2Jabc: in_progress, 40 of 120 done")
+	p.Done(1)
+	line := errOut.String()
+	for _, want := range []string{"summarizing · 5.0k tokens · $0.0100 · batch openai:gpt-4o-mini batch_", "in_progress, 40 of 120 done", "1/120"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("progress %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "\x1b[2J") {
+		t.Errorf("progress %q passes an escape sequence through", line)
+	}
+}
