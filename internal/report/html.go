@@ -160,6 +160,7 @@ type htmlGrid struct {
 	// not come together from a cell drawn twice.
 	repeated bool
 	written  map[[2]int]bool
+	one      [1]Result // a result without repeats, as put takes them
 }
 
 func newHTMLGrid(models []ModelStats, repeated bool) *htmlGrid {
@@ -247,7 +248,8 @@ func (g *htmlGrid) writeData(w *bufio.Writer, results iter.Seq[Result]) error {
 	var group []Result
 	for r := range results {
 		if !g.repeated {
-			if err := put([]Result{r}); err != nil {
+			g.one[0] = r
+			if err := put(g.one[:]); err != nil {
 				return err
 			}
 			continue
@@ -289,12 +291,13 @@ func (g *htmlGrid) writeData(w *bufio.Writer, results iter.Seq[Result]) error {
 
 // record is a result in the data block, without its item's text.
 func (g *htmlGrid) record(item int, r Result) []any {
-	return append([]any{item, g.model(r.Model)}, resultFields(r)...)
+	// Room for the item's text too, which its first result carries.
+	return appendResultFields(append(make([]any, 0, 12), item, g.model(r.Model)), r)
 }
 
-// resultFields are a result's state, score, latency, cost, cached, answer
-// (or error) and reasons, as the data block has them.
-func resultFields(r Result) []any {
+// appendResultFields appends a result's state, score, latency, cost,
+// cached, answer (or error) and reasons, as the data block has them.
+func appendResultFields(dst []any, r Result) []any {
 	state, text := stateOf(r), r.Answer
 	if state == htmlError {
 		text = r.Error
@@ -307,7 +310,7 @@ func resultFields(r Result) []any {
 	if state != htmlError {
 		score, latency, cost = finite(r.Score), finite(r.LatencyMS), finite(r.CostUSD)
 	}
-	return []any{state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n"))}
+	return append(dst, state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n")))
 }
 
 func stateOf(r Result) int {
@@ -351,7 +354,7 @@ func (g *htmlGrid) repeatedRecord(item int, repeats []Result) []any {
 		}
 		score += r.Score
 		cost += r.CostUSD
-		list = append(list, append([]any{r.Repeat}, resultFields(r)...))
+		list = append(list, appendResultFields(append(make([]any, 0, 8), r.Repeat), r))
 	}
 	state := htmlFail
 	switch {
