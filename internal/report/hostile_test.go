@@ -359,6 +359,30 @@ func TestHostileEvalJUnitAndHTML(t *testing.T) {
 	if !bytes.Contains(page, []byte(`invoice_\u202egnp.exe`)) || !bytes.Contains(page, []byte("&lt;mark&gt;retries&lt;/mark&gt;")) {
 		t.Error("the page does not show the hostile text as text")
 	}
+
+	// Asked twice, the answers move into each cell's list of repeats.
+	e, _ = hostileEval(t)
+	var repeated []report.Result
+	for _, r := range results {
+		for k := range 2 {
+			r.Repeat, r.Repeated = k, true
+			repeated = append(repeated, r)
+		}
+	}
+	e.Repeat, e.Results = 2, once(t, repeated)
+	page = write(t, report.WriteHTML, e)
+	checkTerminalSafe(t, "html, repeated", page)
+	for _, bad := range []string{"<mark>", "<img", "<html>", "<script>alert", "<script>.jsonl"} {
+		if bytes.Contains(page, []byte(bad)) {
+			t.Errorf("the repeated run's page has %s as markup", bad)
+		}
+	}
+	if n := bytes.Count(page, []byte("<tr class=")); n != len(items) {
+		t.Errorf("%d item rows in the repeated run, want %d", n, len(items))
+	}
+	if n := bytes.Count(page, []byte("&lt;mark&gt;retries&lt;/mark&gt;")); n != 2 || !bytes.Contains(page, []byte(`<summary>2 repeats</summary>`)) {
+		t.Errorf("the repeated run's page shows the hostile answer %d times as text, want once a repeat", n)
+	}
 }
 
 // TestHostileLongAnswer: a 1 MB one-line answer full of escapes keeps its

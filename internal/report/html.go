@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -53,8 +54,16 @@ const (
 // Without JavaScript, the summary, charts, pairs and the first
 // htmlStaticItems items still read.
 //
+// With --repeat, the grid still has a row per item, and a model's cell
+// holds the item as the accuracy and the pairs count it (see
+// htmlGrid.repeatedRecord), its repeats listed inside; the filters work on
+// those per-item verdicts, so that a pair's link shows exactly the items
+// its McNemar test counts.
+//
 // Results are read once from e.Results; the grid holds the first
-// htmlMaxItems items and only the results of those are kept.
+// htmlMaxItems items and only the results of those are kept. With
+// repeats, a model's repeats of an item must come one after another, as
+// eval.Report streams them (by model, line and repeat).
 func WriteHTML(w io.Writer, e *Eval) error {
 	bw := bufio.NewWriter(w)
 	page := htmlPage{
@@ -67,7 +76,10 @@ func WriteHTML(w io.Writer, e *Eval) error {
 	if !e.StartedAt.IsZero() {
 		page.Started = e.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
-	g := newHTMLGrid(e.Models)
+	if e.Repeat > 1 {
+		page.Repeat = e.Repeat
+	}
+	g := newHTMLGrid(e.Models, e.Repeat > 1)
 	for _, m := range e.Models {
 		p50, p95, p99 := latencies(m)
 		page.Models = append(page.Models, htmlModel{
@@ -108,6 +120,7 @@ type htmlPage struct {
 	Title, Dataset, RunID, Started string
 	CSS                            template.CSS
 	Gated                          bool
+	Repeat                         int // times each item was asked, when more than once
 	Models                         []htmlModel
 	Charts                         []htmlChart
 	Pairs                          []htmlPair
@@ -142,10 +155,19 @@ type htmlGrid struct {
 	rows       []htmlStaticRow
 	left       int // results of items after the first htmlMaxItems
 	buf        []byte
+	// repeated makes a cell of each model's repeats of an item; written
+	// holds the cells already in the data block, to tell repeats that did
+	// not come together from a cell drawn twice.
+	repeated bool
+	written  map[[2]int]bool
+	one      [1]Result // a result without repeats, as put takes them
 }
 
-func newHTMLGrid(models []ModelStats) *htmlGrid {
-	g := &htmlGrid{modelIndex: map[string]int{}, items: map[string]int{}}
+func newHTMLGrid(models []ModelStats, repeated bool) *htmlGrid {
+	g := &htmlGrid{modelIndex: map[string]int{}, items: map[string]int{}, repeated: repeated}
+	if repeated {
+		g.written = map[[2]int]bool{}
+	}
 	for _, m := range models {
 		g.model(m.Model)
 	}
@@ -168,29 +190,50 @@ func (g *htmlGrid) model(name string) int {
 //	{"results": [[item, model, state, score, latency_ms, cost_usd, cached, answer or error, reasons(, id, prompt, expected)], ...],
 //	 "models": [name, ...], "pairs": [[a, b] or null, ...], "left": n}
 //
+// With repeats, a result is a model's cell of one item, and the block
+// says "repeated": true:
+//
+//	[item, model, state, score, latency_ms, cost_usd, cached, passed, [[repeat, state, score, latency_ms, cost_usd, cached, answer or error, reasons], ...](, id, prompt, expected)]
+//
 // The item's id, prompt and expected answer come with its first result
 // only. Strings are shown as text already (textsafe); encoding/json
 // escapes <, >, & and U+2028/U+2029, so the block cannot be closed from
 // inside.
-func (g *htmlGrid) writeData(w *bufio.Writer, results func(func(Result) bool)) error {
+func (g *htmlGrid) writeData(w *bufio.Writer, results iter.Seq[Result]) error {
 	w.WriteString(`<script type="application/json" id="grid-data">{"results":[`)
 	first := true
-	var err error
-	for r := range results {
-		key := r.ID()
+	put := func(repeats []Result) error {
+		r := repeats[0]
+		key, id := r.ID(), r.ID()
+		if g.repeated {
+			// The line tells apart items that share an id, as the
+			// report's item verdicts do.
+			key, id = strconv.Itoa(r.Line)+"\x00"+r.Item, r.Item
+		}
 		item, seen := g.items[key]
 		if !seen {
 			if len(g.items) == htmlMaxItems {
-				g.left++
-				continue
+				g.left += len(repeats)
+				return nil
 			}
 			item = len(g.items)
 			g.items[key] = item
 		}
-		rec := g.record(item, r)
-		if !seen {
-			rec = append(rec, textsafe.Line(key), textsafe.Text(r.Prompt), textsafe.Text(strings.Join(r.Expected, " | ")))
+		var rec []any
+		if g.repeated {
+			cell := [2]int{item, g.model(r.Model)}
+			if g.written[cell] {
+				return fmt.Errorf("report: the repeats of item %q for %s do not come one after another. Try: order the results by model, then line and repeat, as eval.Report does", r.Item, r.Model)
+			}
+			g.written[cell] = true
+			rec = g.repeatedRecord(item, repeats)
+		} else {
+			rec = g.record(item, r)
 		}
+		if !seen {
+			rec = append(rec, textsafe.Line(id), textsafe.Text(r.Prompt), textsafe.Text(strings.Join(r.Expected, " | ")))
+		}
+		var err error
 		if g.buf, err = appendJSON(g.buf[:0], rec); err != nil {
 			return err
 		}
@@ -199,13 +242,37 @@ func (g *htmlGrid) writeData(w *bufio.Writer, results func(func(Result) bool)) e
 		}
 		first = false
 		w.Write(g.buf)
-		g.keepStatic(item, seen, key, r, rec)
+		g.keepStatic(item, seen, repeats, rec)
+		return nil
+	}
+	var group []Result
+	for r := range results {
+		if !g.repeated {
+			g.one[0] = r
+			if err := put(g.one[:]); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(group) > 0 && (r.Model != group[0].Model || r.Line != group[0].Line || r.Item != group[0].Item) {
+			if err := put(group); err != nil {
+				return err
+			}
+			group = group[:0]
+		}
+		group = append(group, r)
+	}
+	if len(group) > 0 {
+		if err := put(group); err != nil {
+			return err
+		}
 	}
 	tail := struct {
-		Models []string `json:"models"`
-		Pairs  [][]int  `json:"pairs"`
-		Left   int      `json:"left"`
-	}{g.models, g.pairs, g.left}
+		Models   []string `json:"models"`
+		Pairs    [][]int  `json:"pairs"`
+		Left     int      `json:"left"`
+		Repeated bool     `json:"repeated,omitempty"`
+	}{g.models, g.pairs, g.left, g.repeated}
 	for i, m := range tail.Models {
 		tail.Models[i] = textsafe.Line(m)
 	}
@@ -224,12 +291,16 @@ func (g *htmlGrid) writeData(w *bufio.Writer, results func(func(Result) bool)) e
 
 // record is a result in the data block, without its item's text.
 func (g *htmlGrid) record(item int, r Result) []any {
-	state, text := htmlPass, r.Answer
-	switch {
-	case r.Error != "":
-		state, text = htmlError, r.Error
-	case !r.Pass:
-		state = htmlFail
+	// Room for the item's text too, which its first result carries.
+	return appendResultFields(append(make([]any, 0, 12), item, g.model(r.Model)), r)
+}
+
+// appendResultFields appends a result's state, score, latency, cost,
+// cached, answer (or error) and reasons, as the data block has them.
+func appendResultFields(dst []any, r Result) []any {
+	state, text := stateOf(r), r.Answer
+	if state == htmlError {
+		text = r.Error
 	}
 	cached := 0
 	if r.Cached {
@@ -239,7 +310,64 @@ func (g *htmlGrid) record(item int, r Result) []any {
 	if state != htmlError {
 		score, latency, cost = finite(r.Score), finite(r.LatencyMS), finite(r.CostUSD)
 	}
-	return []any{item, g.model(r.Model), state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n"))}
+	return append(dst, state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n")))
+}
+
+func stateOf(r Result) int {
+	switch {
+	case r.Error != "":
+		return htmlError
+	case !r.Pass:
+		return htmlFail
+	}
+	return htmlPass
+}
+
+// repeatedRecord is a model's cell of one item asked several times, as
+// the report counts it (eval.Report): the item passes when more than half
+// of its repeats passed, and a tie fails; an errored repeat counts as
+// failed, as it does there. The cell is an error only when every repeat
+// errored, since then there is no answer to judge at all; one errored
+// repeat among answers is a failed repeat, shown in the cell's list.
+// The score is the mean over the repeats, errored ones included (as the
+// report's mean score per item is), the latency the mean of the answered
+// repeats (one call's wait, as the unrepeated grid shows), and the cost
+// the sum, what asking the item n times cost; cached counts the repeats
+// answered from the cache.
+func (g *htmlGrid) repeatedRecord(item int, repeats []Result) []any {
+	var passed, errored, answered, cached int
+	var score, latency, cost float64
+	list := make([][]any, 0, len(repeats))
+	for _, r := range repeats {
+		switch stateOf(r) {
+		case htmlPass:
+			passed++
+		case htmlError:
+			errored++
+		}
+		if r.Error == "" {
+			answered++
+			latency += r.LatencyMS
+		}
+		if r.Cached {
+			cached++
+		}
+		score += r.Score
+		cost += r.CostUSD
+		list = append(list, appendResultFields(append(make([]any, 0, 8), r.Repeat), r))
+	}
+	state := htmlFail
+	switch {
+	case 2*passed > len(repeats):
+		state = htmlPass
+	case errored == len(repeats):
+		state = htmlError
+	}
+	var meanScore, meanLatency, sumCost any
+	if state != htmlError {
+		meanScore, meanLatency, sumCost = finite(score/float64(len(repeats))), finite(latency/float64(answered)), finite(cost)
+	}
+	return []any{item, g.model(repeats[0].Model), state, meanScore, meanLatency, sumCost, cached, passed, list}
 }
 
 // finite is x, or null for the NaN or infinity JSON has no words for.
@@ -265,9 +393,14 @@ type htmlStaticRow struct {
 type htmlCell struct {
 	State, Head, Text, Reasons string
 	Cached                     bool
+	// With repeats: the cell's counts, and each repeat as a cell of its own.
+	CachedText string
+	Repeats    []*htmlCell
 }
 
-func (g *htmlGrid) keepStatic(item int, seen bool, key string, r Result, rec []any) {
+var htmlStates = [...]string{"pass", "fail", "error"}
+
+func (g *htmlGrid) keepStatic(item int, seen bool, repeats []Result, rec []any) {
 	if item >= htmlStaticItems {
 		return
 	}
@@ -279,11 +412,59 @@ func (g *htmlGrid) keepStatic(item int, seen bool, key string, r Result, rec []a
 	for len(row.Cells) <= m {
 		row.Cells = append(row.Cells, nil)
 	}
-	c := &htmlCell{State: [...]string{"pass", "fail", "error"}[rec[2].(int)], Cached: r.Cached, Text: rec[7].(string), Reasons: rec[8].(string)}
+	if !g.repeated {
+		row.Cells[m] = staticCell(repeats[0], rec[2].(int), rec[7].(string), rec[8].(string))
+		return
+	}
+	c := &htmlCell{State: htmlStates[rec[2].(int)], Head: fmt.Sprintf("%d/%d passed", rec[7].(int), len(repeats))}
 	if c.State != "error" {
-		c.Head = strconv.FormatFloat(r.Score, 'f', 2, 64) + " · " + millis(r.LatencyMS) + " · " + dollars(r.CostUSD)
+		score := "–"
+		if x, ok := rec[3].(float64); ok {
+			score = strconv.FormatFloat(x, 'f', 2, 64)
+		}
+		c.Head += " · " + score + " · " + orDash(rec[4], millis) + " · " + orDash(rec[5], dollars)
+	}
+	c.CachedText = cachedText(rec[6].(int), len(repeats))
+	for i, r := range repeats {
+		fields := rec[8].([][]any)[i]
+		rc := staticCell(r, fields[1].(int), fields[6].(string), fields[7].(string))
+		head := "#" + strconv.Itoa(r.Repeat)
+		if rc.Head != "" {
+			head += " · " + rc.Head
+		}
+		rc.Head = head
+		c.Repeats = append(c.Repeats, rc)
 	}
 	row.Cells[m] = c
+}
+
+// staticCell is one result, as a cell or a repeat within one.
+func staticCell(r Result, state int, text, reasons string) *htmlCell {
+	c := &htmlCell{State: htmlStates[state], Cached: r.Cached, Text: text, Reasons: reasons}
+	if state != htmlError {
+		c.Head = strconv.FormatFloat(r.Score, 'f', 2, 64) + " · " + millis(r.LatencyMS) + " · " + dollars(r.CostUSD)
+	}
+	return c
+}
+
+// orDash formats a number of the data block, or "–" for its null.
+func orDash(v any, format func(float64) string) string {
+	if x, ok := v.(float64); ok {
+		return format(x)
+	}
+	return "–"
+}
+
+// cachedText is the badge of a cell whose repeats came from the cache:
+// "cached" when all did.
+func cachedText(cached, repeats int) string {
+	switch {
+	case cached == 0:
+		return ""
+	case cached == repeats:
+		return "cached"
+	}
+	return fmt.Sprintf("%d/%d cached", cached, repeats)
 }
 
 // htmlStatic is the grid as the page's HTML writes it.
@@ -532,6 +713,9 @@ svg .gate{stroke:var(--bad);stroke-width:1.5;stroke-dasharray:3 2}
 #grid th button{font:inherit;font-size:.8em;font-weight:400;background:none;border:0;padding:0 4px 0 0;color:var(--muted);cursor:pointer;text-decoration:underline dotted}
 #grid th button[aria-pressed=true]{color:var(--fg);font-weight:600}
 #sentinel{margin:8px}
+#grid details summary{cursor:pointer;color:var(--muted);font-size:.9em}
+#grid ol.repeats{margin:2px 0 0;padding-left:1.2em}
+#grid ol.repeats li{margin-top:4px}
 `
 
 const htmlScript = `
@@ -540,6 +724,10 @@ const htmlScript = `
   var blob = document.getElementById("grid-data"), table = document.getElementById("grid");
   if (!blob || !table) return;
   var data = JSON.parse(blob.textContent), models = data.models, pairs = data.pairs, items = [];
+  // With repeats, a result is a model's cell of an item: its verdict,
+  // mean score, mean latency, summed cost, cached and passed repeats, and
+  // the repeats themselves at [8], each [repeat, state, score, latency, cost, cached, text, reasons].
+  var repeated = data.repeated === true;
   data.results.forEach(function (r) {
     var it = items[r[0]];
     if (!it) it = items[r[0]] = {n: r[0], id: r[9], prompt: r[10], expected: r[11], res: [], text: null};
@@ -550,6 +738,7 @@ const htmlScript = `
   var count = document.getElementById("count"), chip = document.getElementById("pairchip"), chipText = document.getElementById("pairtext");
   var FILTERS = {all: 1, failed: 1, disagree: 1, errors: 1}, STATES = ["pass", "fail", "error"], PAGE = 100;
   var FIELDS = {result: 2, score: 3, latency: 4, cost: 5}, TEXTS = {item: "id", prompt: "prompt", expected: "expected"};
+  if (repeated) FILTERS.repeats = 1;
   var everyModel = models.map(function (_, i) { return i; });
   var state = {}, view = [], shown = 0, collator = new Intl.Collator(undefined, {numeric: true});
 
@@ -579,23 +768,40 @@ const htmlScript = `
     return false;
   }
   // Models disagree when one passed and another did not; a model without
-  // a result for the item has no say, and errors count as failures.
+  // a result for the item has no say, and errors count as failures. With
+  // repeats these are the item verdicts, the ones the pairs count.
   function disagree(it, ms) {
     var passed = false, not = false;
     ms.forEach(function (m) { var s = stateOf(it, m); if (s === 0) passed = true; else if (s > 0) not = true; });
     return passed && not;
   }
+  // Repeats disagree when one passed and another did not, as in the
+  // report's count of them: an errored repeat did not pass.
+  function repeatsDisagree(it) {
+    return it.res.some(function (r) { return r && r[7] > 0 && r[7] < r[8].length; });
+  }
+  // With repeats, one errored repeat is enough to list the item: a
+  // model's cell is an error only when all of them were, and the errors
+  // are what this filter is for finding.
+  function erred(it) {
+    if (!repeated) return any(it, function (s) { return s === 2; });
+    return it.res.some(function (r) { return r && r[8].some(function (x) { return x[1] === 2; }); });
+  }
   function text(it) {
     if (it.text === null) {
       var parts = [it.id, it.prompt, it.expected];
-      it.res.forEach(function (r) { if (r) parts.push(r[7], r[8]); });
+      it.res.forEach(function (r) {
+        if (r && repeated) r[8].forEach(function (x) { parts.push(x[6], x[7]); });
+        else if (r) parts.push(r[7], r[8]);
+      });
       it.text = parts.join("\n").toLowerCase();
     }
     return it.text;
   }
   function keep(it) {
     if (state.filter === "failed" && !any(it, function (s) { return s > 0; })) return false;
-    if (state.filter === "errors" && !any(it, function (s) { return s === 2; })) return false;
+    if (state.filter === "errors" && !erred(it)) return false;
+    if (state.filter === "repeats" && !repeatsDisagree(it)) return false;
     if (state.filter === "disagree" && !disagree(it, state.pair >= 0 ? pairs[state.pair] : everyModel)) return false;
     return !state.q || text(it).indexOf(state.q.toLowerCase()) >= 0;
   }
@@ -629,6 +835,37 @@ const htmlScript = `
     while (usd !== 0 && Math.abs(usd) * Math.pow(10, d) < 9.95 && d < 8) d++;
     return "$" + usd.toFixed(d);
   }
+  function numbers(f, o) { return (f[o] === null ? "–" : f[o].toFixed(2)) + " · " + millis(f[o + 1]) + " · " + dollars(f[o + 2]); }
+  function cachedBadge(head, content) { head.appendChild(document.createTextNode(" ")); head.appendChild(el("span", "badge cached", content)); }
+  // fill writes a result into box: f holds its state at o, then score,
+  // latency, cost, cached, text and reasons; label (a repeat's) goes first.
+  function fill(box, f, o, label) {
+    var s = STATES[f[o]], head = el("div", "head"), line = f[o] !== 2 ? numbers(f, o + 1) : "";
+    if (label) line = label + (line ? " · " + line : "");
+    head.appendChild(el("span", "badge " + s, s));
+    if (line) head.appendChild(document.createTextNode(" " + line));
+    if (f[o + 4]) cachedBadge(head, "cached");
+    box.appendChild(head);
+    box.appendChild(el("div", f[o] === 2 ? "text err" : "text", f[o + 5]));
+    if (f[o + 6]) box.appendChild(el("div", "why", f[o + 6]));
+  }
+  function repeatedCell(r) {
+    var s = STATES[r[2]], td = el("td", "r " + s), head = el("div", "head"), n = r[8].length;
+    head.appendChild(el("span", "badge " + s, s));
+    head.appendChild(document.createTextNode(" " + r[7] + "/" + n + " passed" + (r[2] !== 2 ? " · " + numbers(r, 3) : "")));
+    if (r[6]) cachedBadge(head, r[6] === n ? "cached" : r[6] + "/" + n + " cached");
+    td.appendChild(head);
+    var details = el("details"), list = el("ol", "repeats");
+    details.appendChild(el("summary", "", n + " repeats"));
+    r[8].forEach(function (x) {
+      var li = el("li", STATES[x[1]]);
+      fill(li, x, 1, "#" + x[0]);
+      list.appendChild(li);
+    });
+    details.appendChild(list);
+    td.appendChild(details);
+    return td;
+  }
   function row(it) {
     var tr = el("tr", "item");
     tr.setAttribute("data-n", it.n);
@@ -638,13 +875,9 @@ const htmlScript = `
     for (var m = 0; m < models.length; m++) {
       var r = it.res[m];
       if (!r) { tr.appendChild(el("td", "r none", "–")); continue; }
-      var s = STATES[r[2]], td = el("td", "r " + s), head = el("div", "head");
-      head.appendChild(el("span", "badge " + s, s));
-      if (r[2] !== 2) head.appendChild(document.createTextNode(" " + (r[3] === null ? "–" : r[3].toFixed(2)) + " · " + millis(r[4]) + " · " + dollars(r[5])));
-      if (r[6]) { head.appendChild(document.createTextNode(" ")); head.appendChild(el("span", "badge cached", "cached")); }
-      td.appendChild(head);
-      td.appendChild(el("div", r[2] === 2 ? "text err" : "text", r[7]));
-      if (r[8]) td.appendChild(el("div", "why", r[8]));
+      if (repeated) { tr.appendChild(repeatedCell(r)); continue; }
+      var td = el("td", "r " + STATES[r[2]]);
+      fill(td, r, 2);
       tr.appendChild(td);
     }
     return tr;
@@ -809,7 +1042,10 @@ const htmlSource = `{{define "head" -}}
 </ul>
 {{- end}}
 <h2 id="items">Items</h2>
-<div id="controls" hidden><label>Show <select id="filter"><option value="all">all items</option><option value="failed">failures in any model</option><option value="disagree">items where models disagree</option><option value="errors">errors</option></select></label><span id="pairchip" hidden>between <b id="pairtext"></b> <button type="button" id="pairclear" title="every model">×</button></span><label>Search <input id="q" type="search" placeholder="item, prompt, answer…" autocomplete="off"></label><span id="count" class="note" aria-live="polite"></span></div>
+{{- with .Repeat}}
+<p class="note">Each item was asked {{.}} times. A model's cell is the item as the accuracy and the pairs count it: passed when more than half of its repeats passed (a tie fails), an error only when every repeat was; its score is the mean of the repeats, its latency the mean of the answered ones, its cost their sum.</p>
+{{- end}}
+<div id="controls" hidden><label>Show <select id="filter"><option value="all">all items</option><option value="failed">failures in any model</option><option value="disagree">items where models disagree</option><option value="errors">errors</option>{{if .Repeat}}<option value="repeats">items whose repeats disagree</option>{{end}}</select></label><span id="pairchip" hidden>between <b id="pairtext"></b> <button type="button" id="pairclear" title="every model">×</button></span><label>Search <input id="q" type="search" placeholder="item, prompt, answer…" autocomplete="off"></label><span id="count" class="note" aria-live="polite"></span></div>
 {{end}}
 
 {{- define "grid" -}}
@@ -819,7 +1055,7 @@ const htmlSource = `{{define "head" -}}
 <tbody>
 {{- range .Rows}}
 <tr class="item static"><td class="id"><div class="text">{{.ID}}</div></td><td class="prompt"><div class="text">{{.Prompt}}</div></td><td class="expected"><div class="text">{{.Expected}}</div></td>
-{{- range .Cells}}{{if .}}<td class="r {{.State}}"><div class="head"><span class="badge {{.State}}">{{.State}}</span>{{with .Head}} {{.}}{{end}}{{if .Cached}} <span class="badge cached">cached</span>{{end}}</div><div class="text{{if eq .State "error"}} err{{end}}">{{.Text}}</div>{{with .Reasons}}<div class="why">{{.}}</div>{{end}}</td>{{else}}<td class="r none">–</td>{{end}}{{end}}</tr>
+{{- range .Cells}}{{if not .}}<td class="r none">–</td>{{else if .Repeats}}<td class="r {{.State}}"><div class="head"><span class="badge {{.State}}">{{.State}}</span> {{.Head}}{{with .CachedText}} <span class="badge cached">{{.}}</span>{{end}}</div><details><summary>{{len .Repeats}} repeats</summary><ol class="repeats">{{range .Repeats}}<li class="{{.State}}">{{template "result" .}}</li>{{end}}</ol></details></td>{{else}}<td class="r {{.State}}">{{template "result" .}}</td>{{end}}{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
@@ -837,4 +1073,8 @@ const htmlSource = `{{define "head" -}}
 <script>{{.Script}}</script>
 </body>
 </html>
-{{end}}`
+{{end}}
+
+{{- define "result" -}}
+<div class="head"><span class="badge {{.State}}">{{.State}}</span>{{with .Head}} {{.}}{{end}}{{if .Cached}} <span class="badge cached">cached</span>{{end}}</div><div class="text{{if eq .State "error"}} err{{end}}">{{.Text}}</div>{{with .Reasons}}<div class="why">{{.}}</div>{{end}}
+{{- end}}`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,120 @@ func TestEvalHTMLDataBlockCannotBeClosed(t *testing.T) {
 		if rec[7] != want || rec[10] != want || rec[11] != want {
 			t.Errorf("result %d reads back as %q, want %q", i, rec, want)
 		}
+	}
+
+	// With repeats, the answers sit one level down, in each cell's list.
+	for i := range rs {
+		rs[i].Repeated, rs[i].Reasons = true, []string{answers[i]}
+	}
+	e = &report.Eval{Repeat: 2, Models: e.Models, Results: slices.Values(rs)}
+	block = dataBlock(t, write(t, report.WriteHTML, e))
+	if i := bytes.IndexAny(block, "<>&\u2028\u2029"); i >= 0 {
+		t.Errorf("the repeated run's data block has %q unescaped: %s", block[i:], block)
+	}
+	var repeated struct {
+		Results [][]any `json:"results"`
+	}
+	if err := json.Unmarshal(block, &repeated); err != nil {
+		t.Fatalf("the repeated run's data block is not JSON: %v\n%s", err, block)
+	}
+	for i, rec := range repeated.Results {
+		want := textsafe.Text(answers[i])
+		first := rec[8].([]any)[0].([]any)
+		if first[6] != want || first[7] != want || rec[10] != want {
+			t.Errorf("repeated result %d reads back as %q, want %q", i, rec, want)
+		}
+	}
+}
+
+// TestEvalHTMLRepeatsMakeOneCellPerItem: with repeats, a model's cell is
+// the item as the report counts it (more than half of the repeats passed;
+// a tie fails; an error only when every repeat errored), with its mean
+// score, mean latency of the answered repeats, summed cost, and each
+// repeat listed; items that share an id stay apart by their line.
+func TestEvalHTMLRepeatsMakeOneCellPerItem(t *testing.T) {
+	res := func(model, item string, line, repeat int, verdict byte, latency float64) report.Result {
+		r := report.Result{Model: model, Item: item, Line: line, Repeat: repeat, Repeated: true, Prompt: "prompt of " + item,
+			Answer: fmt.Sprintf("answer <%d> of %s", repeat, model), LatencyMS: latency, CostUSD: 0.001, Cached: repeat == 0}
+		switch verdict {
+		case 'P':
+			r.Pass, r.Score = true, 1
+		case 'F':
+			r.Reasons = []string{"wrong <b>" + item + "</b>"}
+		case 'E':
+			r.Error, r.Answer, r.LatencyMS, r.CostUSD, r.Cached = "503 Service Unavailable", "", 0, 0, false
+		}
+		return r
+	}
+	rs := []report.Result{
+		res("a", "both", 1, 0, 'P', 100), res("a", "both", 1, 1, 'P', 300),
+		res("a", "tie", 2, 0, 'P', 100), res("a", "tie", 2, 1, 'F', 200),
+		res("a", "down", 3, 0, 'E', 0), res("a", "down", 3, 1, 'E', 0),
+		res("a", "both", 4, 0, 'F', 100), res("a", "both", 4, 1, 'F', 100), // another item of the same id
+		res("b", "both", 1, 0, 'P', 100), res("b", "both", 1, 1, 'E', 0),
+	}
+	e := &report.Eval{Repeat: 2, Models: []report.ModelStats{{Model: "a"}, {Model: "b"}}, Results: slices.Values(rs)}
+	page := write(t, report.WriteHTML, e)
+	var data struct {
+		Results  [][]any `json:"results"`
+		Repeated bool    `json:"repeated"`
+	}
+	if err := json.Unmarshal(dataBlock(t, page), &data); err != nil {
+		t.Fatal(err)
+	}
+	// [item, model, state, score, latency, cost, cached, passed, repeats]
+	want := [][9]any{
+		{0.0, 0.0, 0.0, 1.0, 200.0, 0.002, 1.0, 2.0, 2},
+		{1.0, 0.0, 1.0, 0.5, 150.0, 0.002, 1.0, 1.0, 2}, // a tie fails
+		{2.0, 0.0, 2.0, nil, nil, nil, 0.0, 0.0, 2},     // every repeat errored
+		{3.0, 0.0, 1.0, 0.0, 100.0, 0.002, 1.0, 0.0, 2},
+		{0.0, 1.0, 1.0, 0.5, 100.0, 0.001, 1.0, 1.0, 2}, // one error among two: a tie again
+	}
+	if !data.Repeated || len(data.Results) != len(want) {
+		t.Fatalf("repeated %v, %d cells, want %d: %v", data.Repeated, len(data.Results), len(want), data.Results)
+	}
+	for i, rec := range data.Results {
+		got := [9]any{rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7], len(rec[8].([]any))}
+		if got != want[i] {
+			t.Errorf("cell %d is %v, want %v", i, got, want[i])
+		}
+	}
+	if ids := []any{data.Results[0][9], data.Results[3][9]}; ids[0] != "both" || ids[1] != "both" || len(data.Results[4]) != 9 {
+		t.Errorf("items are not named once each, by their id alone: %v", data.Results)
+	}
+	if r := data.Results[4][8].([]any)[1].([]any); r[0] != 1.0 || r[1] != 2.0 || r[6] != "503 Service Unavailable" {
+		t.Errorf("b's second repeat reads %v", r)
+	}
+
+	// The rows for readers without JavaScript show the same.
+	out := string(page)
+	for _, s := range []string{
+		`<td class="r pass"><div class="head"><span class="badge pass">pass</span> 2/2 passed · 1.00 · 200 ms · $0.0020 <span class="badge cached">1/2 cached</span></div><details><summary>2 repeats</summary><ol class="repeats">`,
+		`<li class="pass"><div class="head"><span class="badge pass">pass</span> #0 · 1.00 · 100 ms · $0.0010 <span class="badge cached">cached</span></div><div class="text">answer &lt;0&gt; of a</div></li>`,
+		`<td class="r fail"><div class="head"><span class="badge fail">fail</span> 1/2 passed · 0.50 · 150 ms · $0.0020`,
+		`<div class="why">wrong &lt;b&gt;tie&lt;/b&gt;</div>`,
+		`<td class="r error"><div class="head"><span class="badge error">error</span> 0/2 passed</div><details>`,
+		`<li class="error"><div class="head"><span class="badge error">error</span> #1</div><div class="text err">503 Service Unavailable</div></li>`,
+		`<option value="repeats">`,
+		"Each item was asked 2 times.",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the page has no %s", s)
+		}
+	}
+	if n := strings.Count(out, `<tr class="item static">`); n != 4 {
+		t.Errorf("%d rows, want one per item: 4", n)
+	}
+	if n := strings.Count(out, `<td class="r none">`); n != 3 {
+		t.Errorf("%d empty cells, want 3 (b was asked only the first item)", n)
+	}
+
+	// A model's repeats of an item come together, or the page says so.
+	rs = append(rs, res("a", "tie", 2, 2, 'P', 100))
+	e.Results = slices.Values(rs)
+	err := report.WriteHTML(io.Discard, e)
+	if err == nil || !strings.Contains(err.Error(), `the repeats of item "tie" for a do not come one after another. Try:`) {
+		t.Errorf("repeats out of order: %v", err)
 	}
 }
 

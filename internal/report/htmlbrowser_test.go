@@ -6,6 +6,7 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -182,5 +183,142 @@ func TestEvalHTMLInChromium(t *testing.T) {
 				t.Errorf("the grid does not show the question:\n%s", dom)
 			}
 		})
+	}
+}
+
+// browserRepeatedEval is two models, A and B, asking six items three
+// times each. Each item's repeats, P passed, F failed, E errored, and the
+// verdicts worked by hand: more than half of the repeats must pass.
+//
+//	item        A    verdict     B    verdict     models    repeats
+//	steady      PPP  pass        PPP  pass        agree     agree
+//	majority    PPF  pass 2/3    PFF  fail 1/3    differ    disagree
+//	wrong       FFF  fail        FFF  fail        agree     agree
+//	outage      EEE  error       PEP  pass 2/3    differ    disagree
+//	mixed       PFP  pass 2/3    EPP  pass 2/3    agree     disagree
+//	hostile     FFP  fail 1/3    FFF  fail        agree     disagree
+//
+// Repeat by repeat the models differ on mixed too (A#1 F, B#1 P), which
+// a grid of repeats would show and the pair's McNemar does not count: A
+// passed majority alone and B outage alone, so the pair differs on 2.
+func browserRepeatedEval() *report.Eval {
+	const a, b = "model-a", "model-b"
+	items := []struct {
+		id, prompt string
+		repeats    [2]string
+	}{
+		{"steady", "What is the capital of France?", [2]string{"PPP", "PPP"}},
+		{"majority", "What is 6 × 7?", [2]string{"PPF", "PFF"}},
+		{"wrong", "What is 2 + 2 in base 3?", [2]string{"FFF", "FFF"}},
+		{"outage", "Anything.", [2]string{"EEE", "PEP"}},
+		{"mixed", "Name a prime between 10 and 20.", [2]string{"PFP", "EPP"}},
+		{"hostile", `Reply with <img src=x onerror="document.title='pwned'"> as is.`, [2]string{"FFP", "FFF"}},
+	}
+	e := &report.Eval{RunID: "r-repeats", Dataset: "repeats.jsonl", Repeat: 3,
+		Pairs: []report.Pair{{A: a, B: b, AOnly: 1, BOnly: 1, Both: 2, None: 2, P: 1}}}
+	var results []report.Result
+	for m, model := range []string{a, b} {
+		e.Models = append(e.Models, report.ModelStats{Model: model, Items: 3 * len(items)})
+		for i, it := range items {
+			for k, verdict := range it.repeats[m] {
+				r := report.Result{Model: model, Item: it.id, Line: i + 1, Repeat: k, Repeated: true, Prompt: it.prompt,
+					Expected: []string{"the answer"}, LatencyMS: float64(100 * (k + 1)), CostUSD: 0.0001,
+					Answer: fmt.Sprintf("<script>document.title='pwned'</script> answer %d of %s", k, model)}
+				switch verdict {
+				case 'P':
+					r.Pass, r.Score = true, 1
+				case 'F':
+					r.Reasons = []string{"exact: got <b>something else</b>"}
+				case 'E':
+					r.Error, r.Answer, r.LatencyMS, r.CostUSD = "503 Service Unavailable", "", 0, 0
+				}
+				if it.id == "hostile" && k == 2 {
+					r.Answer += " (the only pass: zanzibar)"
+				}
+				results = append(results, r)
+			}
+		}
+	}
+	e.Results = slices.Values(results)
+	return e
+}
+
+// TestEvalHTMLRepeatsInChromium: with repeats, the grid has a row per
+// item, and its filters read the items' verdicts as the pairs count them.
+func TestEvalHTMLRepeatsInChromium(t *testing.T) {
+	browser := chromium(t)
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, browserRepeatedEval()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links := pairLink.FindAllSubmatch(page.Bytes(), -1)
+	if len(links) != 1 || !bytes.Contains(links[0][0], []byte("the 2 items where they differ")) {
+		t.Fatalf("links from the pairs to their items: %q, want one to 2 items", links)
+	}
+	ab, err := url.PathUnescape(strings.ReplaceAll(string(links[0][1]), "&amp;", "&"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, view := range []struct {
+		name, fragment string
+		want           []string
+	}{
+		{"every item, once", "", []string{"steady", "majority", "wrong", "outage", "mixed", "hostile"}},
+		{"models' verdicts differ", "filter=disagree", []string{"majority", "outage"}},
+		{"the pair's link, as many as it says", ab, []string{"majority", "outage"}},
+		{"repeats disagree", "filter=repeats", []string{"majority", "outage", "mixed", "hostile"}},
+		{"failures in any model", "filter=failed", []string{"majority", "wrong", "outage", "hostile"}},
+		{"an errored repeat", "filter=errors", []string{"outage", "mixed"}},
+		{"search in one repeat's answer", "q=ZANZIBAR", []string{"hostile"}},
+		{"sorted by A's verdict", "sort=m0.result", []string{"steady", "majority", "mixed", "wrong", "hostile", "outage"}},
+		{"sorted by B's mean score, highest first", "sort=m1.score&desc=1", []string{"steady", "outage", "mixed", "majority", "wrong", "hostile"}},
+	} {
+		t.Run(view.name, func(t *testing.T) {
+			dom := headless(t, browser, path, view.fragment, "--dump-dom")
+			if got := rows(dom); !slices.Equal(got, view.want) {
+				t.Errorf("#%s shows %q, want %q", view.fragment, got, view.want)
+			}
+			if bytes.Contains(dom, []byte(`class="item static"`)) {
+				t.Error("the rows written for readers without JavaScript are still there")
+			}
+			if bytes.Contains(dom, []byte("<img")) || bytes.Contains(dom, []byte("<b>something")) || bytes.Count(dom, []byte("<script")) != 2 || bytes.Contains(dom, []byte("<title>pwned")) {
+				t.Errorf("text from the run became markup:\n%s", dom)
+			}
+			if view.fragment != "" {
+				return
+			}
+			for _, cell := range []string{
+				// majority: A passed 2 of 3, B 1; mean latency of the answered, summed cost.
+				`<td class="r pass"><div class="head"><span class="badge pass">pass</span> 2/3 passed · 0.67 · 200 ms · $0.00030</div><details><summary>3 repeats</summary><ol class="repeats"><li class="pass">`,
+				`<td class="r fail"><div class="head"><span class="badge fail">fail</span> 1/3 passed · 0.33 · 200 ms · $0.00030</div>`,
+				// outage: A never answered; B did twice, the second repeat errored.
+				`<td class="r error"><div class="head"><span class="badge error">error</span> 0/3 passed</div>`,
+				`<li class="error"><div class="head"><span class="badge error">error</span> #1</div><div class="text err">503 Service Unavailable</div></li>`,
+				`<li class="fail"><div class="head"><span class="badge fail">fail</span> #1 · 0.00 · 200 ms · $0.00010</div><div class="text">&lt;script&gt;document.title='pwned'&lt;/script&gt; answer 1 of model-b</div><div class="why">exact: got &lt;b&gt;something else&lt;/b&gt;</div></li>`,
+			} {
+				if !bytes.Contains(dom, []byte(cell)) {
+					t.Errorf("the grid has no %s", cell)
+				}
+			}
+		})
+	}
+	// The script draws the cells the page's HTML has for readers without it.
+	static := regexp.MustCompile(`<tr class="item static">.*?</td>(<td class="r .*?)</tr>`).FindAllSubmatch(page.Bytes(), -1)
+	dom := headless(t, browser, path, "", "--dump-dom")
+	drawn := regexp.MustCompile(`<tr class="item" data-n="\d+">.*?</td>(<td class="r .*?)</tr>`).FindAllSubmatch(dom, -1)
+	if len(static) != 6 || len(drawn) != 6 {
+		t.Fatalf("%d static rows, %d drawn, want 6", len(static), len(drawn))
+	}
+	for i := range static {
+		// The serializer writes ' and " bare where html/template escapes them.
+		s := strings.NewReplacer("&#39;", "'", "&#34;", `"`).Replace(string(static[i][1]))
+		if s != string(drawn[i][1]) {
+			t.Errorf("row %d is drawn\n%s\nand written\n%s", i, drawn[i][1], s)
+		}
 	}
 }
