@@ -64,7 +64,7 @@ type shortSlot struct {
 
 func newShortTable(n int) shortTable {
 	bits := uint(4)
-	for 1<<bits < 2*n { // at most half full: short probe runs
+	for 1<<bits < n+n/2 { // at most two thirds full: short probe runs
 		bits++
 	}
 	return shortTable{slots: make([]shortSlot, 1<<bits), shift: 64 - bits}
@@ -161,11 +161,13 @@ func (t *Tokenizer) load() {
 
 // ranks reads the vocabulary back out of the codec, which keeps it private:
 // a token's id is its merge rank, and ids are dense up to the special tokens.
-// The long keys share one string: a string each would double their memory.
+// The long keys share one string: a string each would double their memory;
+// short keys are packed, so their bytes are not kept.
 func ranks(lib *codec.Codec) vocabulary {
-	var all strings.Builder
-	type token struct{ end, id uint32 }
-	var tokens []token
+	var longText strings.Builder
+	type longToken struct{ end, id uint32 }
+	var shorts []shortSlot
+	var longs []longToken
 	for id, misses := uint(0), 0; misses < 1024; id++ {
 		tok, err := lib.Decode([]uint{id})
 		if err != nil {
@@ -173,26 +175,20 @@ func ranks(lib *codec.Codec) vocabulary {
 			continue
 		}
 		misses = 0
-		all.WriteString(tok)
-		tokens = append(tokens, token{uint32(all.Len()), uint32(id)})
-	}
-	joined := all.String()
-	short, start := 0, uint32(0)
-	for _, t := range tokens {
-		if t.end-start < 8 {
-			short++
-		}
-		start = t.end
-	}
-	v := vocabulary{short: newShortTable(short), long: make(map[string]uint32)}
-	start = 0
-	for _, t := range tokens {
-		tok := joined[start:t.end]
 		if len(tok) < 8 {
-			v.short.put(packKey(tok), t.id)
-		} else {
-			v.long[tok] = t.id
+			shorts = append(shorts, shortSlot{packKey(tok), uint32(id)})
+			continue
 		}
+		longText.WriteString(tok)
+		longs = append(longs, longToken{uint32(longText.Len()), uint32(id)})
+	}
+	v := vocabulary{short: newShortTable(len(shorts)), long: make(map[string]uint32, len(longs))}
+	for _, t := range shorts {
+		v.short.put(t.key, t.rank)
+	}
+	joined, start := longText.String(), uint32(0)
+	for _, t := range longs {
+		v.long[joined[start:t.end]] = t.id
 		start = t.end
 	}
 	return v

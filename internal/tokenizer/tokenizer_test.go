@@ -229,3 +229,23 @@ func TestPreloadThenCount(t *testing.T) {
 		t.Errorf("%d ranks reads, want 1", n)
 	}
 }
+
+// TestShortTableSize: the table of short tokens is at most two thirds
+// full, which keeps probe runs short (BenchmarkCount counts as fast as at
+// half full) and o200k_base's table at 4 MB of live heap, not 8.
+func TestShortTableSize(t *testing.T) {
+	for _, name := range Names {
+		tok := newTok(t, name)
+		tok.Count("x")
+		used := 0
+		for _, s := range tok.ranks.short.slots {
+			if s.key != 0 {
+				used++
+			}
+		}
+		size := len(tok.ranks.short.slots)
+		if used*3 > size*2 || used*3 <= size { // more than two thirds, or a third or less
+			t.Errorf("%s: %d short tokens in %d slots, want between a third and two thirds full", name, used, size)
+		}
+	}
+}
