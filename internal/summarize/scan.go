@@ -154,6 +154,9 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 			p.entry = s.res.entries.add(e)
 			s.rr.entries = append(s.rr.entries, p.entry)
 		}
+		// Its diff will be cut to a token budget: read the ranks while
+		// the walk goes on, and not at all if every commit is cached.
+		s.opts.Tokenizer.Preload()
 		select {
 		case out <- p:
 		case <-ctx.Done():

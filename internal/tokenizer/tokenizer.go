@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // Default is the vocabulary of current OpenAI models; its counts are
@@ -24,11 +25,18 @@ var Names = []string{"o200k_base", "cl100k_base"}
 //
 // The vocabulary comes from the tokenizer library; the counting is done
 // here (see pretoken.go), several times faster and to the same count.
+//
+// Its ranks are read at the first Count, or in the background from
+// Preload: they cost a tenth of a second and 20 MB of live heap (the
+// library keeps its own copy for the life of the process), which a run
+// that counts nothing, such as a fully cached eval, should not pay.
 type Tokenizer struct {
-	name  string
-	piece func(s string, i int) int // the end of the split's piece starting at i, or i
-	ready chan struct{}             // closed once ranks is filled
-	ranks vocabulary                // filled once ready is closed
+	name       string
+	piece      func(s string, i int) int // the end of the split's piece starting at i, or i
+	newCodec   func() *codec.Codec
+	read       sync.Once  // guards ranks
+	ranks      vocabulary // filled by the first load
+	preloading atomic.Bool
 }
 
 // vocabulary maps a token's bytes to its merge rank. Most lookups are of
@@ -56,7 +64,7 @@ type shortSlot struct {
 
 func newShortTable(n int) shortTable {
 	bits := uint(4)
-	for 1<<bits < 2*n { // at most half full: short probe runs
+	for 1<<bits < n+n/2 { // at most two thirds full: short probe runs
 		bits++
 	}
 	return shortTable{slots: make([]shortSlot, 1<<bits), shift: 64 - bits}
@@ -108,72 +116,79 @@ var (
 	loaded   = map[string]*Tokenizer{}
 )
 
-// New loads one of Names. Each is loaded once per process and
-// shared; its ranks, which take most of a tenth of a second to read, are
-// read in the background while the caller walks history.
+// vocabularies holds, for each of Names, the library's codec that holds
+// its ranks and the split of text into pieces for its expression.
+var vocabularies = map[string]struct {
+	newCodec func() *codec.Codec
+	piece    func(string, int) int
+}{
+	"o200k_base":  {codec.NewO200kBase, o200kPiece},
+	"cl100k_base": {codec.NewCl100kBase, cl100kPiece},
+}
+
+// New returns one of Names, shared by the whole process. It reads no
+// ranks: see Tokenizer.
 func New(name string) (*Tokenizer, error) {
-	var enc tokenizer.Encoding
-	var piece func(string, int) int
-	switch name {
-	case "o200k_base", "":
-		enc, piece = tokenizer.O200kBase, o200kPiece
-	case "cl100k_base":
-		enc, piece = tokenizer.Cl100kBase, cl100kPiece
-	default:
+	if name == "" {
+		name = Default
+	}
+	v, ok := vocabularies[name]
+	if !ok {
 		return nil, fmt.Errorf("unknown tokenizer %q. Try: one of %s", name, strings.Join(Names, ", "))
 	}
 	loadedMu.Lock()
 	defer loadedMu.Unlock()
-	if t, ok := loaded[string(enc)]; ok {
+	if t, ok := loaded[name]; ok {
 		return t, nil
 	}
-	codec, err := tokenizer.Get(enc)
-	if err != nil {
-		return nil, fmt.Errorf("load tokenizer %s: %w", name, err)
-	}
-	t := &Tokenizer{name: codec.GetName(), piece: piece, ready: make(chan struct{})}
-	go func() {
-		t.ranks = ranks(codec)
-		close(t.ready)
-	}()
-	loaded[string(enc)] = t
+	t := &Tokenizer{name: name, piece: v.piece, newCodec: v.newCodec}
+	loaded[name] = t
 	return t, nil
+}
+
+// Preload reads the ranks in the background, for a caller about to count
+// that has other work to do first (summarize walks history meanwhile).
+// Only its first call starts a reader.
+func (t *Tokenizer) Preload() {
+	if t.preloading.CompareAndSwap(false, true) {
+		go t.load()
+	}
+}
+
+func (t *Tokenizer) load() {
+	t.read.Do(func() { t.ranks = ranks(t.newCodec()) })
 }
 
 // ranks reads the vocabulary back out of the codec, which keeps it private:
 // a token's id is its merge rank, and ids are dense up to the special tokens.
-// The long keys share one string: a string each would double their memory.
-func ranks(codec tokenizer.Codec) vocabulary {
-	var all strings.Builder
-	type token struct{ end, id uint32 }
-	var tokens []token
+// The long keys share one string: a string each would double their memory;
+// short keys are packed, so their bytes are not kept.
+func ranks(lib *codec.Codec) vocabulary {
+	var longText strings.Builder
+	type longToken struct{ end, id uint32 }
+	var shorts []shortSlot
+	var longs []longToken
 	for id, misses := uint(0), 0; misses < 1024; id++ {
-		tok, err := codec.Decode([]uint{id})
+		tok, err := lib.Decode([]uint{id})
 		if err != nil {
 			misses++
 			continue
 		}
 		misses = 0
-		all.WriteString(tok)
-		tokens = append(tokens, token{uint32(all.Len()), uint32(id)})
-	}
-	joined := all.String()
-	short, start := 0, uint32(0)
-	for _, t := range tokens {
-		if t.end-start < 8 {
-			short++
-		}
-		start = t.end
-	}
-	v := vocabulary{short: newShortTable(short), long: make(map[string]uint32)}
-	start = 0
-	for _, t := range tokens {
-		tok := joined[start:t.end]
 		if len(tok) < 8 {
-			v.short.put(packKey(tok), t.id)
-		} else {
-			v.long[tok] = t.id
+			shorts = append(shorts, shortSlot{packKey(tok), uint32(id)})
+			continue
 		}
+		longText.WriteString(tok)
+		longs = append(longs, longToken{uint32(longText.Len()), uint32(id)})
+	}
+	v := vocabulary{short: newShortTable(len(shorts)), long: make(map[string]uint32, len(longs))}
+	for _, t := range shorts {
+		v.short.put(t.key, t.rank)
+	}
+	joined, start := longText.String(), uint32(0)
+	for _, t := range longs {
+		v.long[joined[start:t.end]] = t.id
 		start = t.end
 	}
 	return v
@@ -184,7 +199,7 @@ func (t *Tokenizer) Name() string { return t.name }
 
 // Count returns the number of tokens in s.
 func (t *Tokenizer) Count(s string) int {
-	<-t.ready
+	t.load()
 	n := 0
 	for i := 0; i < len(s); {
 		end := t.piece(s, i)

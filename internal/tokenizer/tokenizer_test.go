@@ -1,14 +1,19 @@
 package tokenizer
 
 import (
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // library is the tokenizer library's own counter, the reference Count must
@@ -151,4 +156,96 @@ func FuzzCount(f *testing.F) {
 			}
 		}
 	})
+}
+
+// countingReads makes New return fresh tokenizers whose ranks reads are
+// counted, and puts the shared ones back when the test ends.
+func countingReads(t *testing.T) *atomic.Int32 {
+	t.Helper()
+	var reads atomic.Int32
+	loadedMu.Lock()
+	saved, savedVocabularies := loaded, vocabularies
+	loaded, vocabularies = map[string]*Tokenizer{}, maps.Clone(vocabularies)
+	for name, v := range vocabularies {
+		newCodec := v.newCodec
+		v.newCodec = func() *codec.Codec {
+			reads.Add(1)
+			return newCodec()
+		}
+		vocabularies[name] = v
+	}
+	loadedMu.Unlock()
+	t.Cleanup(func() {
+		loadedMu.Lock()
+		loaded, vocabularies = saved, savedVocabularies
+		loadedMu.Unlock()
+	})
+	return &reads
+}
+
+// TestRanksAreReadAtTheFirstCount: a run that counts nothing (a fully
+// cached eval) never pays the ranks' tenth of a second and 20 MB.
+func TestRanksAreReadAtTheFirstCount(t *testing.T) {
+	reads := countingReads(t)
+	tok := newTok(t, Default)
+	if tok.Name() != Default {
+		t.Errorf("Name() = %q, want %q", tok.Name(), Default)
+	}
+	// A load started by New, in the background or not, has read by now.
+	for deadline := time.Now().Add(150 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if n := reads.Load(); n != 0 {
+			t.Fatalf("%d ranks reads before any Count, want none", n)
+		}
+	}
+	codec := library(t, Default)
+	for _, s := range []string{"hello world's", "func main() {}\n\n\t  x"} {
+		if got, want := tok.Count(s), libraryCount(codec, s); got != want {
+			t.Errorf("Count(%q) = %d, the library counts %d", s, got, want)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d ranks reads after two counts, want 1", n)
+	}
+}
+
+// TestPreloadThenCount: counts from many goroutines wait for the ranks
+// Preload is reading, which are read once (go test -race checks the wait).
+func TestPreloadThenCount(t *testing.T) {
+	reads := countingReads(t)
+	tok := newTok(t, "cl100k_base")
+	tok.Preload()
+	codec := library(t, "cl100k_base")
+	want := libraryCount(codec, "don't stop 1234 ünïcödé")
+	var counting sync.WaitGroup
+	for range 4 {
+		counting.Go(func() {
+			if got := tok.Count("don't stop 1234 ünïcödé"); got != want {
+				t.Errorf("Count = %d, the library counts %d", got, want)
+			}
+		})
+	}
+	counting.Wait()
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d ranks reads, want 1", n)
+	}
+}
+
+// TestShortTableSize: the table of short tokens is at most two thirds
+// full, which keeps probe runs short (BenchmarkCount counts as fast as at
+// half full) and o200k_base's table at 4 MB of live heap, not 8.
+func TestShortTableSize(t *testing.T) {
+	for _, name := range Names {
+		tok := newTok(t, name)
+		tok.Count("x")
+		used := 0
+		for _, s := range tok.ranks.short.slots {
+			if s.key != 0 {
+				used++
+			}
+		}
+		size := len(tok.ranks.short.slots)
+		if used*3 > size*2 || used*3 <= size { // more than two thirds, or a third or less
+			t.Errorf("%s: %d short tokens in %d slots, want between a third and two thirds full", name, used, size)
+		}
+	}
 }
