@@ -574,4 +574,14 @@ func TestRepeatedRunShowsPerItemFigures(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
+	// The HTML page's models table alike, with the judge's own line.
+	cost := 0.0123
+	e.Judge = &report.JudgeCost{Model: "openai:gpt-4o", Verdicts: 12, CostUSD: &cost}
+	page := string(write(t, report.WriteHTML, e))
+	for _, want := range []string{"Item accuracy (95% CI)", "Result accuracy", `<td class="num">58.3%</td><td class="num">0.583</td><td class="num">25.0% (1)</td>`,
+		"Unchecked</th>", `<td class="num">3</td>`, "Judge openai:gpt-4o: 12 verdicts paid for, $0.0123"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
 }

@@ -76,18 +76,26 @@ func WriteHTML(w io.Writer, e *Eval) error {
 	if !e.StartedAt.IsZero() {
 		page.Started = e.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
+	if e.Judge != nil {
+		page.Judge = textsafe.Line(e.Judge.String())
+	}
 	if e.Repeat > 1 {
 		page.Repeat = e.Repeat
 	}
 	g := newHTMLGrid(e.Models, e.Repeat > 1)
 	for _, m := range e.Models {
 		p50, p95, p99 := latencies(m)
-		page.Models = append(page.Models, htmlModel{
+		hm := htmlModel{
 			Name: textsafe.Line(m.Model), Items: m.Items, Passed: m.Passed, Accuracy: accuracyCI(m),
-			Errors: m.Errors, Cached: m.Cached, P50: p50, P95: p95, P99: p99,
+			Errors: m.Errors, Unchecked: m.Unchecked, Cached: m.Cached, P50: p50, P95: p95, P99: p99,
 			In: thousands(m.InputTokens), Out: thousands(m.OutputTokens), Cost: dollars(m.CostUSD),
 			Gate: gateText(m), HasGate: m.MinAccuracy != nil, Below: m.BelowGate,
-		})
+		}
+		if page.Repeat > 0 {
+			// The columns the table and Markdown reports give a repeated run.
+			hm.ResultAccuracy, hm.MeanScore, hm.Disagree = perItemCells(m)
+		}
+		page.Models = append(page.Models, hm)
 	}
 	for i, p := range e.Pairs {
 		hp := htmlPair{Text: textsafe.Line(p.String()), Index: i, Differ: p.AOnly + p.BOnly}
@@ -120,20 +128,23 @@ type htmlPage struct {
 	Title, Dataset, RunID, Started string
 	CSS                            template.CSS
 	Gated                          bool
-	Repeat                         int // times each item was asked, when more than once
+	Repeat                         int    // times each item was asked, when more than once
+	Judge                          string // the grading model's line: its verdicts are in no model's row
 	Models                         []htmlModel
 	Charts                         []htmlChart
 	Pairs                          []htmlPair
 }
 
 type htmlModel struct {
-	Name                string
-	Items, Passed       int
-	Accuracy            string
-	Errors, Cached      int
-	P50, P95, P99       string
-	In, Out, Cost, Gate string
-	HasGate, Below      bool
+	Name                      string
+	Items, Passed             int
+	Accuracy                  string
+	ResultAccuracy, MeanScore string // repeated runs: per result, and per item
+	Disagree                  string
+	Errors, Unchecked, Cached int
+	P50, P95, P99             string
+	In, Out, Cost, Gate       string
+	HasGate, Below            bool
 }
 
 // htmlPair is a line of the pairs' list, with a link to the items where
@@ -1003,13 +1014,16 @@ const htmlSource = `{{define "head" -}}
 <h2>Models</h2>
 {{- if .Models}}
 <table id="models">
-<thead><tr><th>Model</th><th class="num">Items</th><th class="num">Passed</th><th class="num">Accuracy (95% CI)</th><th class="num">Errors</th><th class="num">Cached</th><th class="num">p50</th><th class="num">p95</th><th class="num">p99</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost</th>{{if .Gated}}<th>Gate</th>{{end}}</tr></thead>
+<thead><tr><th>Model</th>{{if .Repeat}}<th class="num">Results</th><th class="num">Passed</th><th class="num">Item accuracy (95% CI)</th><th class="num">Result accuracy</th><th class="num">Mean score/item</th><th class="num">Repeats disagree</th>{{else}}<th class="num">Items</th><th class="num">Passed</th><th class="num">Accuracy (95% CI)</th>{{end}}<th class="num">Errors</th><th class="num">Unchecked</th><th class="num">Cached</th><th class="num">p50</th><th class="num">p95</th><th class="num">p99</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost</th>{{if .Gated}}<th>Gate</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Models}}
-<tr><td>{{.Name}}</td><td class="num">{{.Items}}</td><td class="num">{{.Passed}}</td><td class="num">{{.Accuracy}}</td><td class="num">{{.Errors}}</td><td class="num">{{.Cached}}</td><td class="num">{{.P50}}</td><td class="num">{{.P95}}</td><td class="num">{{.P99}}</td><td class="num">{{.In}}</td><td class="num">{{.Out}}</td><td class="num">{{.Cost}}</td>{{if $.Gated}}<td{{if .Below}} class="below"{{end}}>{{if .Below}}✗ {{else if .HasGate}}✓ {{end}}{{.Gate}}</td>{{end}}</tr>
+<tr><td>{{.Name}}</td><td class="num">{{.Items}}</td><td class="num">{{.Passed}}</td><td class="num">{{.Accuracy}}</td>{{if $.Repeat}}<td class="num">{{.ResultAccuracy}}</td><td class="num">{{.MeanScore}}</td><td class="num">{{.Disagree}}</td>{{end}}<td class="num">{{.Errors}}</td><td class="num">{{.Unchecked}}</td><td class="num">{{.Cached}}</td><td class="num">{{.P50}}</td><td class="num">{{.P95}}</td><td class="num">{{.P99}}</td><td class="num">{{.In}}</td><td class="num">{{.Out}}</td><td class="num">{{.Cost}}</td>{{if $.Gated}}<td{{if .Below}} class="below"{{end}}>{{if .Below}}✗ {{else if .HasGate}}✓ {{end}}{{.Gate}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
+{{- with .Judge}}
+<p class="meta judge">{{.}}</p>
+{{- end}}
 <div class="charts">
 {{- range $c := .Charts}}
 <figure>
