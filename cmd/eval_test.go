@@ -157,6 +157,15 @@ func TestEvalScoresComparesAndRerunsForFree(t *testing.T) {
 	if res := h.run(context.Background(), "runs", "list"); !strings.Contains(res.out, "openai:strong 100.0%, openai:weak 60.0%") || !strings.Contains(res.out, "RERUN OF") {
 		t.Errorf("runs list table: %s", res.out)
 	}
+	// A run from the cache that asked less (--limit) is no rerun of it.
+	if res := h.run(context.Background(), append(args, "--limit", "5")...); res.code != 0 {
+		t.Fatalf("limited rerun: exit %d %s", res.code, res.errOut)
+	}
+	list = h.run(context.Background(), "runs", "list", "--format", "json")
+	listed = nil // decoding into the old elements would keep their rerun_of
+	if json.Unmarshal([]byte(list.out), &listed) != nil || len(listed) != 3 || listed[0].RerunOf != "" || listed[1].RerunOf != rep.RunID {
+		t.Errorf("a cached run of 5 of the 10 items is listed as a rerun: %+v", listed)
+	}
 	for format, want := range map[string]string{"jsonl": `"id":"` + rep.RunID, "csv": rep.RunID + ",", "markdown": "| `" + rep.RunID + "` |", "table": rep.RunID} {
 		if res := h.run(context.Background(), "runs", "list", "-f", format); res.code != 0 || !strings.Contains(res.out, want) {
 			t.Errorf("runs list -f %s: exit %d: %s", format, res.code, res.out)
@@ -678,6 +687,23 @@ func TestEvalNothingToCheck(t *testing.T) {
 	res = h.run(context.Background(), "eval", "-", "--models", "test:a", "--assert", "numeric")
 	if res.code != 2 || h.calls.Load() != 1 || !strings.Contains(res.errOut, "nothing to check") {
 		t.Errorf("stdin, every item unchecked: exit %d, %d calls: %s", res.code, h.calls.Load(), res.errOut)
+	}
+	h.stdin = nil
+	// An assertion that cannot be checked (no value and no expected answer)
+	// is not worth an answer either: not sent, its error named, exit 1.
+	bad := writeDataset(t, `{"id": "q", "prompt": "What is 3 + 3?", "expected": "6"}`, `{"id": "b", "prompt": "Say hi", "assert": [{"type": "exact"}]}`)
+	res = h.run(context.Background(), "eval", bad, "--models", "test:a", "-f", "json")
+	if res.code != 1 || h.calls.Load() != 2 || !strings.Contains(res.out+res.errOut, "no value, and the item has no expected answer") {
+		t.Errorf("an assertion that cannot be checked: exit %d, %d calls: %s", res.code, h.calls.Load(), res.errOut)
+	}
+	// promptfoo test cases with no assertion, run with --prompt: none sent.
+	csv := filepath.Join(t.TempDir(), "tests.csv")
+	prompt := filepath.Join(t.TempDir(), "prompt.txt")
+	os.WriteFile(csv, []byte("city\nParis\nRome\n"), 0o644)
+	os.WriteFile(prompt, []byte("Describe {{city}}"), 0o644)
+	res = h.run(context.Background(), "eval", csv, "--prompt", prompt, "--models", "test:a")
+	if res.code != 2 || h.calls.Load() != 2 || !strings.Contains(res.errOut, "nothing was sent") {
+		t.Errorf("promptfoo tests without assertions: exit %d, %d calls: %s", res.code, h.calls.Load(), res.errOut)
 	}
 }
 

@@ -107,6 +107,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 func runRows(ctx context.Context, st store.Store, runs []store.EvalRun) ([]report.Run, error) {
 	rows := make([]report.Run, len(runs))
 	cachedOnly := make([]bool, len(runs))
+	figures := make([]string, len(runs))
 	for i, r := range runs {
 		rows[i] = report.Run{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt, Accuracy: map[string]float64{}}
 		if !r.FinishedAt.IsZero() {
@@ -118,10 +119,14 @@ func runRows(ctx context.Context, st store.Store, runs []store.EvalRun) ([]repor
 		}
 		cachedOnly[i] = len(rep.Models) > 0
 		for _, m := range rep.Models {
-			if m.Items > 0 {
+			checked := m.Items - m.Unchecked
+			if checked > 0 {
 				rows[i].Accuracy[m.Model] = m.Accuracy
 			}
-			cachedOnly[i] = cachedOnly[i] && m.Items > 0 && m.Cached == m.Items
+			cachedOnly[i] = cachedOnly[i] && checked > 0 && m.Cached == checked
+			// What the run found: a run with other assertions, another
+			// --limit or an edited dataset scores otherwise, and is no rerun.
+			figures[i] += fmt.Sprintf("%s %d %d %d %d %v;", m.Model, m.Items, m.Passed, m.Errors, m.Unchecked, m.ResultAccuracy)
 		}
 	}
 	// Newest first: a rerun's original is further down the list, and is
@@ -131,7 +136,7 @@ func runRows(ctx context.Context, st store.Store, runs []store.EvalRun) ([]repor
 			continue
 		}
 		for j := i + 1; j < len(runs); j++ {
-			if sameRun(runs[i], runs[j]) && rows[j].Finished != nil {
+			if sameRun(runs[i], runs[j]) && figures[i] == figures[j] && rows[j].Finished != nil {
 				rows[i].RerunOf = cmp.Or(rows[j].RerunOf, runs[j].ID)
 				break
 			}

@@ -381,8 +381,8 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 		if found, ok := r.o.Progress.(interface{ Found(int) }); ok {
 			found.Found(len(r.o.Models) * r.o.Params.Repeat)
 		}
-		if nothingToCheck(ctx, r.o.Scorer, it) {
-			unchecked = append(unchecked, r.uncheckedRows(it)...)
+		if why := uncheckable(r.o.Scorer, it); why != "" {
+			unchecked = append(unchecked, r.uncheckedRows(it, why)...)
 			if len(unchecked) >= lookupBatch {
 				if err := r.saveUnchecked(ctx, &unchecked); err != nil {
 					return err
@@ -426,29 +426,31 @@ func (r *runner) stopAt(ctx context.Context, items int) error {
 // to check: nothing was sent.
 var ErrNothingToCheck = errors.New(`every item has nothing to check, so nothing was sent. Try: give the items "expected" answers, or --assert json or judge, which need none`)
 
-// nothingToCheck tells whether no assertion would grade an answer to it,
-// without asking for one: such an item is never sent, since its answer
-// would fail for want of a check, not for being wrong. An item with
-// assertions of its own, or a --assert judge (which needs no expected
-// answer), has something; otherwise scoring an empty answer says, without
-// any call.
-func nothingToCheck(ctx context.Context, sc *score.Scorer, it dataset.Item) bool {
-	if len(it.Asserts) > 0 || score.IsJudge(sc.Default) {
-		return false
+// uncheckable says why no answer to it could be graded, without asking for
+// one, or "": nothing to check (report.NothingToCheck), or an assertion
+// that cannot be checked (no value and no expected answer, a promptfoo
+// test with no assertion, a bad pattern). Such an item is never sent: its
+// answer would fail for want of a check, not for being wrong.
+func uncheckable(sc *score.Scorer, it dataset.Item) string {
+	ok, err := sc.Checkable(it)
+	switch {
+	case err != nil:
+		return err.Error()
+	case !ok:
+		return report.NothingToCheck
 	}
-	res, err := sc.Score(ctx, it, "")
-	return err == nil && slices.Equal(res.Reasons, []string{score.NothingToCheck})
+	return ""
 }
 
 // uncheckedRows are the error rows of an item with nothing to check, one
 // per model and repeat, under the keys its requests would have had.
-func (r *runner) uncheckedRows(it dataset.Item) []store.RunResult {
+func (r *runner) uncheckedRows(it dataset.Item, why string) []store.RunResult {
 	var rows []store.RunResult
 	for _, m := range r.o.Models {
 		req := r.request(m, it)
 		for rep := range r.o.Params.Repeat {
 			rows = append(rows, store.RunResult{RunID: r.out.RunID, Model: m.Spec.String(), Item: it.ID, Line: it.Line,
-				Repeat: rep, Key: r.keyOf(m, req, rep), Expected: it.Expected, Error: report.NothingToCheck})
+				Repeat: rep, Key: r.keyOf(m, req, rep), Expected: it.Expected, Error: why})
 		}
 	}
 	return rows
@@ -777,7 +779,7 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
 		items++
-		if nothingToCheck(ctx, r.o.Scorer, it) {
+		if uncheckable(r.o.Scorer, it) != "" {
 			r.out.Unchecked += len(r.o.Models) * r.o.Params.Repeat
 			return r.stopAt(ctx, items)
 		}

@@ -22,7 +22,7 @@ func AnyCheckable(ctx context.Context, src io.Reader, o dataset.Options, limit i
 		if items++; limit > 0 && items > limit {
 			return errLimit
 		}
-		if !nothingToCheck(ctx, sc, it) {
+		if uncheckable(sc, it) == "" {
 			return errFound
 		}
 		return ctx.Err()

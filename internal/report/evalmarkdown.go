@@ -84,7 +84,8 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 	failed := e.firstFailures(mdMaxFailures)
 	total := 0
 	for _, m := range e.Models {
-		total += m.Items - m.Passed
+		// Items with nothing to check did not fail: they are counted apart.
+		total += m.Items - m.Passed - m.Unchecked
 	}
 	total = max(total, len(failed))
 	if len(failed) > 0 {
@@ -111,6 +112,10 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 	return bw.Flush()
 }
 
+// failed tells a result that failed or ended in error from one that passed
+// or had nothing to check.
+func failed(r Result) bool { return !r.Pass && r.Error != NothingToCheck }
+
 // firstFailures are up to n failed results, taken from the models in
 // turn (the first of each, then the second of each...), so that one weak
 // model does not fill the list alone. At most n are held per model, each
@@ -123,7 +128,7 @@ func (e *Eval) firstFailures(n int) []Result {
 				if len(perModel[i]) == n {
 					break
 				}
-				if !r.Pass {
+				if failed(r) {
 					perModel[i] = append(perModel[i], r)
 				}
 			}
@@ -134,7 +139,7 @@ func (e *Eval) firstFailures(n int) []Result {
 			index[m.Model] = i
 		}
 		for r := range e.results() {
-			if i, ok := index[r.Model]; ok && !r.Pass && len(perModel[i]) < n {
+			if i, ok := index[r.Model]; ok && failed(r) && len(perModel[i]) < n {
 				perModel[i] = append(perModel[i], r)
 			}
 		}

@@ -585,3 +585,20 @@ func TestRepeatedRunShowsPerItemFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownFailuresLeaveUncheckedOut: items with nothing to check are
+// counted apart, never listed or counted as failures, however early they
+// come.
+func TestMarkdownFailuresLeaveUncheckedOut(t *testing.T) {
+	rs := []report.Result{
+		{Model: "m", Item: "u1", Error: report.NothingToCheck},
+		{Model: "m", Item: "u2", Error: report.NothingToCheck},
+		{Model: "m", Item: "f", Answer: "5", Reasons: []string{"wrong"}},
+		{Model: "m", Item: "p", Pass: true},
+	}
+	e := &report.Eval{Models: []report.ModelStats{{Model: "m", Items: 4, Passed: 1, Unchecked: 2}}, Results: slices.Values(rs)}
+	md := string(write(t, report.EvalMarkdown{}.WriteEval, e))
+	if !strings.Contains(md, "<summary>1 failed result</summary>") || strings.Contains(md, "| u1 |") || !strings.Contains(md, "| f |") {
+		t.Errorf("failures with unchecked items:\n%s", md)
+	}
+}

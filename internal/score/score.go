@@ -200,6 +200,37 @@ func (s *Scorer) Score(ctx context.Context, it dataset.Item, answer string) (Res
 	return res, nil
 }
 
+// Checkable tells, without an answer, whether it can be scored: false
+// with no error when there is nothing to check (no expected answer, no
+// assertion), false with an *Error (Invalid) when an assertion cannot be
+// checked (no value and no expected answer, a bad pattern). Such an item
+// is not worth sending: its answer could not be graded.
+func (s *Scorer) Checkable(it dataset.Item) (bool, error) {
+	if s.Judge == nil {
+		// Whether there is a grading model is the command's to check
+		// (before anything is read); the run gives its own.
+		probe := *s
+		probe.Judge = func(context.Context, string, string, string) (bool, string, error) {
+			return false, "", errors.New("not asked: a check of the assertions only")
+		}
+		s = &probe
+	}
+	asserts, fromItem, err := s.assertions(it)
+	if err != nil || asserts == nil {
+		return false, err
+	}
+	for i, a := range asserts {
+		if _, err := s.prepare(it, a); err != nil {
+			pos := 0
+			if fromItem {
+				pos = i + 1
+			}
+			return false, &Error{Item: it.ID, Line: it.Line, Assert: pos, Type: typeLabel(a.Type), Invalid: true, Err: err}
+		}
+	}
+	return true, nil
+}
+
 // assertions are the assertions that apply to it: nil with no error when
 // there is nothing to check; fromItem when they are the item's own.
 func (s *Scorer) assertions(it dataset.Item) (asserts []dataset.Assertion, fromItem bool, err error) {
