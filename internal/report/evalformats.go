@@ -88,6 +88,9 @@ func percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // accuracyCI is the accuracy with its interval: "81.0% [74.9–86.0]".
 func accuracyCI(m ModelStats) string {
+	if m.Items > 0 && m.Items == m.Unchecked {
+		return "– (nothing checked)" // not 0%: no answer was graded, none failed
+	}
 	return fmt.Sprintf("%.1f%% [%.1f–%.1f]", 100*m.Accuracy, 100*m.CILow, 100*m.CIHigh)
 }
 

@@ -602,3 +602,15 @@ func TestMarkdownFailuresLeaveUncheckedOut(t *testing.T) {
 		t.Errorf("failures with unchecked items:\n%s", md)
 	}
 }
+
+// TestAccuracyOfNothingCheckedIsNoFigure: a model whose every result had
+// nothing to check has no accuracy, not 0%.
+func TestAccuracyOfNothingCheckedIsNoFigure(t *testing.T) {
+	e := &report.Eval{Models: []report.ModelStats{{Model: "m", Items: 3, Unchecked: 3, CIHigh: 1}}}
+	for name, w := range map[string]func(io.Writer, *report.Eval) error{"table": report.EvalTable{}.WriteEval, "markdown": report.EvalMarkdown{}.WriteEval, "html": report.WriteHTML} {
+		out := string(write(t, w, e))
+		if !strings.Contains(out, "– (nothing checked)") || strings.Contains(out, "0.0% [0.0–100.0]") {
+			t.Errorf("%s: %s", name, out)
+		}
+	}
+}
