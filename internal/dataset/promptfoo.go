@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -88,7 +88,7 @@ type pfLoader struct {
 }
 
 func newLoader(configPath string) *pfLoader {
-	return &pfLoader{dir: filepath.Dir(configPath), read: os.ReadFile}
+	return &pfLoader{dir: filepath.Dir(configPath), read: readRegular}
 }
 
 func (l *pfLoader) problem(at, format string, args ...any) {
@@ -147,8 +147,14 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 // cases for --prompt. Everything that digest cannot run as promptfoo would
 // is refused at once, in one *PromptfooError, before anything is sent.
 func LoadPromptfoo(path string) (*PromptfooConfig, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := readRegular(path)
+	var fp *fileProblem
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		return nil, openError(path, err)
+	case errors.As(err, &fp):
+		return nil, fmt.Errorf("dataset %s: %s. Try: %s", path, fp.why, fp.try)
+	case err != nil:
 		return nil, openError(path, err)
 	}
 	return newLoader(path).load(path, data)
@@ -423,9 +429,8 @@ func (l *pfLoader) promptFile(s src, ref, label string, at *yaml.Node) []pfPromp
 	}
 	var out []pfPrompt
 	for _, path := range paths {
-		data, err := l.read(path)
-		if err != nil {
-			l.problem(s.at(at), "prompt file %s: %v. Try: a path relative to the config's folder", path, errors.Unwrap(err))
+		data, ok := l.readRef(s.at(at), "prompt file "+path, path)
+		if !ok {
 			continue
 		}
 		name := label

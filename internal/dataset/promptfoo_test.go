@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -399,4 +400,64 @@ func FuzzPromptfooTests(f *testing.F) {
 			t.Fatalf("read back: %v, skipped %v, %d items of %d:\n%s", err, skipped, n, cfg.Items, cfg.JSONL())
 		}
 	})
+}
+
+// A file a config names that is not a regular file is refused, each in one
+// line with a Try, before it is opened: /dev/zero would fill memory, a FIFO
+// or /dev/stdin would wait forever. A regular file past the size bound is
+// refused too, and tests: naming a file of no test kind is refused before
+// it is read.
+func TestPromptfooRefusesDevicesAndFIFOs(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts:
+  - "{{a}}"
+  - file://fifo.txt
+tests:
+  - vars: {a: file:///dev/zero}
+    assert: [{type: contains, value: x}]
+  - vars: {a: file:///dev/stdin}
+    assert: [{type: contains, value: x}]
+  - vars: {a: file://big.txt}
+    assert: [{type: contains, value: x}]
+  - vars: {a: x}
+    assert: [{type: contains, value: file:///dev/zero}]
+  - file:///dev/zero
+  - file://fifo.yaml
+`,
+		"big.txt": strings.Repeat("x", 1001),
+	})
+	for _, name := range []string{"fifo.txt", "fifo.yaml"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+	}
+	defer func(n int64) { maxPromptfooFile = n }(maxPromptfooFile)
+	maxPromptfooFile = 1000 // past the config, short of big.txt
+	cfg := filepath.Join(dir, "promptfooconfig.yaml")
+	_, err := LoadPromptfoo(cfg)
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	msg := err.Error()
+	for _, part := range []string{
+		cfg + ":3: prompt file " + filepath.Join(dir, "fifo.txt") + ": is not a regular file (a device, FIFO or socket). Try: ",
+		cfg + `:5: var "a": file:///dev/zero: is not a regular file`,
+		cfg + `:7: var "a": file:///dev/stdin: is not a regular file`,
+		cfg + `:9: var "a": file://big.txt: is larger than 1000 bytes. Try: split it`,
+		cfg + `:12: assertion value file:///dev/zero: is not a regular file`,
+		"/dev/zero: tests in  files are not supported",
+		cfg + ":14: test file " + filepath.Join(dir, "fifo.yaml") + ": is not a regular file",
+	} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("the error does not name %q:\n%s", part, msg)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("not one line: %q", msg)
+	}
+	// The config itself.
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if _, err := LoadPromptfoo(fifo); err == nil || !strings.HasPrefix(err.Error(), "dataset "+fifo+": is not a regular file") {
+		t.Errorf("a FIFO config: %v", err)
+	}
 }
