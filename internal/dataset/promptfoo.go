@@ -79,6 +79,10 @@ const maxProblems = 12
 // maxCombinations bounds the tests one test's list vars expand to.
 const maxCombinations = 10000
 
+// maxItems bounds the items of a whole config, counted before any is made.
+// A test may lower it.
+var maxItems = 1_000_000
+
 // pfLoader reads a promptfoo config and the files it names.
 type pfLoader struct {
 	dir      string // file:// paths are relative to it
@@ -195,6 +199,9 @@ func (l *pfLoader) testList(s src, tests []pfTest) (*PromptfooConfig, error) {
 	cfg := &PromptfooConfig{}
 	var out bytes.Buffer
 	line := 0
+	if l.tooManyItems(s.path, tests, 1) {
+		return nil, l.err(s.path)
+	}
 	for _, t := range tests {
 		if t.prefix != "" || t.suffix != "" {
 			l.problem(t.at, "a prefix or suffix needs the prompt of a config. Try: a promptfooconfig.yaml with prompts and tests: file://%s", s.rel)
@@ -304,10 +311,15 @@ func (l *pfLoader) config(s src, root *yaml.Node) (*PromptfooConfig, error) {
 	if testsNode == nil {
 		tests = []pfTest{{at: s.path, name: s.rel}} // promptfoo runs each prompt once
 	}
+	for i := range tests {
+		tests[i] = merge(defaults, tests[i])
+	}
+	if l.tooManyItems(s.path, tests, len(prompts)) {
+		return nil, l.err(s.path)
+	}
 	var out bytes.Buffer
 	cache := map[string]*template{}
 	for _, t := range tests {
-		t = merge(defaults, t)
 		if t.grader != "" && t.grader != cfg.Judge {
 			l.problem(t.at, "a test's own grading provider (%s) is not supported; digest grades every test with one --judge. Try: options.provider in defaultTest only", t.grader)
 		}

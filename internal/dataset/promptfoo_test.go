@@ -461,3 +461,26 @@ tests:
 		t.Errorf("a FIFO config: %v", err)
 	}
 }
+
+// The items of a whole config (tests x combinations x prompts) are
+// counted before any is made, and past maxItems the config is refused in
+// one line: a short config otherwise multiplies past what memory holds.
+func TestPromptfooBoundsItems(t *testing.T) {
+	defer func(n int) { maxItems = n }(maxItems)
+	maxItems = 12 // the fixture makes 12: 6 tests x 2 prompts
+	if _, err := LoadPromptfoo(pfConfig); err != nil {
+		t.Fatalf("at the bound: %v", err)
+	}
+	maxItems = 11
+	_, err := LoadPromptfoo(pfConfig)
+	want := pfConfig + ": digest cannot run 1 part of this promptfoo file: (1) " + pfConfig + ": the config makes more than 11 items (tests x combinations of list vars x prompts). Try: "
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("past the bound: got %v, want %s...", err, want)
+	}
+	// A test file read on its own, its list var making two of its three.
+	tests := "../../testdata/eval/promptfoo/tests.yaml"
+	maxItems = 2
+	if _, err := LoadPromptfoo(tests); err == nil || !strings.Contains(err.Error(), "more than 2 items") {
+		t.Errorf("a test file past the bound: %v", err)
+	}
+}

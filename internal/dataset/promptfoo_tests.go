@@ -512,21 +512,19 @@ func merge(d, t pfTest) pfTest {
 // expand makes one test per combination of the values of its list vars,
 // as promptfoo does; each is named after the values it took.
 func (l *pfLoader) expand(t pfTest) []pfTest {
-	total := 1
-	var lists []int
-	for i, v := range t.vars {
-		if list, ok := v.value.([]any); ok {
-			if len(list) == 0 {
-				l.problem(t.at, "var %q is an empty list, which makes no test. Try: at least one value", v.name)
-				return nil
-			}
-			lists = append(lists, i)
-			total *= len(list)
-			if total > maxCombinations {
-				l.problem(t.at, "the list vars make more than %d tests. Try: fewer values, or several tests", maxCombinations)
-				return nil
+	total, lists := combinations(t)
+	switch {
+	case total == 0:
+		for _, i := range lists {
+			if len(t.vars[i].value.([]any)) == 0 {
+				l.problem(t.at, "var %q is an empty list, which makes no test. Try: at least one value", t.vars[i].name)
+				break
 			}
 		}
+		return nil
+	case total > maxCombinations:
+		l.problem(t.at, "the list vars make more than %d tests. Try: fewer values, or several tests", maxCombinations)
+		return nil
 	}
 	if len(lists) == 0 {
 		return []pfTest{t}
@@ -550,6 +548,39 @@ func (l *pfLoader) expand(t pfTest) []pfTest {
 		out = append(out, c)
 	}
 	return out
+}
+
+// combinations is how many tests expand makes of t, counted without
+// making them (past maxCombinations it stops counting), and which of its
+// vars are lists that expand.
+func combinations(t pfTest) (int, []int) {
+	total := 1
+	var lists []int
+	for i, v := range t.vars {
+		if list, ok := v.value.([]any); ok {
+			lists = append(lists, i)
+			if total <= maxCombinations {
+				total *= len(list)
+			}
+		}
+	}
+	return total, lists
+}
+
+// tooManyItems reports, and records as a problem, whether tests, each
+// made once per prompt, come to more than maxItems: a short config of
+// list vars and prompts multiplies into more than memory holds.
+func (l *pfLoader) tooManyItems(at string, tests []pfTest, prompts int) bool {
+	total := 0
+	for _, t := range tests {
+		n, _ := combinations(t)
+		total += min(n, maxCombinations) * max(prompts, 1)
+		if total > maxItems {
+			l.problem(at, "the config makes more than %d items (tests x combinations of list vars x prompts). Try: fewer tests, list values or prompts, or split the config in several", maxItems)
+			return true
+		}
+	}
+	return false
 }
 
 func valueText(v any) string {
