@@ -484,3 +484,29 @@ func TestPromptfooBoundsItems(t *testing.T) {
 		t.Errorf("a test file past the bound: %v", err)
 	}
 }
+
+// As promptfoo's generateVarCombinations: a list var makes one test per
+// value only when its first value is a string; a list of numbers or
+// objects, or an empty list, is one value, rendered as JSON.
+func TestPromptfooListVarsExpandOnlyStrings(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts: ["{{s}} {{n}} {{o}} {{e}}"]
+tests:
+  - vars:
+      s: [a, 2]
+      n: [1, b]
+      o: [{k: v}]
+      e: []
+    assert: [{type: contains, value: x}]
+`,
+	})
+	items := openAndRead(t, filepath.Join(dir, "promptfooconfig.yaml"), Options{})
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Messages[0].Content)
+	}
+	want := []string{`a [1,"b"] [{"k":"v"}] []`, `2 [1,"b"] [{"k":"v"}] []`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

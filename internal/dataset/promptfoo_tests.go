@@ -513,16 +513,7 @@ func merge(d, t pfTest) pfTest {
 // as promptfoo does; each is named after the values it took.
 func (l *pfLoader) expand(t pfTest) []pfTest {
 	total, lists := combinations(t)
-	switch {
-	case total == 0:
-		for _, i := range lists {
-			if len(t.vars[i].value.([]any)) == 0 {
-				l.problem(t.at, "var %q is an empty list, which makes no test. Try: at least one value", t.vars[i].name)
-				break
-			}
-		}
-		return nil
-	case total > maxCombinations:
+	if total > maxCombinations {
 		l.problem(t.at, "the list vars make more than %d tests. Try: fewer values, or several tests", maxCombinations)
 		return nil
 	}
@@ -552,12 +543,17 @@ func (l *pfLoader) expand(t pfTest) []pfTest {
 
 // combinations is how many tests expand makes of t, counted without
 // making them (past maxCombinations it stops counting), and which of its
-// vars are lists that expand.
+// vars are lists that expand: as in promptfoo, those whose first value is
+// a string; any other list is one value.
 func combinations(t pfTest) (int, []int) {
 	total := 1
 	var lists []int
 	for i, v := range t.vars {
-		if list, ok := v.value.([]any); ok {
+		list, ok := v.value.([]any)
+		if !ok || len(list) == 0 {
+			continue
+		}
+		if _, isStr := list[0].(string); isStr {
 			lists = append(lists, i)
 			if total <= maxCombinations {
 				total *= len(list)
