@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -359,7 +360,7 @@ func (l *pfLoader) prompts(s src, n *yaml.Node) []pfPrompt {
 	n = deref(n)
 	var out []pfPrompt
 	add := func(text, label string, at *yaml.Node) {
-		if strings.HasPrefix(text, "file://") {
+		if strings.HasPrefix(text, "file://") || l.promptPath(text) {
 			out = append(out, l.promptFile(s, text, label, at)...)
 			return
 		}
@@ -415,6 +416,46 @@ func (l *pfLoader) prompts(s src, n *yaml.Node) []pfPrompt {
 		l.problem(s.at(n), "prompts must be a string or a list; got %s. Try: prompts: [\"... {{var}} ...\"]", yamlKind(n))
 	}
 	return out
+}
+
+// promptFileExts are the extensions promptfoo's maybeFilePath takes a
+// prompt ending in (or in them and then :function) for a file.
+var promptFileExts = []string{".cjs", ".cts", ".js", ".json", ".jsonl", ".mjs", ".mts", ".py", ".ts", ".txt", ".yml", ".yaml"}
+
+// promptPath reports whether a prompt without file:// names a file, as
+// promptfoo reads prompts: [prompt.txt]. promptfoo takes any text that
+// looks like a path (maybeFilePath) for one and fails when there is no
+// such file; digest takes it for one only when the file is there, so that
+// a prompt such as "Explain a/b." stays a prompt.
+func (l *pfLoader) promptPath(text string) bool {
+	if strings.Contains(text, "\n") || strings.Contains(text, "portkey://") || strings.Contains(text, "langfuse://") || strings.Contains(text, "helicone://") {
+		return false
+	}
+	n := len(text)
+	looksLike := strings.ContainsAny(text, "*/\\") || n >= 3 && text[n-3] == '.' || n >= 4 && text[n-4] == '.'
+	tokens := strings.Split(text, ":")
+	for i := max(len(tokens)-2, 0); i < len(tokens) && !looksLike; i++ {
+		for _, ext := range promptFileExts {
+			looksLike = looksLike || strings.HasSuffix(tokens[i], ext)
+		}
+	}
+	if !looksLike {
+		return false
+	}
+	path := l.path(text)
+	if strings.ContainsAny(path, "*?[") {
+		m, _ := filepath.Glob(path)
+		return len(m) > 0
+	}
+	if _, err := os.Stat(path); err == nil {
+		return true
+	}
+	// file.py:function names a file too.
+	if i := strings.LastIndex(path, ":"); i > 0 {
+		_, err := os.Stat(path[:i])
+		return err == nil
+	}
+	return false
 }
 
 // codeExts are files promptfoo runs rather than reads.

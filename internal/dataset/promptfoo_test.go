@@ -510,3 +510,42 @@ tests:
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// As promptfoo's maybeFilePath: a prompt that looks like a path (a known
+// extension, or a dot three or four from the end, or / \ *) is read from
+// that file, without file://; digest does so only when the file is there,
+// so a prompt that merely looks like one stays a prompt.
+func TestPromptfooPromptPathWithoutFileScheme(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts:
+  - p.txt
+  - sub/q.md
+  - "Is a/b {{x}}"
+  - missing.txt
+tests:
+  - vars: {x: one}
+    assert: [{type: contains, value: x}]
+`,
+		"p.txt": "From p: {{x}}\n",
+	})
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "q.md"), []byte("From q: {{x}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	items := openAndRead(t, filepath.Join(dir, "promptfooconfig.yaml"), Options{})
+	var got []string
+	for _, it := range items {
+		got = append(got, it.ID+" = "+it.Messages[0].Content)
+	}
+	want := []string{
+		"promptfooconfig.yaml:7 [p.txt] = From p: one",
+		"promptfooconfig.yaml:7 [sub/q.md] = From q: one",
+		"promptfooconfig.yaml:7 [Is a/b {{x}}] = Is a/b one",
+		"promptfooconfig.yaml:7 [missing.txt] = missing.txt",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
