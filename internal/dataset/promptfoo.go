@@ -444,7 +444,7 @@ func (l *pfLoader) promptPath(text string) bool {
 	}
 	path := l.path(text)
 	if strings.ContainsAny(path, "*?[") {
-		m, _ := filepath.Glob(path)
+		m, _ := globFiles(path)
 		return len(m) > 0
 	}
 	if _, err := os.Stat(path); err == nil {
@@ -556,7 +556,7 @@ func (l *pfLoader) glob(s src, ref string, at *yaml.Node) ([]string, bool) {
 	if !strings.ContainsAny(path, "*?[") {
 		return []string{path}, true
 	}
-	matches, err := filepath.Glob(path)
+	matches, err := globFiles(path)
 	if err != nil || len(matches) == 0 {
 		l.problem(s.at(at), "%s matches no file. Try: a path relative to the config's folder", ref)
 		return nil, false

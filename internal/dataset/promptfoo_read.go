@@ -6,6 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
+	"strings"
 )
 
 // maxPromptfooFile bounds each file a promptfoo config names: the whole
@@ -97,4 +100,75 @@ func (l *pfLoader) readRef(at, what, path string) ([]byte, bool) {
 	}
 	l.problem(at, "%s: %s. Try: %s", what, fp.why, fp.try)
 	return nil, false
+}
+
+// globFiles expands a pattern as filepath.Glob does, and a ** segment as
+// promptfoo's glob does: any number of folders, none included. Symbolic
+// links to folders are not followed, so a walk cannot loop.
+func globFiles(pattern string) ([]string, error) {
+	if !strings.Contains(pattern, "**") {
+		return filepath.Glob(pattern)
+	}
+	segs := strings.Split(filepath.ToSlash(pattern), "/")
+	for _, s := range segs {
+		if _, err := path.Match(s, ""); err != nil {
+			return nil, err
+		}
+	}
+	fixed := 0
+	for fixed < len(segs) && !strings.ContainsAny(segs[fixed], "*?[") {
+		fixed++
+	}
+	root := strings.Join(segs[:fixed], "/")
+	switch {
+	case fixed == 0:
+		root = "."
+	case root == "":
+		root = "/"
+	}
+	root = filepath.FromSlash(root)
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return fs.SkipAll // no such folder: no match
+			}
+			return nil // an unreadable folder holds no match, as for Glob
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err == nil && matchSegments(segs[fixed:], strings.Split(filepath.ToSlash(rel), "/")) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// matchSegments matches a path, split at its slashes, against a pattern
+// split the same way: ** any number of segments, others path.Match.
+func matchSegments(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for len(pat) > 1 && pat[1] == "**" {
+				pat = pat[1:]
+			}
+			for k := 0; k <= len(name); k++ {
+				if matchSegments(pat[1:], name[k:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], name[0]); !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
 }

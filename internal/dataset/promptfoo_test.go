@@ -549,3 +549,51 @@ tests:
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+// ** in a file glob is any number of folders, none included, as in
+// promptfoo's glob; * stays within one folder.
+func TestPromptfooGlobDoubleStar(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts: ["{{x}}"]
+tests:
+  - file://cases/**/*.yaml
+  - file://cases/*/*.csv
+`,
+	})
+	test := func(x string) string { return "- vars: {x: " + x + "}\n  assert: [{type: contains, value: x}]\n" }
+	for name, body := range map[string]string{
+		"cases/a.yaml":         test("a"),
+		"cases/x/b.yaml":       test("b"),
+		"cases/x/y/c.yaml":     test("c"),
+		"cases/x/y/skip.json":  test("no"),
+		"cases/x/d.csv":        "x,__expected\nd,contains: x\n",
+		"cases/x/y/nested.csv": "x,__expected\nno,contains: x\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items := openAndRead(t, filepath.Join(dir, "promptfooconfig.yaml"), Options{})
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Messages[0].Content)
+	}
+	if want := []string{"a", "b", "c", "d"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, tt := range []struct {
+		pat, name string
+		want      bool
+	}{
+		{"**", "a/b", true}, {"a/**/b", "a/b", true}, {"a/**/b", "a/x/y/b", true},
+		{"a/**/**/b", "a/b", true}, {"a/**", "b/c", false}, {"*.yaml", "x/a.yaml", false},
+	} {
+		if got := matchSegments(strings.Split(tt.pat, "/"), strings.Split(tt.name, "/")); got != tt.want {
+			t.Errorf("%s ~ %s: %v", tt.pat, tt.name, got)
+		}
+	}
+}
