@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +80,10 @@ const maxProblems = 12
 // maxCombinations bounds the tests one test's list vars expand to.
 const maxCombinations = 10000
 
+// maxItems bounds the items of a whole config, counted before any is made.
+// A test may lower it.
+var maxItems = 1_000_000
+
 // pfLoader reads a promptfoo config and the files it names.
 type pfLoader struct {
 	dir      string // file:// paths are relative to it
@@ -88,7 +93,7 @@ type pfLoader struct {
 }
 
 func newLoader(configPath string) *pfLoader {
-	return &pfLoader{dir: filepath.Dir(configPath), read: os.ReadFile}
+	return &pfLoader{dir: filepath.Dir(configPath), read: readRegular}
 }
 
 func (l *pfLoader) problem(at, format string, args ...any) {
@@ -147,8 +152,14 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 // cases for --prompt. Everything that digest cannot run as promptfoo would
 // is refused at once, in one *PromptfooError, before anything is sent.
 func LoadPromptfoo(path string) (*PromptfooConfig, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := readRegular(path)
+	var fp *fileProblem
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		return nil, openError(path, err)
+	case errors.As(err, &fp):
+		return nil, fmt.Errorf("dataset %s: %s. Try: %s", path, fp.why, fp.try)
+	case err != nil:
 		return nil, openError(path, err)
 	}
 	return newLoader(path).load(path, data)
@@ -189,6 +200,9 @@ func (l *pfLoader) testList(s src, tests []pfTest) (*PromptfooConfig, error) {
 	cfg := &PromptfooConfig{}
 	var out bytes.Buffer
 	line := 0
+	if l.tooManyItems(s.path, tests, 1) {
+		return nil, l.err(s.path)
+	}
 	for _, t := range tests {
 		if t.prefix != "" || t.suffix != "" {
 			l.problem(t.at, "a prefix or suffix needs the prompt of a config. Try: a promptfooconfig.yaml with prompts and tests: file://%s", s.rel)
@@ -298,10 +312,15 @@ func (l *pfLoader) config(s src, root *yaml.Node) (*PromptfooConfig, error) {
 	if testsNode == nil {
 		tests = []pfTest{{at: s.path, name: s.rel}} // promptfoo runs each prompt once
 	}
+	for i := range tests {
+		tests[i] = merge(defaults, tests[i])
+	}
+	if l.tooManyItems(s.path, tests, len(prompts)) {
+		return nil, l.err(s.path)
+	}
 	var out bytes.Buffer
 	cache := map[string]*template{}
 	for _, t := range tests {
-		t = merge(defaults, t)
 		if t.grader != "" && t.grader != cfg.Judge {
 			l.problem(t.at, "a test's own grading provider (%s) is not supported; digest grades every test with one --judge. Try: options.provider in defaultTest only", t.grader)
 		}
@@ -341,7 +360,7 @@ func (l *pfLoader) prompts(s src, n *yaml.Node) []pfPrompt {
 	n = deref(n)
 	var out []pfPrompt
 	add := func(text, label string, at *yaml.Node) {
-		if strings.HasPrefix(text, "file://") {
+		if strings.HasPrefix(text, "file://") || l.promptPath(text) {
 			out = append(out, l.promptFile(s, text, label, at)...)
 			return
 		}
@@ -399,6 +418,46 @@ func (l *pfLoader) prompts(s src, n *yaml.Node) []pfPrompt {
 	return out
 }
 
+// promptFileExts are the extensions promptfoo's maybeFilePath takes a
+// prompt ending in (or in them and then :function) for a file.
+var promptFileExts = []string{".cjs", ".cts", ".js", ".json", ".jsonl", ".mjs", ".mts", ".py", ".ts", ".txt", ".yml", ".yaml"}
+
+// promptPath reports whether a prompt without file:// names a file, as
+// promptfoo reads prompts: [prompt.txt]. promptfoo takes any text that
+// looks like a path (maybeFilePath) for one and fails when there is no
+// such file; digest takes it for one only when the file is there, so that
+// a prompt such as "Explain a/b." stays a prompt.
+func (l *pfLoader) promptPath(text string) bool {
+	if strings.Contains(text, "\n") || strings.Contains(text, "portkey://") || strings.Contains(text, "langfuse://") || strings.Contains(text, "helicone://") {
+		return false
+	}
+	n := len(text)
+	looksLike := strings.ContainsAny(text, "*/\\") || n >= 3 && text[n-3] == '.' || n >= 4 && text[n-4] == '.'
+	tokens := strings.Split(text, ":")
+	for i := max(len(tokens)-2, 0); i < len(tokens) && !looksLike; i++ {
+		for _, ext := range promptFileExts {
+			looksLike = looksLike || strings.HasSuffix(tokens[i], ext)
+		}
+	}
+	if !looksLike {
+		return false
+	}
+	path := l.path(text)
+	if strings.ContainsAny(path, "*?[") {
+		m, _ := globFiles(path)
+		return len(m) > 0
+	}
+	if _, err := os.Stat(path); err == nil {
+		return true
+	}
+	// file.py:function names a file too.
+	if i := strings.LastIndex(path, ":"); i > 0 {
+		_, err := os.Stat(path[:i])
+		return err == nil
+	}
+	return false
+}
+
 // codeExts are files promptfoo runs rather than reads.
 var codeExts = []string{".js", ".cjs", ".mjs", ".ts", ".py"}
 
@@ -423,9 +482,8 @@ func (l *pfLoader) promptFile(s src, ref, label string, at *yaml.Node) []pfPromp
 	}
 	var out []pfPrompt
 	for _, path := range paths {
-		data, err := l.read(path)
-		if err != nil {
-			l.problem(s.at(at), "prompt file %s: %v. Try: a path relative to the config's folder", path, errors.Unwrap(err))
+		data, ok := l.readRef(s.at(at), "prompt file "+path, path)
+		if !ok {
 			continue
 		}
 		name := label
@@ -498,7 +556,7 @@ func (l *pfLoader) glob(s src, ref string, at *yaml.Node) ([]string, bool) {
 	if !strings.ContainsAny(path, "*?[") {
 		return []string{path}, true
 	}
-	matches, err := filepath.Glob(path)
+	matches, err := globFiles(path)
 	if err != nil || len(matches) == 0 {
 		l.problem(s.at(at), "%s matches no file. Try: a path relative to the config's folder", ref)
 		return nil, false

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -399,4 +400,200 @@ func FuzzPromptfooTests(f *testing.F) {
 			t.Fatalf("read back: %v, skipped %v, %d items of %d:\n%s", err, skipped, n, cfg.Items, cfg.JSONL())
 		}
 	})
+}
+
+// A file a config names that is not a regular file is refused, each in one
+// line with a Try, before it is opened: /dev/zero would fill memory, a FIFO
+// or /dev/stdin would wait forever. A regular file past the size bound is
+// refused too, and tests: naming a file of no test kind is refused before
+// it is read.
+func TestPromptfooRefusesDevicesAndFIFOs(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts:
+  - "{{a}}"
+  - file://fifo.txt
+tests:
+  - vars: {a: file:///dev/zero}
+    assert: [{type: contains, value: x}]
+  - vars: {a: file:///dev/stdin}
+    assert: [{type: contains, value: x}]
+  - vars: {a: file://big.txt}
+    assert: [{type: contains, value: x}]
+  - vars: {a: x}
+    assert: [{type: contains, value: file:///dev/zero}]
+  - file:///dev/zero
+  - file://fifo.yaml
+`,
+		"big.txt": strings.Repeat("x", 1001),
+	})
+	for _, name := range []string{"fifo.txt", "fifo.yaml"} {
+		if err := syscall.Mkfifo(filepath.Join(dir, name), 0o644); err != nil {
+			t.Skip("no FIFOs here:", err)
+		}
+	}
+	defer func(n int64) { maxPromptfooFile = n }(maxPromptfooFile)
+	maxPromptfooFile = 1000 // past the config, short of big.txt
+	cfg := filepath.Join(dir, "promptfooconfig.yaml")
+	_, err := LoadPromptfoo(cfg)
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	msg := err.Error()
+	for _, part := range []string{
+		cfg + ":3: prompt file " + filepath.Join(dir, "fifo.txt") + ": is not a regular file (a device, FIFO or socket). Try: ",
+		cfg + `:5: var "a": file:///dev/zero: is not a regular file`,
+		cfg + `:7: var "a": file:///dev/stdin: is not a regular file`,
+		cfg + `:9: var "a": file://big.txt: is larger than 1000 bytes. Try: split it`,
+		cfg + `:12: assertion value file:///dev/zero: is not a regular file`,
+		"/dev/zero: tests in  files are not supported",
+		cfg + ":14: test file " + filepath.Join(dir, "fifo.yaml") + ": is not a regular file",
+	} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("the error does not name %q:\n%s", part, msg)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("not one line: %q", msg)
+	}
+	// The config itself.
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if _, err := LoadPromptfoo(fifo); err == nil || !strings.HasPrefix(err.Error(), "dataset "+fifo+": is not a regular file") {
+		t.Errorf("a FIFO config: %v", err)
+	}
+}
+
+// The items of a whole config (tests x combinations x prompts) are
+// counted before any is made, and past maxItems the config is refused in
+// one line: a short config otherwise multiplies past what memory holds.
+func TestPromptfooBoundsItems(t *testing.T) {
+	defer func(n int) { maxItems = n }(maxItems)
+	maxItems = 12 // the fixture makes 12: 6 tests x 2 prompts
+	if _, err := LoadPromptfoo(pfConfig); err != nil {
+		t.Fatalf("at the bound: %v", err)
+	}
+	maxItems = 11
+	_, err := LoadPromptfoo(pfConfig)
+	want := pfConfig + ": digest cannot run 1 part of this promptfoo file: (1) " + pfConfig + ": the config makes more than 11 items (tests x combinations of list vars x prompts). Try: "
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("past the bound: got %v, want %s...", err, want)
+	}
+	// A test file read on its own, its list var making two of its three.
+	tests := "../../testdata/eval/promptfoo/tests.yaml"
+	maxItems = 2
+	if _, err := LoadPromptfoo(tests); err == nil || !strings.Contains(err.Error(), "more than 2 items") {
+		t.Errorf("a test file past the bound: %v", err)
+	}
+}
+
+// As promptfoo's generateVarCombinations: a list var makes one test per
+// value only when its first value is a string; a list of numbers or
+// objects, or an empty list, is one value, rendered as JSON.
+func TestPromptfooListVarsExpandOnlyStrings(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts: ["{{s}} {{n}} {{o}} {{e}}"]
+tests:
+  - vars:
+      s: [a, 2]
+      n: [1, b]
+      o: [{k: v}]
+      e: []
+    assert: [{type: contains, value: x}]
+`,
+	})
+	items := openAndRead(t, filepath.Join(dir, "promptfooconfig.yaml"), Options{})
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Messages[0].Content)
+	}
+	want := []string{`a [1,"b"] [{"k":"v"}] []`, `2 [1,"b"] [{"k":"v"}] []`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// As promptfoo's maybeFilePath: a prompt that looks like a path (a known
+// extension, or a dot three or four from the end, or / \ *) is read from
+// that file, without file://; digest does so only when the file is there,
+// so a prompt that merely looks like one stays a prompt.
+func TestPromptfooPromptPathWithoutFileScheme(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts:
+  - p.txt
+  - sub/q.md
+  - "Is a/b {{x}}"
+  - missing.txt
+tests:
+  - vars: {x: one}
+    assert: [{type: contains, value: x}]
+`,
+		"p.txt": "From p: {{x}}\n",
+	})
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "q.md"), []byte("From q: {{x}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	items := openAndRead(t, filepath.Join(dir, "promptfooconfig.yaml"), Options{})
+	var got []string
+	for _, it := range items {
+		got = append(got, it.ID+" = "+it.Messages[0].Content)
+	}
+	want := []string{
+		"promptfooconfig.yaml:7 [p.txt] = From p: one",
+		"promptfooconfig.yaml:7 [sub/q.md] = From q: one",
+		"promptfooconfig.yaml:7 [Is a/b {{x}}] = Is a/b one",
+		"promptfooconfig.yaml:7 [missing.txt] = missing.txt",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// ** in a file glob is any number of folders, none included, as in
+// promptfoo's glob; * stays within one folder.
+func TestPromptfooGlobDoubleStar(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"promptfooconfig.yaml": `prompts: ["{{x}}"]
+tests:
+  - file://cases/**/*.yaml
+  - file://cases/*/*.csv
+`,
+	})
+	test := func(x string) string { return "- vars: {x: " + x + "}\n  assert: [{type: contains, value: x}]\n" }
+	for name, body := range map[string]string{
+		"cases/a.yaml":         test("a"),
+		"cases/x/b.yaml":       test("b"),
+		"cases/x/y/c.yaml":     test("c"),
+		"cases/x/y/skip.json":  test("no"),
+		"cases/x/d.csv":        "x,__expected\nd,contains: x\n",
+		"cases/x/y/nested.csv": "x,__expected\nno,contains: x\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	items := openAndRead(t, filepath.Join(dir, "promptfooconfig.yaml"), Options{})
+	var got []string
+	for _, it := range items {
+		got = append(got, it.Messages[0].Content)
+	}
+	if want := []string{"a", "b", "c", "d"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, tt := range []struct {
+		pat, name string
+		want      bool
+	}{
+		{"**", "a/b", true}, {"a/**/b", "a/b", true}, {"a/**/b", "a/x/y/b", true},
+		{"a/**/**/b", "a/b", true}, {"a/**", "b/c", false}, {"*.yaml", "x/a.yaml", false},
+	} {
+		if got := matchSegments(strings.Split(tt.pat, "/"), strings.Split(tt.name, "/")); got != tt.want {
+			t.Errorf("%s ~ %s: %v", tt.pat, tt.name, got)
+		}
+	}
 }

@@ -76,19 +76,36 @@ func (l *pfLoader) testFile(s src, ref string, at *yaml.Node) []pfTest {
 	}
 	var out []pfTest
 	for _, path := range paths {
-		data, err := l.read(path)
-		if err != nil {
-			l.problem(s.at(at), "test file %s: %v. Try: a path relative to the config's folder", path, errors.Unwrap(err))
+		f := src{path: path, rel: rel(l.dir, path)}
+		if !l.testExt(f) {
 			continue
 		}
-		out = append(out, l.testData(src{path: path, rel: rel(l.dir, path)}, data)...)
+		data, ok := l.readRef(s.at(at), "test file "+path, path)
+		if !ok {
+			continue
+		}
+		out = append(out, l.testData(f, data)...)
 	}
 	return out
+}
+
+// testExt reports whether a test file is of a kind testData reads, and
+// records a problem when not: checked before the file is read.
+func (l *pfLoader) testExt(f src) bool {
+	switch strings.ToLower(filepath.Ext(f.path)) {
+	case ".csv", ".jsonl", ".yaml", ".yml", ".json":
+		return true
+	}
+	l.problem(f.path, "tests in %s files are not supported. Try: a .yaml, .json, .jsonl or .csv file", filepath.Ext(f.path))
+	return false
 }
 
 // testData reads a test file by its extension: CSV, JSON Lines, or YAML
 // (and so JSON).
 func (l *pfLoader) testData(f src, data []byte) []pfTest {
+	if !l.testExt(f) {
+		return nil
+	}
 	switch strings.ToLower(filepath.Ext(f.path)) {
 	case ".csv":
 		return l.csvTests(f, data)
@@ -109,10 +126,6 @@ func (l *pfLoader) testData(f src, data []byte) []pfTest {
 			}
 		}
 		return out
-	case ".yaml", ".yml", ".json":
-	default:
-		l.problem(f.path, "tests in %s files are not supported. Try: a .yaml, .json, .jsonl or .csv file", filepath.Ext(f.path))
-		return nil
 	}
 	n, err := parseYAML(data)
 	if err != nil {
@@ -266,9 +279,8 @@ func (l *pfLoader) varFile(f src, name string, v any, at *yaml.Node) (any, bool)
 		l.problem(f.at(at), "var %q from %s: digest sends text only. Try: a text var", name, ref)
 		return nil, false
 	}
-	data, err := l.read(l.path(ref))
-	if err != nil {
-		l.problem(f.at(at), "var %q: %s: %v. Try: a path relative to the config's folder", name, ref, errors.Unwrap(err))
+	data, ok := l.readRef(f.at(at), fmt.Sprintf("var %q: %s", name, ref), l.path(ref))
+	if !ok {
 		return nil, false
 	}
 	if ext == ".yaml" || ext == ".yml" || ext == ".json" {
@@ -320,9 +332,8 @@ func (l *pfLoader) assertion(f src, n *yaml.Node) ([]pfAssert, bool) {
 					ok = false
 					continue
 				}
-				data, err := l.read(l.path(ref))
-				if err != nil {
-					l.problem(f.at(p.val), "assertion value %s: %v. Try: a path relative to the config's folder", ref, errors.Unwrap(err))
+				data, good := l.readRef(f.at(p.val), "assertion value "+ref, l.path(ref))
+				if !good {
 					ok = false
 					continue
 				}
@@ -501,21 +512,10 @@ func merge(d, t pfTest) pfTest {
 // expand makes one test per combination of the values of its list vars,
 // as promptfoo does; each is named after the values it took.
 func (l *pfLoader) expand(t pfTest) []pfTest {
-	total := 1
-	var lists []int
-	for i, v := range t.vars {
-		if list, ok := v.value.([]any); ok {
-			if len(list) == 0 {
-				l.problem(t.at, "var %q is an empty list, which makes no test. Try: at least one value", v.name)
-				return nil
-			}
-			lists = append(lists, i)
-			total *= len(list)
-			if total > maxCombinations {
-				l.problem(t.at, "the list vars make more than %d tests. Try: fewer values, or several tests", maxCombinations)
-				return nil
-			}
-		}
+	total, lists := combinations(t)
+	if total > maxCombinations {
+		l.problem(t.at, "the list vars make more than %d tests. Try: fewer values, or several tests", maxCombinations)
+		return nil
 	}
 	if len(lists) == 0 {
 		return []pfTest{t}
@@ -539,6 +539,44 @@ func (l *pfLoader) expand(t pfTest) []pfTest {
 		out = append(out, c)
 	}
 	return out
+}
+
+// combinations is how many tests expand makes of t, counted without
+// making them (past maxCombinations it stops counting), and which of its
+// vars are lists that expand: as in promptfoo, those whose first value is
+// a string; any other list is one value.
+func combinations(t pfTest) (int, []int) {
+	total := 1
+	var lists []int
+	for i, v := range t.vars {
+		list, ok := v.value.([]any)
+		if !ok || len(list) == 0 {
+			continue
+		}
+		if _, isStr := list[0].(string); isStr {
+			lists = append(lists, i)
+			if total <= maxCombinations {
+				total *= len(list)
+			}
+		}
+	}
+	return total, lists
+}
+
+// tooManyItems reports, and records as a problem, whether tests, each
+// made once per prompt, come to more than maxItems: a short config of
+// list vars and prompts multiplies into more than memory holds.
+func (l *pfLoader) tooManyItems(at string, tests []pfTest, prompts int) bool {
+	total := 0
+	for _, t := range tests {
+		n, _ := combinations(t)
+		total += min(n, maxCombinations) * max(prompts, 1)
+		if total > maxItems {
+			l.problem(at, "the config makes more than %d items (tests x combinations of list vars x prompts). Try: fewer tests, list values or prompts, or split the config in several", maxItems)
+			return true
+		}
+	}
+	return false
 }
 
 func valueText(v any) string {
