@@ -256,7 +256,7 @@ func syntheticEval(items, models int) *report.Eval {
 
 // BenchmarkWriteHTML writes the page of 10,000 items on five models.
 //
-//	go test ./internal/report -run XXX -bench WriteHTML
+//	go test ./internal/report -run '^$' -bench WriteHTML
 func BenchmarkWriteHTML(b *testing.B) {
 	var size int
 	for b.Loop() {
@@ -282,7 +282,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // wall time of one open, starting the browser included, which the
 // 100-item page shows on its own.
 //
-//	go test ./internal/report -run XXX -bench EvalHTMLInChromium -benchtime 5x
+//	go test ./internal/report -run '^$' -bench EvalHTMLInChromium -benchtime 5x
 func BenchmarkEvalHTMLInChromium(b *testing.B) {
 	browser := chromium(b)
 	for _, items := range []int{100, 10000} {
