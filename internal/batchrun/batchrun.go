@@ -335,7 +335,7 @@ func (r *Runner) serve(ctx context.Context) {
 			}
 		}
 		if r.fatal() != nil || ctx.Err() != nil {
-			r.leave0()
+			r.endLoop()
 			return
 		}
 		now := time.Now()
@@ -383,10 +383,10 @@ func (r *Runner) serve(ctx context.Context) {
 	}
 }
 
-// leave0 ends the serving loop: its callers are gone (or the runner has
+// endLoop ends the serving loop: its callers are gone (or the runner has
 // stopped), and what they waited for is dropped; batches stay recorded
 // for a rerun.
-func (r *Runner) leave0() {
+func (r *Runner) endLoop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.buffer, r.incoming = nil, nil
@@ -963,8 +963,8 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 	for _, f := range outcomes {
 		f()
 	}
-	// Tasks still waiting had an item this batch answered before (stored
-	// by a look cut short): their answers are in the store.
+	// Every item's task had its outcome above; one waiting for an item the
+	// record does not hold would otherwise wait for ever: it goes out again.
 	for _, wt := range r.waitingOn(b.ID) {
 		r.buffer = append(r.buffer, wt)
 		r.lastIn = time.Now()
