@@ -88,7 +88,13 @@ func scanLine(line, lower string, spans []span, state *lineState) []span {
 	if !wasArmored && !state.armored {
 		spans = scanTokens(line, marks, dropOverlaps(spans))
 	}
-	return spans
+	if len(marks) == 0 {
+		return spans
+	}
+	// A marker is never part of a secret: rules that read to a colon
+	// (curl -u user:PASS) would otherwise take the one inside a marker
+	// for theirs, and a second pass would change the first one's output.
+	return slices.DeleteFunc(spans, func(s span) bool { return marks.overlap(s) })
 }
 
 // markers are the places of the markers in a line, in order: a rule's name
@@ -116,6 +122,12 @@ func findMarkers(line string) markers {
 func (m markers) contain(at int) bool {
 	i, _ := slices.BinarySearchFunc(m, at, func(s span, at int) int { return s.end - 1 - at })
 	return i < len(m) && m[i].start <= at
+}
+
+// overlap reports whether s shares a byte with a marker.
+func (m markers) overlap(s span) bool {
+	i, _ := slices.BinarySearchFunc(m, s.start, func(mk span, at int) int { return mk.end - 1 - at })
+	return i < len(m) && m[i].start < s.end
 }
 
 // dropOverlaps sorts spans and keeps, of overlapping ones, the first.

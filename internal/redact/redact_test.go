@@ -291,6 +291,9 @@ func FuzzRedact(f *testing.F) {
 	f.Add("The staging password is hunter2! Use token Xk2pL9qR7vT4wY8zB3nM5cF6 now.")
 	f.Add("+-----BEGIN RSA PRIVATE KEY-----\n+MIIEabc\n[digest: diff cut to 10 tokens (limit 12); cut: k.pem (partly)]\n=== end 0123 ===\n")
 	f.Add("+-----BEGIN PGP SIGNATURE-----\n+iQGzBAABCAAdFiEE/h5sbbqJFh9j1AdUSqtFFGop\n+-----END PGP SIGNATURE-----\n")
+	// A password repeated in curl's user part leaves a marker holding a
+	// colon before the password's own marker.
+	f.Add("curl; -u 0000\x7f\xffhunter22!:hunter22!")
 	r, err := New()
 	if err != nil {
 		f.Fatal(err)
