@@ -11,12 +11,13 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// batchTime is how a batch's times are stored: UTC and of a fixed width,
-// so that the text sorts as the times compare (RFC3339Nano drops trailing
-// zeros, and "05Z" sorts after "05.1Z").
-const batchTime = "2006-01-02T15:04:05.000000000Z07:00"
+// sortableTime is how times that rows are ordered by are stored: UTC and
+// of a fixed width, so that the text sorts as the times compare
+// (RFC3339Nano drops trailing zeros, and "05Z" sorts after "05.1Z"). Rows
+// written before in RFC3339Nano still parse.
+const sortableTime = "2006-01-02T15:04:05.000000000Z07:00"
 
-func formatBatchTime(t time.Time) string { return t.UTC().Format(batchTime) }
+func formatTime(t time.Time) string { return t.UTC().Format(sortableTime) }
 
 // CreateBatch records a batch, its items and their members in one
 // transaction, before the provider hears of it. A zero CreatedAt is now, an
@@ -53,7 +54,7 @@ func (s *DB) CreateBatch(ctx context.Context, b store.Batch, items []store.Batch
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		b.ID, b.Model, b.BaseURL, b.ProviderID, b.Status, b.Items,
 		b.Succeeded, b.Errored, b.Canceled, b.Expired, b.Message, b.Collected,
-		formatBatchTime(b.CreatedAt), formatBatchTime(time.Now()))
+		formatTime(b.CreatedAt), formatTime(time.Now()))
 	if err != nil {
 		return s.explain(err)
 	}
@@ -172,7 +173,7 @@ func (s *DB) UpdateBatch(ctx context.Context, b store.Batch) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE batches SET provider_id = ?, status = ?, items = ?, succeeded = ?, errored = ?,
 		canceled = ?, expired = ?, message = ?, collected = ?, updated_at = ? WHERE id = ?`,
 		b.ProviderID, b.Status, b.Items, b.Succeeded, b.Errored, b.Canceled, b.Expired, b.Message, b.Collected,
-		formatBatchTime(time.Now()), b.ID)
+		formatTime(time.Now()), b.ID)
 	if err != nil {
 		return s.explain(err)
 	}

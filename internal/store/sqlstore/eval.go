@@ -101,7 +101,7 @@ func (s *DB) StartRun(ctx context.Context, r store.EvalRun) error {
 	models, _ := json.Marshal(r.Models)
 	params, _ := json.Marshal(r.Params)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO eval_runs(id, dataset, models, params, created_at) VALUES (?, ?, ?, ?, ?)`,
-		r.ID, r.Dataset, string(models), string(params), r.CreatedAt.UTC().Format(time.RFC3339Nano))
+		r.ID, r.Dataset, string(models), string(params), formatTime(r.CreatedAt))
 	if err != nil {
 		return s.explain(err)
 	}
@@ -110,7 +110,7 @@ func (s *DB) StartRun(ctx context.Context, r store.EvalRun) error {
 
 // FinishRun marks a run complete.
 func (s *DB) FinishRun(ctx context.Context, id string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE eval_runs SET finished_at = ? WHERE id = ?`, at.UTC().Format(time.RFC3339Nano), id); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE eval_runs SET finished_at = ? WHERE id = ?`, formatTime(at), id); err != nil {
 		return s.explain(err)
 	}
 	return nil

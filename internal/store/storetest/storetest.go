@@ -47,6 +47,7 @@ func Run(t *testing.T, b Backend) {
 		{"LeasesAcrossConnectionsAreExclusive", testLeasesAcrossConnectionsAreExclusive},
 		{"ClaimAll", testClaimAll},
 		{"EvalResultsRoundTripAndAggregate", testEvalResultsRoundTripAndAggregate},
+		{"RunsNewestFirstWithinASecond", testRunsNewestFirstWithinASecond},
 		{"RateStartsFullThenPaces", testRateStartsFullThenPaces},
 		{"RatePauseAndLearnedLimitsAreShared", testRatePauseAndLearnedLimitsAreShared},
 		{"RateSharedByStoresNeverExceedsTheLimit", testRateSharedByStoresNeverExceedsTheLimit},
@@ -532,6 +533,34 @@ func testEvalResultsRoundTripAndAggregate(t *testing.T, b Backend) {
 	}
 	if runs, _ := s.Runs(ctx); len(runs) != 1 || runs[0].FinishedAt.IsZero() {
 		t.Errorf("Runs = %+v", runs)
+	}
+}
+
+// testRunsNewestFirstWithinASecond starts runs at a whole second and at
+// fractions of it: stored as RFC3339Nano text, "05Z" sorted after "05.4Z".
+func testRunsNewestFirstWithinASecond(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	second := time.Date(2026, 12, 1, 15, 4, 5, 0, time.UTC)
+	for i, at := range []time.Time{second, second.Add(400 * time.Millisecond), second.Add(450 * time.Millisecond)} {
+		run := store.EvalRun{ID: fmt.Sprintf("run-%d", i), Dataset: "d.jsonl", Models: []string{"m1"}, CreatedAt: at}
+		if err := s.StartRun(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := s.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.ID)
+	}
+	if want := []string{"run-2", "run-1", "run-0"}; !slices.Equal(got, want) {
+		t.Errorf("Runs = %v, want %v (newest first)", got, want)
+	}
+	if !runs[2].CreatedAt.Equal(second) {
+		t.Errorf("run-0 created at %v, want %v", runs[2].CreatedAt, second)
 	}
 }
 
