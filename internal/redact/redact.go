@@ -113,10 +113,33 @@ func Marker(rule string) string { return markerPrefix + rule + "]" }
 // Redact returns text with every secret replaced by its rule's marker, and
 // what it replaced. Every occurrence of a found secret is replaced, not only
 // the one a rule matched: the same key pasted twice leaks just the same.
+//
+// Redacting the result again changes nothing. One pass is not enough for
+// that: a gitleaks rule whose regular expression is greedy (curl-auth-user
+// takes the last -u of a line) may match an earlier part once a later one
+// is a marker. So passes repeat until one finds nothing; text without
+// secrets is read once.
 func (r *Redactor) Redact(text string) (string, Counts) {
 	counts := Counts{}
+	for range maxPasses {
+		found := counts.Total()
+		text = r.pass(text, counts)
+		if counts.Total() == found {
+			break
+		}
+	}
+	return text, counts
+}
+
+// maxPasses bounds the passes of Redact; each after the first needs a
+// secret that only became visible when another was replaced.
+const maxPasses = 4
+
+// pass replaces the secrets found in one reading of text, adding them to
+// counts.
+func (r *Redactor) pass(text string, counts Counts) string {
 	if text == "" {
-		return text, counts
+		return text
 	}
 	text = redactPrivateKeys(text, counts)
 	findings := r.detector.DetectString(text)
@@ -130,5 +153,5 @@ func (r *Redactor) Redact(text string) (string, Counts) {
 		counts[f.RuleID] += strings.Count(text, f.Secret)
 		text = strings.ReplaceAll(text, f.Secret, Marker(f.RuleID))
 	}
-	return redactLines(text, counts), counts
+	return redactLines(text, counts)
 }
