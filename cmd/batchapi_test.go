@@ -115,7 +115,7 @@ func TestBatchAPIAnswersEverythingOnce(t *testing.T) {
 // collect; digest batches shows the batch pending; the same command again
 // collects it without a second batch, and the batch is then done.
 func TestNoWaitThenCollect(t *testing.T) {
-	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 400 * time.Millisecond}})
+	srv := fakeprovider.Start(t, fakeprovider.Config{APIKey: "sk-test-batch", BatchAPI: fakeprovider.BatchAPIConfig{Processing: 400 * time.Millisecond}})
 	h := newHarness(t)
 	h.raw, h.env = true, batchProviders[0].env(srv)
 	repo := historyRepo(t, 10)
@@ -128,6 +128,34 @@ func TestNoWaitThenCollect(t *testing.T) {
 	var batches []map[string]any
 	if err := json.Unmarshal([]byte(list.out), &batches); err != nil || len(batches) != 1 || batches[0]["status"] != "in_progress" || batches[0]["items"] != float64(2) {
 		t.Fatalf("digest batches after --no-wait: %v %s %s", err, list.out, list.errOut)
+	}
+	// Without a key the provider cannot be asked: the batch is listed as
+	// last seen, and the command says so and fails.
+	env := h.env
+	h.env = map[string]string{"OPENAI_BASE_URL": env["OPENAI_BASE_URL"]}
+	list = h.run(context.Background(), "batches", "--refresh", "--format", "json")
+	if list.code != 1 || !strings.Contains(list.out, `"in_progress"`) || !strings.Contains(list.errOut, "could not ask the provider") ||
+		!strings.Contains(list.errOut, "1 of the batches listed could not be refreshed") {
+		t.Errorf("digest batches --refresh without a key: exit %d, %s %s", list.code, list.out, list.errOut)
+	}
+	h.env = env
+	// --refresh asks the provider: the batch is seen to end before the
+	// command that sent it runs again, and nothing is collected by looking.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		list = h.run(context.Background(), "batches", "--refresh", "--format", "json")
+		batches = nil
+		if err := json.Unmarshal([]byte(list.out), &batches); err != nil || list.code != 0 || len(batches) != 1 {
+			t.Fatalf("digest batches --refresh: exit %d, %v %s %s", list.code, err, list.out, list.errOut)
+		}
+		if batches[0]["status"] == "ended" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if b := batches[0]; b["status"] != "ended" || b["succeeded"] != float64(2) || b["collected"] != false {
+		t.Errorf("digest batches --refresh once the batch ended: %v", b)
+	}
+	if list = h.run(context.Background(), "batches", "--format", "json"); !strings.Contains(list.out, `"ended"`) {
+		t.Errorf("the refreshed state is not recorded: %s", list.out)
 	}
 	res = h.run(context.Background(), args...)
 	if res.code != 0 || len(entries(t, res.out)) != 10 {

@@ -95,9 +95,10 @@ func pendingNote(n int, what string) string {
 // BatchesOptions are the batches command's flags.
 type BatchesOptions struct {
 	runDeps
-	All    bool
-	Format string
-	Cancel string // the batch to cancel, "" to list
+	All     bool
+	Refresh bool
+	Format  string
+	Cancel  string // the batch to cancel, "" to list
 }
 
 // NewBatchesCmd builds `digest batches` and `digest batches cancel`.
@@ -118,12 +119,19 @@ not, and how old each is. By default only the batches whose results are not all
 collected yet; --all lists every one. A batch is collected by running the command
 that sent it again.
 
-Exit status: 0 listed; 1 the database cannot be read; 2 bad usage.`,
-		Example: cmdutil.Example("digest batches", "digest batches --all --format json", "digest batches cancel msgbatch_013Zva2CMHLNnXjNJJKqJ2EF"),
+The state shown is what the provider said at the last look digest took;
+--refresh asks each provider now (with the API keys a run would use) and
+records the answer, to tell whether the command that sent a batch has
+anything to collect yet.
+
+Exit status: 0 listed; 1 the database cannot be read, or --refresh could not
+ask a provider of a batch (the others are listed as asked); 2 bad usage.`,
+		Example: cmdutil.Example("digest batches", "digest batches --refresh", "digest batches --all --format json", "digest batches cancel msgbatch_013Zva2CMHLNnXjNJJKqJ2EF"),
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, args []string) error { return run(cmd.Context()) },
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "list collected batches too")
+	cmd.Flags().BoolVar(&o.Refresh, "refresh", false, "ask each provider where its uncollected batches stand before listing them")
 	cmd.Flags().StringVarP(&o.Format, "format", "f", "table", "output: table or json")
 	cmdutil.DocumentEnv(cmd.Flags())
 	cancel := &cobra.Command{
@@ -160,6 +168,20 @@ func runBatches(ctx context.Context, o *BatchesOptions) error {
 	if o.Cancel != "" {
 		return cancelBatch(ctx, o, st, batches)
 	}
+	var refreshErr error
+	if o.Refresh {
+		refreshErr = refreshBatches(ctx, o, st, batches)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if err := listBatches(o, batches); err != nil {
+		return err
+	}
+	return refreshErr
+}
+
+func listBatches(o *BatchesOptions, batches []store.Batch) error {
 	if o.Format == "json" {
 		return writeBatchesJSON(o.IO.Out, batches)
 	}
@@ -174,6 +196,59 @@ func runBatches(ctx context.Context, o *BatchesOptions) error {
 			b.Items, b.Succeeded, b.Errored+b.Canceled+b.Expired, age(time.Since(b.CreatedAt)), b.Collected)
 	}
 	return tw.Flush()
+}
+
+// refreshBatches asks the provider of each uncollected batch where it
+// stands, updating batches in place and in the store. A batch whose
+// provider cannot be asked keeps its last state and is named in a warning;
+// the error returned counts them.
+func refreshBatches(ctx context.Context, o *BatchesOptions, st store.Store, batches []store.Batch) error {
+	batchers := map[string]provider.Batcher{} // by model and server
+	failed := 0
+	for i, rec := range batches {
+		if rec.Collected || rec.ProviderID == "" {
+			continue
+		}
+		b, err := batcherFor(o, rec, batchers)
+		if err == nil {
+			batches[i], err = batchrun.Refresh(ctx, st, b, rec)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			failed++
+			o.Logger().Warn("could not ask the provider where a batch stands; it shows the state last seen",
+				"batch", rec.ID, "provider_id", rec.ProviderID, "model", rec.Model, "error", err)
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of the batches listed could not be refreshed; they show the state last seen. Try: the API key of the run that sent them", failed)
+	}
+	return nil
+}
+
+// batcherFor is the batch API a recorded batch was sent through, built
+// once per model and server.
+func batcherFor(o *BatchesOptions, rec store.Batch, made map[string]provider.Batcher) (provider.Batcher, error) {
+	id := rec.Model + " " + rec.BaseURL
+	if b, ok := made[id]; ok {
+		return b, nil
+	}
+	spec, err := provider.ParseSpec(rec.Model)
+	if err != nil {
+		return nil, err
+	}
+	p, err := o.Provider(spec, cmdutil.ProviderOptions{BaseURL: rec.BaseURL, Concurrency: 1})
+	if err != nil {
+		return nil, err
+	}
+	b, ok := p.(provider.Batcher)
+	if !ok {
+		return nil, noBatchAPI(spec)
+	}
+	made[id] = b
+	return b, nil
 }
 
 func age(d time.Duration) string {
@@ -231,17 +306,9 @@ func cancelBatch(ctx context.Context, o *BatchesOptions, st store.Store, batches
 	if found.ProviderID == "" {
 		return cmdutil.UsageError("batch %s was being created when its run stopped; the provider has not named it. Try: run the command that sent it again, which finds it", found.ID)
 	}
-	spec, err := provider.ParseSpec(found.Model)
+	b, err := batcherFor(o, *found, map[string]provider.Batcher{})
 	if err != nil {
 		return err
-	}
-	p, err := o.Provider(spec, cmdutil.ProviderOptions{BaseURL: found.BaseURL, Concurrency: 1})
-	if err != nil {
-		return err
-	}
-	b, ok := p.(provider.Batcher)
-	if !ok {
-		return noBatchAPI(spec)
 	}
 	if err := b.Cancel(ctx, found.ProviderID); err != nil {
 		return fmt.Errorf("cancel batch %s (%s): %w", found.ID, found.ProviderID, err)

@@ -707,6 +707,22 @@ func recorded(b store.Batch, pb provider.Batch) store.Batch {
 	return b
 }
 
+// Refresh asks the provider where a recorded batch stands and records the
+// answer, for a listing between runs. Its results are left for the command
+// that sent it: only that command knows what they answer. A batch not yet
+// named by its provider, or collected, is returned as it is.
+func Refresh(ctx context.Context, st store.Store, b provider.Batcher, rec store.Batch) (store.Batch, error) {
+	if rec.ProviderID == "" || rec.Collected {
+		return rec, nil
+	}
+	pb, err := b.Poll(ctx, rec.ProviderID)
+	if err != nil {
+		return rec, err
+	}
+	rec = recorded(rec, pb)
+	return rec, st.UpdateBatch(context.WithoutCancel(ctx), rec)
+}
+
 // look polls a watched batch and collects it once it has ended.
 func (r *Runner) look(ctx context.Context, w *watch) error {
 	b := w.b

@@ -3,6 +3,7 @@ package batchrun_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -476,16 +477,23 @@ func TestPendingWorkIsNotSentAgain(t *testing.T) {
 func TestBatchStoredButNotMarkedIsMarked(t *testing.T) {
 	w := wires[0]
 	srv := fakeprovider.Start(t, fakeprovider.Config{})
-	st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+	path := filepath.Join(t.TempDir(), "digest.db")
+	st := openStore(t, path)
 	ts := tasks(w, 4)
 	if _, err := run(t, runner(w, srv, st, false), ts); err != nil {
 		t.Fatal(err)
 	}
-	all, _ := st.Batches(context.Background(), false)
-	b := all[0]
-	b.Collected = false // as the dead process left it
-	if err := st.UpdateBatch(context.Background(), b); err != nil {
+	// As the dead process left it; UpdateBatch keeps a collected batch
+	// collected, so the file is written behind the store's back.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer db.Close()
+	if res, err := db.Exec(`UPDATE batches SET collected = 0`); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d batches un-collected, want 1", n)
 	}
 	calls := srv.Stats().BatchCalls
 	got, err := run(t, runner(w, srv, st, false), ts)

@@ -95,7 +95,9 @@ type Store interface {
 	CreateBatch(ctx context.Context, b Batch, items []BatchItem) error
 	// UpdateBatch records what the provider last said of a batch (its id
 	// once creation returned, status, counts, message) and whether its
-	// results are all stored; UpdatedAt is set to now.
+	// results are all stored; UpdatedAt is set to now. A collected batch
+	// is final: updating it changes nothing, so that a process that looked
+	// at a batch before another collected it cannot list it as open again.
 	UpdateBatch(ctx context.Context, b Batch) error
 	// Batches lists the recorded batches, newest first: all of them, or,
 	// with open, those whose results are not all stored (Collected false).

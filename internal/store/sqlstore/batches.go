@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -168,10 +169,11 @@ func nullBytes(b []byte) any {
 }
 
 // UpdateBatch records what the provider last said of a batch; its model,
-// server and creation time stay as recorded.
+// server and creation time stay as recorded, and so does all of a
+// collected batch.
 func (s *DB) UpdateBatch(ctx context.Context, b store.Batch) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE batches SET provider_id = ?, status = ?, items = ?, succeeded = ?, errored = ?,
-		canceled = ?, expired = ?, message = ?, collected = ?, updated_at = ? WHERE id = ?`,
+		canceled = ?, expired = ?, message = ?, collected = ?, updated_at = ? WHERE id = ? AND NOT collected`,
 		b.ProviderID, b.Status, b.Items, b.Succeeded, b.Errored, b.Canceled, b.Expired, b.Message, b.Collected,
 		formatTime(time.Now()), b.ID)
 	if err != nil {
@@ -179,8 +181,15 @@ func (s *DB) UpdateBatch(ctx context.Context, b store.Batch) error {
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return s.explain(err)
-	} else if n == 0 {
+	} else if n > 0 {
+		return nil
+	}
+	var one int
+	switch err := s.db.QueryRowContext(ctx, `SELECT 1 FROM batches WHERE id = ?`, b.ID).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("database %s: batch %s is not recorded, so it cannot be updated. Try: CreateBatch before the provider hears of it", s.name, b.ID)
+	case err != nil:
+		return s.explain(err)
 	}
 	return nil
 }

@@ -911,6 +911,16 @@ func testUpdateBatch(t *testing.T, b Backend) {
 	if got.UpdatedAt.Before(before) || got.UpdatedAt.After(time.Now()) || !got.UpdatedAt.After(first.UpdatedAt) {
 		t.Errorf("UpdatedAt = %v, want the time of UpdateBatch (after %v)", got.UpdatedAt, before)
 	}
+	// A look taken before another process collected the batch, written
+	// after, leaves it collected.
+	stale := want
+	stale.Status, stale.Succeeded, stale.Collected = "in_progress", 1, false
+	if err := s.UpdateBatch(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if again := batches(t, s, false)[0]; again != got {
+		t.Errorf("a collected batch was updated: %+v\nwant %+v", again, got)
+	}
 	err := s.UpdateBatch(ctx, store.Batch{ID: "no-such-batch", Status: "ended"})
 	if err == nil || !strings.Contains(err.Error(), "no-such-batch") || !strings.Contains(err.Error(), "Try: ") {
 		t.Errorf("UpdateBatch of an unknown batch: %v, want an error naming it and what to do", err)
