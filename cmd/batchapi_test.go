@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -108,6 +109,36 @@ func TestBatchAPIAnswersEverythingOnce(t *testing.T) {
 				t.Errorf("reruns with everything stored made %d batch calls, want the 2 checks", n)
 			}
 		})
+	}
+}
+
+// TestBatchAPIWaitsOutAFullQueue: the account's batch queue holds a
+// fraction of a 60-commit history (OpenAI: enqueued tokens) or of a
+// 60-item dataset (Anthropic: requests in processing). The run sends what
+// fits, then the rest as batches end: every commit and item is answered
+// once, and the refusals are told, not fatal.
+func TestBatchAPIWaitsOutAFullQueue(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 50 * time.Millisecond,
+		QueueTokens: 1200, QueueRequests: 20}})
+	h := newHarness(t)
+	h.raw = true
+	maps.Copy(h.env, batchProviders[0].env(srv))
+	maps.Copy(h.env, batchProviders[1].env(srv))
+	res := h.run(context.Background(), "summarize", historyRepo(t, 60).Dir, "--model", batchProviders[0].model, "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
+	st := srv.Stats()
+	if res.code != 0 || len(entries(t, res.out)) != 60 || st.BatchesRefused == 0 || st.BatchItemsAnswered != st.BatchItems {
+		t.Fatalf("summarize: exit %d, %d entries; fake: %d refused, %d items, %d answered:\n%s", res.code, len(entries(t, res.out)),
+			st.BatchesRefused, st.BatchItems, st.BatchItemsAnswered, res.errOut)
+	}
+	if !strings.Contains(res.errOut, "batch queue has no room") {
+		t.Errorf("summarize did not tell of the full queue:\n%s", res.errOut)
+	}
+	res = h.run(context.Background(), "eval", evalItems(t, 60), "--models", batchProviders[1].model, "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
+	after := srv.Stats()
+	if res.code != 0 || len(entries(t, res.out)) != 60 || after.BatchesRefused == st.BatchesRefused || after.BatchItems-st.BatchItems != 60 ||
+		after.BatchItemsAnswered != after.BatchItems {
+		t.Fatalf("eval: exit %d, %d rows; fake: %d refused, %d items:\n%s", res.code, len(entries(t, res.out)),
+			after.BatchesRefused-st.BatchesRefused, after.BatchItems-st.BatchItems, res.errOut)
 	}
 }
 

@@ -55,6 +55,12 @@ const (
 	// createSlack is how far from its record's time a batch whose creation
 	// was cut short may have been created, as the provider's clock says.
 	createSlack = 10 * time.Minute
+	// maxQueueRefusals stops a run whose provider's batch queue refused a
+	// lone request that many times in a row with nothing of the run's own
+	// queued: other work on the account fills the queue, or the request
+	// alone is larger than the queue holds. About 15 minutes of waiting
+	// with the default looks.
+	maxQueueRefusals = 8
 )
 
 // Statuses of a recorded batch besides the provider's (provider.BatchStatus).
@@ -83,6 +89,10 @@ type Config struct {
 	// OnLook hears of every look at a batch, with the batch as recorded:
 	// the progress a run that waits for hours must show.
 	OnLook func(store.Batch)
+	// Tokens estimates a request's tokens as the engine's pacing does: the
+	// room the account's batch queue has is learned in them. nil counts a
+	// request as one.
+	Tokens func(provider.Request) int
 	Log    *slog.Logger
 }
 
@@ -117,6 +127,14 @@ type Runner struct {
 	tidied   map[string]bool              // batches not marked collected whose stored answers were served: checked once
 	used     map[string]map[string]string // member -> item whose answer was given for it in this run -> to which task
 	customID map[string][]*waiter         // batch id + "/" + custom id -> the tasks waiting for it
+
+	// The account's batch queue (OpenAI's enqueued tokens, Anthropic's
+	// requests in processing), learned from its refusals: how much of this
+	// run's work it took at most (0: no refusal yet), no batch sent before
+	// holdUntil, and refusals in a row with nothing of the run's queued.
+	queueRoom     int
+	holdUntil     time.Time
+	queueRefusals int
 }
 
 // waiter is a task and where its outcome goes.
@@ -134,6 +152,7 @@ type watch struct {
 	next     time.Time
 	interval time.Duration
 	failures int
+	units    int // what it takes of the account's batch queue; 0 for another run's
 }
 
 var _ engine.Runner = (*Runner)(nil)
@@ -339,7 +358,7 @@ func (r *Runner) serve(ctx context.Context) {
 			return
 		}
 		now := time.Now()
-		if len(r.buffer) > 0 && now.Sub(r.lastIn) >= r.cfg.Gather {
+		if len(r.buffer) > 0 && now.Sub(r.lastIn) >= r.cfg.Gather && !now.Before(r.holdUntil) {
 			if err := r.submit(ctx); err != nil {
 				r.halt(ctx, err)
 				continue
@@ -361,7 +380,11 @@ func (r *Runner) serve(ctx context.Context) {
 			}
 		}
 		if len(r.buffer) > 0 {
-			if at := r.lastIn.Add(r.cfg.Gather); next.IsZero() || at.Before(next) {
+			at := r.lastIn.Add(r.cfg.Gather)
+			if r.holdUntil.After(at) {
+				at = r.holdUntil
+			}
+			if next.IsZero() || at.Before(next) {
 				next = at
 			}
 		}
@@ -557,11 +580,130 @@ func (r *Runner) submit(ctx context.Context) error {
 		}
 		return nil
 	}
-	for _, chunk := range chunks {
-		if err := r.create(ctx, chunk, byCustom); err != nil {
-			return err
+	for i, chunk := range chunks {
+		chunk, rest := r.fit(chunk)
+		if len(chunk) > 0 {
+			if err := r.create(ctx, chunk, byCustom); err != nil {
+				if !errors.Is(err, errQueueFull) {
+					return err
+				}
+				// create held the chunk back; the rest waits with it.
+			}
+		}
+		if len(rest) > 0 || !r.holdUntil.IsZero() && time.Now().Before(r.holdUntil) {
+			var back []*waiter
+			for _, it := range rest {
+				back = append(back, byCustom[it.CustomID])
+			}
+			for _, c := range chunks[i+1:] {
+				for _, it := range c {
+					back = append(back, byCustom[it.CustomID])
+				}
+			}
+			r.holdBack(back)
+			return nil
 		}
 	}
+	return nil
+}
+
+// errQueueFull is create's word for a batch the account's queue refused:
+// its tasks are held back for later, nothing is wrong with the run.
+var errQueueFull = errors.New("the account's batch queue is full")
+
+// units is what a request takes of the account's batch queue.
+func (r *Runner) units(req provider.Request) int {
+	if r.cfg.Tokens == nil {
+		return 1
+	}
+	return max(r.cfg.Tokens(req), 1)
+}
+
+// queued is what this run's running batches take of the queue.
+func (r *Runner) queued() int {
+	n := 0
+	for _, w := range r.watched {
+		n += w.units
+	}
+	return n
+}
+
+// fit cuts chunk to the room the queue was seen to have, less what this
+// run has queued: the first items that fit, and the rest. With nothing of
+// the run's queued, the first item goes whatever its size, so that a
+// request larger than the room learned still gets its chance.
+func (r *Runner) fit(chunk []provider.BatchItem) (fits, rest []provider.BatchItem) {
+	if r.queueRoom == 0 {
+		return chunk, nil
+	}
+	queued := r.queued()
+	room := r.queueRoom - queued
+	n, used := 0, 0
+	for n < len(chunk) {
+		u := r.units(chunk[n].Request)
+		if used+u > room && (n > 0 || queued > 0) {
+			break
+		}
+		used += u
+		n++
+	}
+	return chunk[:n], chunk[n:]
+}
+
+// holdBack keeps tasks the queue has no room for until it has: the next
+// look at a batch of the run's (one may have ended), or the end of a
+// wait after a refusal. With --no-wait they end pending: the same command
+// again sends them.
+func (r *Runner) holdBack(ws []*waiter) {
+	if len(ws) == 0 {
+		return
+	}
+	if r.cfg.NoWait {
+		r.cfg.Log.Warn("the account's batch queue has no room for more now; the same command again sends the rest", "model", r.model(), "requests", len(ws))
+		for _, w := range ws {
+			w.deliver(engine.Outcome{Task: w.task, Err: engine.ErrPending, Attempts: w.attempts})
+		}
+		return
+	}
+	r.buffer = append(r.buffer, ws...)
+	if now := time.Now(); !r.holdUntil.After(now) {
+		r.holdUntil = time.Time{}
+		for _, w := range r.watched {
+			if r.holdUntil.IsZero() || w.next.Before(r.holdUntil) {
+				r.holdUntil = w.next
+			}
+		}
+		if r.holdUntil.IsZero() {
+			r.holdUntil = now.Add(r.cfg.PollMin)
+		}
+	}
+}
+
+// queueFull takes a batch the account's queue refused, whole: nothing in
+// it ran or is billed, so its tasks are held back until the queue has
+// room. The room is learned: what this run had queued when refused, or,
+// with nothing queued, half the refused batch, and the wait grows with
+// each refusal in a row. A lone request refused that often with nothing
+// queued stops the run.
+func (r *Runner) queueFull(ws []*waiter, items, units int, why string, retryAfter time.Duration) error {
+	queued := r.queued()
+	room := queued
+	if queued == 0 {
+		r.queueRefusals++
+		if items <= 1 && r.queueRefusals >= maxQueueRefusals {
+			return &engine.FatalError{Err: fmt.Errorf("%s: the account's batch queue refused %d batches in a row, the last a single request, with nothing of this run queued: %s. Try: let the account's other batches end, or run without --batch-api",
+				r.model(), r.queueRefusals, why)}
+		}
+		room = max(units/2, 1)
+	}
+	if r.queueRoom == 0 || room < r.queueRoom {
+		r.queueRoom = room
+	}
+	wait := max(min(r.cfg.PollMin<<min(r.queueRefusals, 16), r.cfg.PollMax), retryAfter)
+	r.holdUntil = time.Now().Add(wait)
+	r.cfg.Log.Warn("the account's batch queue has no room; sending again when it has", "model", r.model(), "requests", len(ws),
+		"queued", queued, "room", r.queueRoom, "wait", wait.Round(time.Millisecond), "provider", why)
+	r.holdBack(ws)
 	return nil
 }
 
@@ -580,6 +722,10 @@ func (r *Runner) create(ctx context.Context, chunk []provider.BatchItem, byCusto
 	if err := r.cfg.Store.CreateBatch(context.WithoutCancel(ctx), b, rows); err != nil {
 		return err
 	}
+	units := 0
+	for _, it := range chunk {
+		units += r.units(it.Request)
+	}
 	pb, err := r.createOnce(ctx, b, chunk)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -588,6 +734,22 @@ func (r *Runner) create(ctx context.Context, chunk []provider.BatchItem, byCusto
 		b.Status, b.Message, b.Collected = string(provider.BatchFailed), provider.CleanMessage(err.Error(), ""), true
 		if uerr := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); uerr != nil {
 			return errors.Join(err, uerr)
+		}
+		if provider.KindOf(err) == provider.RateLimited {
+			// Anthropic's answer to a batch its queue has no room for.
+			var pe *provider.Error
+			retryAfter := time.Duration(0)
+			if errors.As(err, &pe) {
+				retryAfter = pe.RetryAfter
+			}
+			ws := make([]*waiter, len(chunk))
+			for i, it := range chunk {
+				ws[i] = byCustom[it.CustomID]
+			}
+			if qerr := r.queueFull(ws, len(chunk), units, b.Message, retryAfter); qerr != nil {
+				return qerr
+			}
+			return errQueueFull
 		}
 		return &engine.FatalError{Err: fmt.Errorf("%s: the batch API refused %d requests: %w", r.model(), len(chunk), err)}
 	}
@@ -611,6 +773,7 @@ func (r *Runner) create(ctx context.Context, chunk []provider.BatchItem, byCusto
 		w.sent = now
 		r.await(b, it.CustomID, w)
 	}
+	r.watched[b.ID].units = units
 	if !r.cfg.NoWait {
 		// A batch is not done within seconds; with --no-wait it is looked at
 		// once, now.
@@ -759,7 +922,21 @@ func (r *Runner) look(ctx context.Context, w *watch) error {
 	if r.cfg.OnLook != nil {
 		r.cfg.OnLook(b)
 	}
+	if pb.Status != provider.BatchFailed {
+		r.queueRefusals = 0
+	}
 	switch {
+	case pb.Status == provider.BatchFailed && pb.QueueFull:
+		b.Collected = true
+		if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+			return err
+		}
+		delete(r.watched, b.ID)
+		ws := r.waitingOn(b.ID)
+		for _, wt := range ws {
+			wt.attempts = max(wt.attempts-1, 0) // nothing in it ran
+		}
+		return r.queueFull(ws, b.Items, w.units, provider.CleanMessage(pb.Message, ""), 0)
 	case pb.Status == provider.BatchFailed:
 		b.Collected = true
 		if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -502,5 +503,100 @@ func TestBatchStoredButNotMarkedIsMarked(t *testing.T) {
 	}
 	if open, _ := st.Batches(context.Background(), true); len(open) != 0 {
 		t.Errorf("still listed as running: %+v", open)
+	}
+}
+
+// TestQueueFullIsWaitedOut: the account's batch queue (OpenAI's enqueued
+// tokens, Anthropic's requests in processing) has room for a quarter of
+// the run. The batch it refuses ran nothing and costs nothing: its tasks
+// go again in smaller batches, one after another as the queue drains, and
+// every task is answered once.
+func TestQueueFullIsWaitedOut(t *testing.T) {
+	for _, w := range wires {
+		t.Run(w.name, func(t *testing.T) {
+			// 60 prompts of 3 tokens each, as the fake counts them.
+			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{
+				Processing: 30 * time.Millisecond, QueueTokens: 50, QueueRequests: 16}})
+			st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+			var logs bytes.Buffer
+			r := batchrun.New(batchrun.Config{Batcher: w.client(srv), Spec: w.spec, BaseURL: w.base(srv), Store: st,
+				Gather: 20 * time.Millisecond, PollMin: 10 * time.Millisecond, PollMax: 50 * time.Millisecond,
+				Tokens: srv.Estimate, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			got, err := run(t, r, tasks(w, 60))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, logs.String())
+			}
+			for k, o := range got {
+				if o.Err != nil || o.Response.Text == "" {
+					t.Errorf("%s: %v, %q", k, o.Err, o.Response.Text)
+				}
+			}
+			stats := srv.Stats()
+			if len(got) != 60 || stats.BatchesRefused == 0 || stats.BatchItems != 60 || stats.BatchItemsAnswered != 60 {
+				t.Errorf("%d outcomes; fake: %d refused, %d items sent, %d answered", len(got), stats.BatchesRefused, stats.BatchItems, stats.BatchItemsAnswered)
+			}
+			// Once the room is learned the queue refuses no more: a
+			// refusal halves the batch until it fits (60 -> 30 -> 15).
+			if stats.BatchesRefused > 3 {
+				t.Errorf("%d batches refused: the room was not learned", stats.BatchesRefused)
+			}
+			if !strings.Contains(logs.String(), "the account's batch queue has no room") {
+				t.Errorf("no warning of the full queue:\n%s", logs.String())
+			}
+			if open, err := st.Batches(context.Background(), true); err != nil || len(open) != 0 {
+				t.Errorf("open batches left: %v %v", open, err)
+			}
+		})
+	}
+}
+
+// TestQueueFullWithNoWaitEndsPending: with --no-wait, tasks the queue has
+// no room for end pending, and the same command again sends them.
+func TestQueueFullWithNoWaitEndsPending(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{QueueTokens: 20}})
+	st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+	cfg := batchrun.Config{Batcher: w.client(srv), Spec: w.spec, BaseURL: w.base(srv), Store: st,
+		Gather: 20 * time.Millisecond, PollMin: 10 * time.Millisecond, PollMax: 50 * time.Millisecond, Tokens: srv.Estimate, NoWait: true}
+	got, err := run(t, batchrun.New(cfg), tasks(w, 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, o := range got {
+		if !errors.Is(o.Err, engine.ErrPending) {
+			t.Errorf("%s: %v, want pending", k, o.Err)
+		}
+	}
+	cfg.NoWait = false
+	if got, err = run(t, batchrun.New(cfg), tasks(w, 12)); err != nil || len(got) != 12 {
+		t.Fatalf("rerun: %d outcomes, %v", len(got), err)
+	}
+	for k, o := range got {
+		if o.Err != nil {
+			t.Errorf("rerun %s: %v", k, o.Err)
+		}
+	}
+	if stats := srv.Stats(); stats.BatchItemsAnswered != 12 || stats.BatchItems != 12 {
+		t.Errorf("fake: %d items sent, %d answered, want 12 each", stats.BatchItems, stats.BatchItemsAnswered)
+	}
+}
+
+// TestQueueFullForALoneRequestStops: a request the queue refuses alone,
+// with nothing of the run's queued, is refused again and again; the run
+// stops with the provider's message instead of waiting for ever.
+func TestQueueFullForALoneRequestStops(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{QueueTokens: 1}})
+	st := openStore(t, filepath.Join(t.TempDir(), "digest.db"))
+	r := batchrun.New(batchrun.Config{Batcher: w.client(srv), Spec: w.spec, BaseURL: w.base(srv), Store: st,
+		Gather: 5 * time.Millisecond, PollMin: time.Millisecond, PollMax: 5 * time.Millisecond, Tokens: srv.Estimate})
+	_, err := run(t, r, tasks(w, 1))
+	var fe *engine.FatalError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "refused 8 batches in a row") || !strings.Contains(err.Error(), "Enqueued token limit reached") ||
+		!strings.Contains(err.Error(), "Try: ") {
+		t.Fatalf("err = %v, want the run stopped with the provider's message", err)
+	}
+	if stats := srv.Stats(); stats.BatchesRefused != 8 || stats.BatchItemsAnswered != 0 {
+		t.Errorf("fake: %d refused, %d answered", stats.BatchesRefused, stats.BatchItemsAnswered)
 	}
 }

@@ -55,7 +55,7 @@ func (m Mode) Runner(eng *engine.Engine, b provider.Batcher, spec provider.Spec,
 	}
 	cfg.Batcher, cfg.Spec, cfg.BaseURL, cfg.Store = b, spec, baseURL, st
 	cfg.NoWait, cfg.PollMin, cfg.OnLook = m.NoWait, m.Poll, m.OnLook
-	cfg.Log = eng.Log
+	cfg.Log, cfg.Tokens = eng.Log, eng.Tokens
 	if m.SyncRetry {
 		cfg.Sync = eng
 	}

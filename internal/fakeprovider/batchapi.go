@@ -32,6 +32,13 @@ type BatchAPIConfig struct {
 	// batch again. nil loses none. It is called with the server's lock
 	// held: keep it pure.
 	LoseCreate func(n int) bool
+	// QueueTokens and QueueRequests are the account's batch queue: what
+	// its batches still running may hold at once. OpenAI counts the
+	// prompt tokens of their items, and creates a batch that would pass
+	// QueueTokens failed with token_limit_exceeded; Anthropic counts
+	// their requests, and answers a creation that would pass
+	// QueueRequests with a 429 rate_limit_error. 0: no limit.
+	QueueTokens, QueueRequests int
 }
 
 // Batch API paths.
@@ -60,7 +67,8 @@ type fakeBatch struct {
 	metadata  map[string]string // OpenAI; nil when none was sent
 	created   time.Time
 	items     []batchEntry
-	invalid   []batchLineError // OpenAI: an input file that failed validation
+	invalid   []batchLineError // OpenAI: an input file that failed validation, or a full queue
+	tokens    int              // OpenAI: the prompt tokens of its items, as the queue counts them
 
 	canceledAt time.Time // zero until a cancel
 	ended      bool
@@ -83,7 +91,7 @@ type batchLineError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Param   any    `json:"param"`
-	Line    int    `json:"line"`
+	Line    *int   `json:"line"` // null for an error of the whole batch
 }
 
 type batchCounts struct {
@@ -277,7 +285,8 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 			Body     json.RawMessage `json:"body"`
 		}
 		invalid := func(code, msg string) {
-			b.invalid = append(b.invalid, batchLineError{Code: code, Message: msg, Line: n + 1})
+			line := n + 1
+			b.invalid = append(b.invalid, batchLineError{Code: code, Message: msg, Line: &line})
 		}
 		switch {
 		case json.Unmarshal(line, &l) != nil:
@@ -293,10 +302,14 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 		default:
 			seen[l.CustomID] = true
 			b.items = append(b.items, batchEntry{customID: l.CustomID, body: l.Body})
+			if req, e := parseOpenAI(l.Body); e == nil {
+				b.tokens += s.promptTokens(req.system, req.messages)
+			}
 		}
 	}
 	if len(b.items) == 0 && len(b.invalid) == 0 {
-		b.invalid = append(b.invalid, batchLineError{Code: "empty_file", Message: "The input file is empty.", Line: 1})
+		one := 1
+		b.invalid = append(b.invalid, batchLineError{Code: "empty_file", Message: "The input file is empty.", Line: &one})
 	}
 	if s.createBatch(b, "batch_fake") {
 		s.loseAnswer(w, OpenAI)
@@ -306,17 +319,52 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // createBatch keeps b as a new batch; lost is true when
-// BatchAPIConfig.LoseCreate picks this creation.
+// BatchAPIConfig.LoseCreate picks this creation. An OpenAI batch the queue
+// has no room for is kept failed, as OpenAI keeps it.
 func (s *Server) createBatch(b *fakeBatch, prefix string) (lost bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b.id = s.nextBatchID(prefix)
 	b.created = s.now()
+	if limit := s.cfg.BatchAPI.QueueTokens; b.format == OpenAI && limit > 0 && len(b.invalid) == 0 {
+		if queued := s.queued(OpenAI, func(q *fakeBatch) int { return q.tokens }); queued+b.tokens > limit {
+			b.invalid = []batchLineError{{Code: "token_limit_exceeded", Message: fmt.Sprintf(
+				"Enqueued token limit reached for %s in organization org-fake. Limit: %d enqueued tokens. Please try submitting fewer tasks or try again later.",
+				s.batchModel(b), limit)}}
+			s.stats.BatchesRefused++
+		}
+	}
 	s.batches.byID[b.id] = b
 	s.batches.created = append(s.batches.created, b)
 	s.stats.BatchesCreated++
-	s.stats.BatchItems += len(b.items)
+	if len(b.invalid) == 0 {
+		s.stats.BatchItems += len(b.items)
+	}
 	return s.cfg.BatchAPI.LoseCreate != nil && s.cfg.BatchAPI.LoseCreate(len(s.batches.created))
+}
+
+// queued adds up size over the batches of format still running: neither
+// ended (Processing has not passed), canceled nor failed. Called with
+// s.mu held.
+func (s *Server) queued(format string, size func(*fakeBatch) int) int {
+	now, n := s.now(), 0
+	for _, q := range s.batches.created {
+		if q.format == format && !q.ended && q.canceledAt.IsZero() && len(q.invalid) == 0 && now.Before(q.created.Add(s.cfg.BatchAPI.Processing)) {
+			n += size(q)
+		}
+	}
+	return n
+}
+
+// batchModel is the model of b's first item, as the queue's error names it.
+func (s *Server) batchModel(b *fakeBatch) string {
+	var m struct {
+		Model string `json:"model"`
+	}
+	if len(b.items) > 0 {
+		json.Unmarshal(b.items[0].body, &m) //nolint:errcheck // an unreadable body names no model
+	}
+	return m.Model
 }
 
 // loseAnswer answers a request whose work was done with the provider's
@@ -659,6 +707,19 @@ func (s *Server) anthropicCreate(w http.ResponseWriter, r *http.Request) {
 	if len(*in.Requests) == 0 {
 		bad("requests: List should have at least 1 item after validation, not 0")
 		return
+	}
+	if limit := s.cfg.BatchAPI.QueueRequests; limit > 0 {
+		s.mu.Lock()
+		queued := s.queued(Anthropic, func(q *fakeBatch) int { return len(q.items) })
+		if queued+len(*in.Requests) > limit {
+			s.stats.BatchesRefused++
+			s.mu.Unlock()
+			s.finish(nil, http.StatusTooManyRequests, func(st *Stats) { st.RateLimited++ })
+			writeError(w, Anthropic, http.StatusTooManyRequests, apiError{Type: "rate_limit_error", Message: fmt.Sprintf(
+				"Number of batch requests in the processing queue would exceed your organization's limit of %d. Please wait for batches to finish processing.", limit)}, 0)
+			return
+		}
+		s.mu.Unlock()
 	}
 	b := &fakeBatch{format: Anthropic}
 	seen := map[string]bool{}

@@ -296,3 +296,44 @@ func TestBatchAPIMetadataLimits(t *testing.T) {
 		t.Errorf("%d batches created", st.BatchesCreated)
 	}
 }
+
+// The account's batch queue: OpenAI creates a batch it has no room for
+// failed with token_limit_exceeded (no line), Anthropic answers 429; once
+// the running batch ends (here canceled) the queue takes the next one.
+func TestBatchAPIQueueLimits(t *testing.T) {
+	srv := Start(t, Config{BatchAPI: BatchAPIConfig{Processing: time.Hour, QueueTokens: 1, QueueRequests: 1}})
+	status, first := createOpenAIBatch(t, srv, nil)
+	if status != 200 || first["status"] != "in_progress" {
+		t.Fatalf("first batch: %d %v", status, first)
+	}
+	status, second := createOpenAIBatch(t, srv, nil)
+	data, _ := json.Marshal(second["errors"])
+	if status != 200 || second["status"] != "failed" || !strings.Contains(string(data), `"code":"token_limit_exceeded"`) ||
+		!strings.Contains(string(data), `"line":null`) || !strings.Contains(string(data), "Enqueued token limit reached for m") {
+		t.Fatalf("a batch past the queue: %d %v %s", status, second["status"], data)
+	}
+	if st, _ := call(t, srv, OpenAI, "POST", OpenAIBatchesPath+"/"+first["id"].(string)+"/cancel", "k", ""); st != 200 {
+		t.Fatalf("cancel: %d", st)
+	}
+	if status, third := createOpenAIBatch(t, srv, nil); status != 200 || third["status"] != "in_progress" {
+		t.Errorf("a batch once the queue emptied: %d %v", status, third)
+	}
+
+	status, afirst := createAnthropicBatch(t, srv)
+	if status != 200 {
+		t.Fatalf("first Anthropic batch: %d %v", status, afirst)
+	}
+	status, refused := createAnthropicBatch(t, srv)
+	if e, _ := refused["error"].(map[string]any); status != 429 || e["type"] != "rate_limit_error" {
+		t.Fatalf("an Anthropic batch past the queue: %d %v", status, refused)
+	}
+	if st, _ := call(t, srv, Anthropic, "POST", AnthropicBatchesPath+"/"+afirst["id"].(string)+"/cancel", "k", ""); st != 200 {
+		t.Fatalf("cancel: %d", st)
+	}
+	if status, b := createAnthropicBatch(t, srv); status != 200 {
+		t.Errorf("an Anthropic batch once the queue emptied: %d %v", status, b)
+	}
+	if st := srv.Stats(); st.BatchesRefused != 2 || st.BatchesCreated != 5 || st.BatchItems != 4 {
+		t.Errorf("stats: %d refused, %d created, %d items", st.BatchesRefused, st.BatchesCreated, st.BatchItems)
+	}
+}

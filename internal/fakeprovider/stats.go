@@ -25,6 +25,11 @@ type Stats struct {
 	// errored: what a real batch bills), each once however often its
 	// results are read.
 	BatchesCreated, BatchItems, BatchItemsAnswered int
+	// BatchesRefused counts the batches the account's queue had no room
+	// for (see BatchAPIConfig.QueueTokens): OpenAI's are created failed and
+	// counted in BatchesCreated, their items not in BatchItems; Anthropic's
+	// are answered 429 and not created.
+	BatchesRefused int
 	// BatchLists counts the list endpoint calls answered (also counted in
 	// BatchCalls): how often a client looked for its batches.
 	BatchLists int

@@ -66,6 +66,12 @@ type Batch struct {
 	Total int
 	// Message is the provider's reason for a failed batch, "" otherwise.
 	Message string
+	// QueueFull marks a batch failed because the account's batch queue had
+	// no room for it (OpenAI's token_limit_exceeded): nothing in it ran or
+	// is billed, and the same requests may go again once the account's
+	// running batches end. Anthropic refuses such a batch at creation
+	// instead, with a rate-limit error.
+	QueueFull bool
 	// Where the results are once Done: OpenAI's output and error files,
 	// Anthropic's results URL. Results reads them; callers keep them as
 	// they are.

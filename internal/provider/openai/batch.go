@@ -282,6 +282,7 @@ func (c *Client) batchOf(o batchObject) (provider.Batch, string) {
 		b.Counts.Processing = rest
 	}
 	for _, e := range o.Errors.Data {
+		b.QueueFull = b.QueueFull || status == provider.BatchFailed && e.Code == "token_limit_exceeded"
 		msg := provider.CleanMessage(cmp.Or(e.Message, e.Code), c.key)
 		if e.Line != nil {
 			msg = fmt.Sprintf("line %d: %s", *e.Line, msg)

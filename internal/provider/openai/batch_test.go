@@ -209,8 +209,25 @@ func TestBatchPollFailedInput(t *testing.T) {
 	defer ts.Close()
 	c := openai.New(openai.Options{BaseURL: ts.URL + "/v1", APIKey: "k"})
 	b, err := c.Poll(context.Background(), "batch_1")
-	if err != nil || b.Status != provider.BatchFailed || b.Message != "line 7: This line is not parseable as valid JSON" {
+	if err != nil || b.Status != provider.BatchFailed || b.Message != "line 7: This line is not parseable as valid JSON" || b.QueueFull {
 		t.Errorf("failed batch: %+v, %v", b, err)
+	}
+}
+
+// TestBatchPollQueueFull: a batch the account's queue had no room for is
+// failed as a whole with token_limit_exceeded and no line; it is marked
+// QueueFull, which a bad input file is not.
+func TestBatchPollQueueFull(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"batch_1","object":"batch","status":"failed","created_at":1700000000,"request_counts":{"total":0,"completed":0,"failed":0},
+			"errors":{"object":"list","data":[{"code":"token_limit_exceeded","message":"Enqueued token limit reached for gpt-4o in organization org-x. Limit: 90,000 enqueued tokens. Please try submitting fewer tasks or try again later.","param":null,"line":null}]}}`)
+	}))
+	defer ts.Close()
+	c := openai.New(openai.Options{BaseURL: ts.URL + "/v1", APIKey: "k"})
+	b, err := c.Poll(context.Background(), "batch_1")
+	if err != nil || b.Status != provider.BatchFailed || !b.QueueFull || !strings.Contains(b.Message, "Limit: 90,000 enqueued tokens") {
+		t.Errorf("a batch refused by the queue: %+v, %v", b, err)
 	}
 }
 
