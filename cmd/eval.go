@@ -323,7 +323,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		}
 	}
 	src := io.Reader(o.IO.In)
-	if o.Dataset != "-" {
+	if o.Dataset != "-" { // a FIFO too, opened here for the first time
 		file, err := dataset.Open(o.Dataset)
 		if err != nil {
 			return cmdutil.AsUsage(err)
@@ -471,7 +471,8 @@ func resultErrors(rep *report.Eval) error {
 // checkJudgeGiven refuses, before anything is sent, judge assertions with
 // no --judge to grade them: each such answer would be paid for and then
 // fail to be scored. A dataset read from standard input cannot be looked
-// at twice; its judge items end in error, and the run with exit 1.
+// at twice, nor can a FIFO; their judge items end in error, and the run
+// with exit 1.
 func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 	const try = "Try: --judge MODEL (such as --judge openai:gpt-4o-mini), or other assertions"
 	if o.Judge != "" {
@@ -480,7 +481,7 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 	if score.IsJudge(o.Assert) {
 		return cmdutil.UsageError("--assert %s needs a grading model, and --judge is not set. %s", o.Assert, try)
 	}
-	if o.Dataset == "-" {
+	if dataset.IsStream(o.Dataset) {
 		return nil
 	}
 	file, err := dataset.Open(o.Dataset)
@@ -507,11 +508,11 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 // surveyDataset reads a dataset file before anything is sent: a dataset
 // none of whose items has anything to check is refused (exit 2), and the
 // lines are counted for the progress bar's total, in results (items ×
-// models × repeats; 0 when unknown, on standard input). Standard input
-// cannot be read twice: there the run refuses it itself, having sent
+// models × repeats; 0 when unknown, on standard input). Standard input and
+// a FIFO cannot be read twice: there the run refuses it itself, having sent
 // nothing, since such items are never sent.
 func surveyDataset(ctx context.Context, o *EvalOptions, cfg eval.Options) (int, error) {
-	if o.Dataset == "-" {
+	if dataset.IsStream(o.Dataset) {
 		return 0, nil
 	}
 	file, err := dataset.Open(o.Dataset)

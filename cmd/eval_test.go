@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -720,5 +721,44 @@ func TestEvalDryRunUnknownPrice(t *testing.T) {
 	res = h.run(context.Background(), "eval", data, "--models", "openai:no-such-model", "--dry-run", "-f", "json")
 	if res.code != 0 || !strings.Contains(res.out, `"cost_usd":null`) {
 		t.Errorf("dry run, json: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+}
+
+// A dataset that can be read only once (a FIFO, `<(jq ... data.jsonl)`,
+// /dev/stdin) is read once: looked through before the run, it reached the
+// run empty and passed with no items.
+func TestEvalDatasetReadOnceFromAPipe(t *testing.T) {
+	h := newHarness(t)
+	fifo := filepath.Join(t.TempDir(), "items.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	data := `{"id": "a", "prompt": "Say\n42", "expected": "42"}` + "\n" + `{"id": "b", "prompt": "Say\n43", "expected": "43"}` + "\n"
+	done := make(chan struct{})
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader, as a shell's writer does
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		w.WriteString(data)
+		w.Close()
+		// Whatever opens the FIFO again finds no writer: let it read an
+		// end, as a drained pipe gives, rather than wait for ever.
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+		}
+	}()
+	res := h.run(context.Background(), "eval", fifo, "--models", "offline", "-f", "json")
+	close(done)
+	if res.code != 0 || !strings.Contains(res.out, `"items": 2`) || !strings.Contains(res.out, `"passed": 2`) {
+		t.Errorf("a FIFO as the dataset: exit %d, want both items passed: %s %s", res.code, res.out, res.errOut)
 	}
 }
