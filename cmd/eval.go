@@ -364,7 +364,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s\n", textsafe.Line(le.Error()))
 		}
 	}
-	if errors.Is(err, eval.ErrNothingToCheck) {
+	if errors.Is(err, eval.ErrNothingToCheck) || errors.Is(err, eval.ErrNoItems) {
 		return cmdutil.AsUsage(err)
 	}
 	if err != nil {

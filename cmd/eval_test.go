@@ -762,3 +762,42 @@ func TestEvalDatasetReadOnceFromAPipe(t *testing.T) {
 		t.Errorf("a FIFO as the dataset: exit %d, want both items passed: %s %s", res.code, res.out, res.errOut)
 	}
 }
+
+// A dataset with no items (an empty file, blank lines, every line skipped
+// as invalid, nothing on standard input) is an error, not a green run of
+// nothing: a CI job whose generated dataset came out empty must fail.
+func TestEvalDatasetWithNoItems(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	blank := filepath.Join(dir, "blank.jsonl")
+	invalid := filepath.Join(dir, "invalid.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(blank, []byte("\n  \r\n\n"), 0o644)
+	os.WriteFile(invalid, []byte("garbage\n{\"foo\": 1}\n"), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty", []string{empty}, "empty.jsonl has no items"},
+		{"blank lines", []string{blank}, "blank.jsonl has no items"},
+		{"every line skipped", []string{invalid, "--skip-invalid"}, "invalid.jsonl was skipped as invalid (2)"},
+		{"dry run", []string{empty, "--dry-run"}, "empty.jsonl has no items"},
+		{"gated", []string{empty, "--min-accuracy", "0.5"}, "empty.jsonl has no items"},
+	} {
+		res := h.run(context.Background(), append([]string{"eval", "--models", "offline", "-f", "json"}, c.args...)...)
+		if res.code != 2 || !strings.Contains(res.errOut, c.want) || !strings.Contains(res.errOut, "Try: ") || strings.Count(strings.TrimSpace(res.errOut), "\n") > 2 {
+			t.Errorf("%s: exit %d, want 2 and %q: %s %s", c.name, res.code, c.want, res.out, res.errOut)
+		}
+	}
+	h.stdin = strings.NewReader("")
+	if res := h.run(context.Background(), "eval", "-", "--models", "offline", "-f", "json"); res.code != 2 || !strings.Contains(res.errOut, "stdin has no items") {
+		t.Errorf("nothing on standard input: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	h.stdin = nil
+	// No run of nothing is left behind to be listed.
+	if res := h.run(context.Background(), "runs", "list", "-f", "json"); res.code != 0 || strings.TrimSpace(res.out) != "[]" {
+		t.Errorf("runs after refused datasets: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+}
