@@ -216,6 +216,9 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 		}
 	}
+	if err := checkDryRunOutputs(o); err != nil {
+		return cfg, nil, err
+	}
 	var file models.File
 	if o.ModelConfig != "" {
 		var err error
@@ -627,14 +630,42 @@ func writeEachEvalReport(o *EvalOptions, rep *report.Eval, stepSummary bool) err
 	return nil
 }
 
-func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
-	if o.Format == "json" || o.Format == "jsonl" || !o.IO.IsStdoutTTY() && o.Format == "" {
-		return json.NewEncoder(o.IO.Out).Encode(struct {
-			DryRun bool            `json:"dry_run"`
-			Items  int             `json:"items"`
-			Models []eval.Estimate `json:"models"`
-		}{true, out.Items, out.Estimate})
+// checkDryRunOutputs refuses what a dry run cannot write: it has counts,
+// not results, so no CSV, Markdown, JUnit or HTML report. Writing nothing
+// where they were asked for would leave a former run's files to be read
+// as this one's.
+func checkDryRunOutputs(o *EvalOptions) error {
+	if !o.DryRun {
+		return nil
 	}
+	switch {
+	case o.Format != "" && o.Format != "table" && o.Format != "json" && o.Format != "jsonl":
+		return cmdutil.UsageError("--dry-run writes its estimate as table or json, not %s. Try: -f json, or leave out --dry-run", o.Format)
+	case o.JUnit != "":
+		return cmdutil.UsageError("--dry-run has no results for --junit. Try: leave out --junit, or --dry-run")
+	case o.HTML != "":
+		return cmdutil.UsageError("--dry-run has no results for --html. Try: leave out --html, or --dry-run")
+	}
+	return nil
+}
+
+func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
+	toTerminal := o.IO.IsStdoutTTY() && (o.Output == "" || o.Output == "-")
+	return cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error {
+		if o.Format == "json" || o.Format == "jsonl" || o.Format == "" && !toTerminal {
+			return json.NewEncoder(w).Encode(struct {
+				DryRun bool            `json:"dry_run"`
+				Items  int             `json:"items"`
+				Models []eval.Estimate `json:"models"`
+			}{true, out.Items, out.Estimate})
+		}
+		return writeEstimateLines(w, out)
+	})
+}
+
+// writeEstimateLines is a dry run's estimate as lines of text, one per
+// model and one for the judge.
+func writeEstimateLines(w io.Writer, out *eval.Outcome) error {
 	for _, e := range out.Estimate {
 		if e.Judge {
 			e.Model = "judge " + e.Model
@@ -643,7 +674,7 @@ func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
 		if e.CostUSD != nil {
 			cost = fmt.Sprintf("at most $%.4f", *e.CostUSD)
 		}
-		if _, err := fmt.Fprintf(o.IO.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, %s\n",
+		if _, err := fmt.Fprintf(w, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, %s\n",
 			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, cost); err != nil {
 			return err
 		}

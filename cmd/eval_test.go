@@ -801,3 +801,29 @@ func TestEvalDatasetWithNoItems(t *testing.T) {
 		t.Errorf("runs after refused datasets: exit %d: %s %s", res.code, res.out, res.errOut)
 	}
 }
+
+// A dry run writes its estimate where -o says, and refuses, before
+// anything is read, the reports it has nothing for: it printed to standard
+// output whatever -o, --format, --junit and --html asked, and left those
+// files as they were, last run's included.
+func TestEvalDryRunWritesWhereItIsAsked(t *testing.T) {
+	h := newHarness(t)
+	data := sums(t)
+	out := filepath.Join(t.TempDir(), "estimate.json")
+	res := h.run(context.Background(), "eval", data, "--models", "offline", "--dry-run", "-f", "json", "-o", out)
+	written, _ := os.ReadFile(out)
+	if res.code != 0 || res.out != "" || !strings.Contains(string(written), `"dry_run":true,"items":10`) {
+		t.Errorf("--dry-run -o: exit %d, stdout %q, file %q: %s", res.code, res.out, written, res.errOut)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"-f", "csv"}},
+		{[]string{"-f", "markdown"}},
+		{[]string{"--junit", filepath.Join(t.TempDir(), "j.xml")}},
+		{[]string{"--html", filepath.Join(t.TempDir(), "r.html")}},
+	} {
+		res := h.run(context.Background(), append([]string{"eval", data, "--models", "offline", "--dry-run"}, c.args...)...)
+		if res.code != 2 || res.out != "" || !strings.Contains(res.errOut, "--dry-run") || !strings.Contains(res.errOut, "Try: ") {
+			t.Errorf("--dry-run %v: exit %d: %s %s", c.args, res.code, res.out, res.errOut)
+		}
+	}
+}
