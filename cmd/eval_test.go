@@ -827,3 +827,20 @@ func TestEvalDryRunWritesWhereItIsAsked(t *testing.T) {
 		}
 	}
 }
+
+// digest runs reads: a --db that does not exist (a typo, another
+// machine's path) is said to be missing, and is not created empty.
+func TestRunsDoNotCreateAMissingDatabase(t *testing.T) {
+	h := newHarness(t)
+	res := h.run(context.Background(), "runs", "list", "-f", "json")
+	if res.code != 0 || strings.TrimSpace(res.out) != "[]" || !strings.Contains(res.errOut, "no database at "+h.db) || !strings.Contains(res.errOut, "Try: --db") {
+		t.Errorf("runs list: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	res = h.run(context.Background(), "runs", "show", "2026")
+	if res.code != 2 || !strings.Contains(res.errOut, "no database at "+h.db) || !strings.Contains(res.errOut, "Try: --db") {
+		t.Errorf("runs show: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	if _, err := os.Stat(h.db); err == nil {
+		t.Errorf("runs created %s", h.db)
+	}
+}
