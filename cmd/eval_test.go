@@ -844,3 +844,44 @@ func TestRunsDoNotCreateAMissingDatabase(t *testing.T) {
 		t.Errorf("runs created %s", h.db)
 	}
 }
+
+// The report of an interrupted run holds the results stored before the
+// stop: runs show says so, so that a part is not taken for the whole.
+func TestRunsShowSaysARunIsIncomplete(t *testing.T) {
+	h := newHarness(t)
+	data := sums(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var answers atomic.Int32
+	h.wrap = func(p provider.Provider) provider.Provider {
+		return provider.Func(func(c context.Context, req provider.Request) (provider.Response, error) {
+			if answers.Add(1) > 3 {
+				cancel()
+				<-c.Done()
+				return provider.Response{}, c.Err()
+			}
+			return p.Complete(c, req)
+		})
+	}
+	res := h.run(ctx, "eval", data, "--models", "test:a", "-j", "1", "-f", "json")
+	if res.code != 130 {
+		t.Fatalf("interrupted run: exit %d: %s", res.code, res.errOut)
+	}
+	list := h.run(context.Background(), "runs", "list", "-f", "json")
+	var runs []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(list.out), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("runs list: %v %s", err, list.out)
+	}
+	show := h.run(context.Background(), "runs", "show", runs[0].ID, "-f", "json")
+	if show.code != 0 || !strings.Contains(show.errOut, "run "+runs[0].ID+" is incomplete") || !strings.Contains(show.errOut, "Try: ") {
+		t.Errorf("runs show of an interrupted run: exit %d: %s", show.code, show.errOut)
+	}
+	h.wrap = nil
+	h.run(context.Background(), "eval", data, "--models", "test:a", "-f", "json")
+	list = h.run(context.Background(), "runs", "list", "-f", "json")
+	json.Unmarshal([]byte(list.out), &runs)
+	if show := h.run(context.Background(), "runs", "show", runs[0].ID, "-f", "json"); show.code != 0 || strings.Contains(show.errOut, "incomplete") {
+		t.Errorf("runs show of a finished run: exit %d: %s", show.code, show.errOut)
+	}
+}

@@ -99,6 +99,11 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if run.FinishedAt.IsZero() {
+				// An interrupted run's report holds only what was stored
+				// before the stop: a part must not pass for the whole.
+				f.Infof("digest: run %s is incomplete (interrupted, or still running): the report holds only the results stored so far. Try: the same digest eval command again, to finish it as a new run", run.ID)
+			}
 			return writeEvalReports(o, rep, false)
 		},
 	}
