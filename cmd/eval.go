@@ -110,7 +110,7 @@ exit 3 after writing every report.`,
 	fl.IntVar(&o.Repeat, "repeat", 1, "ask every item this many times; each repeat is its own result")
 	fl.StringVar(&o.System, "system", "", "system prompt for items that have none")
 	fl.IntVar(&o.Limit, "limit", 0, "only the first N items (0: all)")
-	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, judge")
+	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, each also as not-TYPE")
 	fl.Float64Var(&o.Tolerance, "tolerance", score.DefaultTolerance, "numeric assertions pass within this distance, absolute or relative")
 	fl.StringVar(&o.Judge, "judge", "", "grading model for judge assertions (PROVIDER:MODEL)")
 	fl.StringVar(&o.Prompt, "prompt", "", "prompt template with {{var}} placeholders, for promptfoo test cases")

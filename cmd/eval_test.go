@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
@@ -883,5 +884,20 @@ func TestRunsShowSaysARunIsIncomplete(t *testing.T) {
 	json.Unmarshal([]byte(list.out), &runs)
 	if show := h.run(context.Background(), "runs", "show", runs[0].ID, "-f", "json"); show.code != 0 || strings.Contains(show.errOut, "incomplete") {
 		t.Errorf("runs show of a finished run: exit %d: %s", show.code, show.errOut)
+	}
+}
+
+// --assert's help names every assertion type scoring knows, as the README
+// does: json-schema was missing.
+func TestEvalAssertHelpNamesEveryType(t *testing.T) {
+	ios, _, _ := iostreams.Test()
+	usage := NewEvalCmd(NewFactory(ios, "test"), nil).Flags().Lookup("assert").Usage
+	for _, typ := range dataset.AssertionTypes {
+		if !strings.Contains(usage, typ) {
+			t.Errorf("--assert help lacks %s: %s", typ, usage)
+		}
+	}
+	if !strings.Contains(usage, "not-") {
+		t.Errorf("--assert help does not say each has a not- form: %s", usage)
 	}
 }
