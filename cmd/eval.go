@@ -110,7 +110,7 @@ exit 3 after writing every report.`,
 	fl.IntVar(&o.Repeat, "repeat", 1, "ask every item this many times; each repeat is its own result")
 	fl.StringVar(&o.System, "system", "", "system prompt for items that have none")
 	fl.IntVar(&o.Limit, "limit", 0, "only the first N items (0: all)")
-	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, judge")
+	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, each also as not-TYPE")
 	fl.Float64Var(&o.Tolerance, "tolerance", score.DefaultTolerance, "numeric assertions pass within this distance, absolute or relative")
 	fl.StringVar(&o.Judge, "judge", "", "grading model for judge assertions (PROVIDER:MODEL)")
 	fl.StringVar(&o.Prompt, "prompt", "", "prompt template with {{var}} placeholders, for promptfoo test cases")
@@ -215,6 +215,9 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		if _, err := report.ForEvalFormat(o.Format); err != nil {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 		}
+	}
+	if err := checkDryRunOutputs(o); err != nil {
+		return cfg, nil, err
 	}
 	var file models.File
 	if o.ModelConfig != "" {
@@ -323,7 +326,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		}
 	}
 	src := io.Reader(o.IO.In)
-	if o.Dataset != "-" {
+	if o.Dataset != "-" { // a FIFO too, opened here for the first time
 		file, err := dataset.Open(o.Dataset)
 		if err != nil {
 			return cmdutil.AsUsage(err)
@@ -364,7 +367,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s\n", textsafe.Line(le.Error()))
 		}
 	}
-	if errors.Is(err, eval.ErrNothingToCheck) {
+	if errors.Is(err, eval.ErrNothingToCheck) || errors.Is(err, eval.ErrNoItems) {
 		return cmdutil.AsUsage(err)
 	}
 	if err != nil {
@@ -471,7 +474,8 @@ func resultErrors(rep *report.Eval) error {
 // checkJudgeGiven refuses, before anything is sent, judge assertions with
 // no --judge to grade them: each such answer would be paid for and then
 // fail to be scored. A dataset read from standard input cannot be looked
-// at twice; its judge items end in error, and the run with exit 1.
+// at twice, nor can a FIFO; their judge items end in error, and the run
+// with exit 1.
 func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 	const try = "Try: --judge MODEL (such as --judge openai:gpt-4o-mini), or other assertions"
 	if o.Judge != "" {
@@ -480,7 +484,7 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 	if score.IsJudge(o.Assert) {
 		return cmdutil.UsageError("--assert %s needs a grading model, and --judge is not set. %s", o.Assert, try)
 	}
-	if o.Dataset == "-" {
+	if dataset.IsStream(o.Dataset) {
 		return nil
 	}
 	file, err := dataset.Open(o.Dataset)
@@ -507,11 +511,11 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 // surveyDataset reads a dataset file before anything is sent: a dataset
 // none of whose items has anything to check is refused (exit 2), and the
 // lines are counted for the progress bar's total, in results (items ×
-// models × repeats; 0 when unknown, on standard input). Standard input
-// cannot be read twice: there the run refuses it itself, having sent
+// models × repeats; 0 when unknown, on standard input). Standard input and
+// a FIFO cannot be read twice: there the run refuses it itself, having sent
 // nothing, since such items are never sent.
 func surveyDataset(ctx context.Context, o *EvalOptions, cfg eval.Options) (int, error) {
-	if o.Dataset == "-" {
+	if dataset.IsStream(o.Dataset) {
 		return 0, nil
 	}
 	file, err := dataset.Open(o.Dataset)
@@ -626,14 +630,42 @@ func writeEachEvalReport(o *EvalOptions, rep *report.Eval, stepSummary bool) err
 	return nil
 }
 
-func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
-	if o.Format == "json" || o.Format == "jsonl" || !o.IO.IsStdoutTTY() && o.Format == "" {
-		return json.NewEncoder(o.IO.Out).Encode(struct {
-			DryRun bool            `json:"dry_run"`
-			Items  int             `json:"items"`
-			Models []eval.Estimate `json:"models"`
-		}{true, out.Items, out.Estimate})
+// checkDryRunOutputs refuses what a dry run cannot write: it has counts,
+// not results, so no CSV, Markdown, JUnit or HTML report. Writing nothing
+// where they were asked for would leave a former run's files to be read
+// as this one's.
+func checkDryRunOutputs(o *EvalOptions) error {
+	if !o.DryRun {
+		return nil
 	}
+	switch {
+	case o.Format != "" && o.Format != "table" && o.Format != "json" && o.Format != "jsonl":
+		return cmdutil.UsageError("--dry-run writes its estimate as table or json, not %s. Try: -f json, or leave out --dry-run", o.Format)
+	case o.JUnit != "":
+		return cmdutil.UsageError("--dry-run has no results for --junit. Try: leave out --junit, or --dry-run")
+	case o.HTML != "":
+		return cmdutil.UsageError("--dry-run has no results for --html. Try: leave out --html, or --dry-run")
+	}
+	return nil
+}
+
+func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
+	toTerminal := o.IO.IsStdoutTTY() && (o.Output == "" || o.Output == "-")
+	return cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error {
+		if o.Format == "json" || o.Format == "jsonl" || o.Format == "" && !toTerminal {
+			return json.NewEncoder(w).Encode(struct {
+				DryRun bool            `json:"dry_run"`
+				Items  int             `json:"items"`
+				Models []eval.Estimate `json:"models"`
+			}{true, out.Items, out.Estimate})
+		}
+		return writeEstimateLines(w, out)
+	})
+}
+
+// writeEstimateLines is a dry run's estimate as lines of text, one per
+// model and one for the judge.
+func writeEstimateLines(w io.Writer, out *eval.Outcome) error {
 	for _, e := range out.Estimate {
 		if e.Judge {
 			e.Model = "judge " + e.Model
@@ -642,7 +674,7 @@ func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
 		if e.CostUSD != nil {
 			cost = fmt.Sprintf("at most $%.4f", *e.CostUSD)
 		}
-		if _, err := fmt.Fprintf(o.IO.Out, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, %s\n",
+		if _, err := fmt.Fprintf(w, "dry run: %s: %d requests (%d cached), %d input tokens, at most %d output tokens, %s\n",
 			e.Model, e.Requests, e.Cached, e.InputTokens, e.MaxOutputTokens, cost); err != nil {
 			return err
 		}

@@ -13,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
@@ -720,5 +722,182 @@ func TestEvalDryRunUnknownPrice(t *testing.T) {
 	res = h.run(context.Background(), "eval", data, "--models", "openai:no-such-model", "--dry-run", "-f", "json")
 	if res.code != 0 || !strings.Contains(res.out, `"cost_usd":null`) {
 		t.Errorf("dry run, json: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+}
+
+// A dataset that can be read only once (a FIFO, `<(jq ... data.jsonl)`,
+// /dev/stdin) is read once: looked through before the run, it reached the
+// run empty and passed with no items.
+func TestEvalDatasetReadOnceFromAPipe(t *testing.T) {
+	h := newHarness(t)
+	fifo := filepath.Join(t.TempDir(), "items.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	data := `{"id": "a", "prompt": "Say\n42", "expected": "42"}` + "\n" + `{"id": "b", "prompt": "Say\n43", "expected": "43"}` + "\n"
+	done := make(chan struct{})
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader, as a shell's writer does
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		w.WriteString(data)
+		w.Close()
+		// Whatever opens the FIFO again finds no writer: let it read an
+		// end, as a drained pipe gives, rather than wait for ever.
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+		}
+	}()
+	res := h.run(context.Background(), "eval", fifo, "--models", "offline", "-f", "json")
+	close(done)
+	if res.code != 0 || !strings.Contains(res.out, `"items": 2`) || !strings.Contains(res.out, `"passed": 2`) {
+		t.Errorf("a FIFO as the dataset: exit %d, want both items passed: %s %s", res.code, res.out, res.errOut)
+	}
+}
+
+// A dataset with no items (an empty file, blank lines, every line skipped
+// as invalid, nothing on standard input) is an error, not a green run of
+// nothing: a CI job whose generated dataset came out empty must fail.
+func TestEvalDatasetWithNoItems(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	blank := filepath.Join(dir, "blank.jsonl")
+	invalid := filepath.Join(dir, "invalid.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(blank, []byte("\n  \r\n\n"), 0o644)
+	os.WriteFile(invalid, []byte("garbage\n{\"foo\": 1}\n"), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"empty", []string{empty}, "empty.jsonl has no items"},
+		{"blank lines", []string{blank}, "blank.jsonl has no items"},
+		{"every line skipped", []string{invalid, "--skip-invalid"}, "invalid.jsonl was skipped as invalid (2)"},
+		{"dry run", []string{empty, "--dry-run"}, "empty.jsonl has no items"},
+		{"gated", []string{empty, "--min-accuracy", "0.5"}, "empty.jsonl has no items"},
+	} {
+		res := h.run(context.Background(), append([]string{"eval", "--models", "offline", "-f", "json"}, c.args...)...)
+		if res.code != 2 || !strings.Contains(res.errOut, c.want) || !strings.Contains(res.errOut, "Try: ") || strings.Count(strings.TrimSpace(res.errOut), "\n") > 2 {
+			t.Errorf("%s: exit %d, want 2 and %q: %s %s", c.name, res.code, c.want, res.out, res.errOut)
+		}
+	}
+	h.stdin = strings.NewReader("")
+	if res := h.run(context.Background(), "eval", "-", "--models", "offline", "-f", "json"); res.code != 2 || !strings.Contains(res.errOut, "stdin has no items") {
+		t.Errorf("nothing on standard input: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	h.stdin = nil
+	// No run of nothing is left behind to be listed.
+	if res := h.run(context.Background(), "runs", "list", "-f", "json"); res.code != 0 || strings.TrimSpace(res.out) != "[]" {
+		t.Errorf("runs after refused datasets: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+}
+
+// A dry run writes its estimate where -o says, and refuses, before
+// anything is read, the reports it has nothing for: it printed to standard
+// output whatever -o, --format, --junit and --html asked, and left those
+// files as they were, last run's included.
+func TestEvalDryRunWritesWhereItIsAsked(t *testing.T) {
+	h := newHarness(t)
+	data := sums(t)
+	out := filepath.Join(t.TempDir(), "estimate.json")
+	res := h.run(context.Background(), "eval", data, "--models", "offline", "--dry-run", "-f", "json", "-o", out)
+	written, _ := os.ReadFile(out)
+	if res.code != 0 || res.out != "" || !strings.Contains(string(written), `"dry_run":true,"items":10`) {
+		t.Errorf("--dry-run -o: exit %d, stdout %q, file %q: %s", res.code, res.out, written, res.errOut)
+	}
+	for _, c := range []struct{ args []string }{
+		{[]string{"-f", "csv"}},
+		{[]string{"-f", "markdown"}},
+		{[]string{"--junit", filepath.Join(t.TempDir(), "j.xml")}},
+		{[]string{"--html", filepath.Join(t.TempDir(), "r.html")}},
+	} {
+		res := h.run(context.Background(), append([]string{"eval", data, "--models", "offline", "--dry-run"}, c.args...)...)
+		if res.code != 2 || res.out != "" || !strings.Contains(res.errOut, "--dry-run") || !strings.Contains(res.errOut, "Try: ") {
+			t.Errorf("--dry-run %v: exit %d: %s %s", c.args, res.code, res.out, res.errOut)
+		}
+	}
+}
+
+// digest runs reads: a --db that does not exist (a typo, another
+// machine's path) is said to be missing, and is not created empty.
+func TestRunsDoNotCreateAMissingDatabase(t *testing.T) {
+	h := newHarness(t)
+	res := h.run(context.Background(), "runs", "list", "-f", "json")
+	if res.code != 0 || strings.TrimSpace(res.out) != "[]" || !strings.Contains(res.errOut, "no database at "+h.db) || !strings.Contains(res.errOut, "Try: --db") {
+		t.Errorf("runs list: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	res = h.run(context.Background(), "runs", "show", "2026")
+	if res.code != 2 || !strings.Contains(res.errOut, "no database at "+h.db) || !strings.Contains(res.errOut, "Try: --db") {
+		t.Errorf("runs show: exit %d: %s %s", res.code, res.out, res.errOut)
+	}
+	if _, err := os.Stat(h.db); err == nil {
+		t.Errorf("runs created %s", h.db)
+	}
+}
+
+// The report of an interrupted run holds the results stored before the
+// stop: runs show says so, so that a part is not taken for the whole.
+func TestRunsShowSaysARunIsIncomplete(t *testing.T) {
+	h := newHarness(t)
+	data := sums(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var answers atomic.Int32
+	h.wrap = func(p provider.Provider) provider.Provider {
+		return provider.Func(func(c context.Context, req provider.Request) (provider.Response, error) {
+			if answers.Add(1) > 3 {
+				cancel()
+				<-c.Done()
+				return provider.Response{}, c.Err()
+			}
+			return p.Complete(c, req)
+		})
+	}
+	res := h.run(ctx, "eval", data, "--models", "test:a", "-j", "1", "-f", "json")
+	if res.code != 130 {
+		t.Fatalf("interrupted run: exit %d: %s", res.code, res.errOut)
+	}
+	list := h.run(context.Background(), "runs", "list", "-f", "json")
+	var runs []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(list.out), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("runs list: %v %s", err, list.out)
+	}
+	show := h.run(context.Background(), "runs", "show", runs[0].ID, "-f", "json")
+	if show.code != 0 || !strings.Contains(show.errOut, "run "+runs[0].ID+" is incomplete") || !strings.Contains(show.errOut, "Try: ") {
+		t.Errorf("runs show of an interrupted run: exit %d: %s", show.code, show.errOut)
+	}
+	h.wrap = nil
+	h.run(context.Background(), "eval", data, "--models", "test:a", "-f", "json")
+	list = h.run(context.Background(), "runs", "list", "-f", "json")
+	json.Unmarshal([]byte(list.out), &runs)
+	if show := h.run(context.Background(), "runs", "show", runs[0].ID, "-f", "json"); show.code != 0 || strings.Contains(show.errOut, "incomplete") {
+		t.Errorf("runs show of a finished run: exit %d: %s", show.code, show.errOut)
+	}
+}
+
+// --assert's help names every assertion type scoring knows, as the README
+// does: json-schema was missing.
+func TestEvalAssertHelpNamesEveryType(t *testing.T) {
+	ios, _, _ := iostreams.Test()
+	usage := NewEvalCmd(NewFactory(ios, "test"), nil).Flags().Lookup("assert").Usage
+	for _, typ := range dataset.AssertionTypes {
+		if !strings.Contains(usage, typ) {
+			t.Errorf("--assert help lacks %s: %s", typ, usage)
+		}
+	}
+	if !strings.Contains(usage, "not-") {
+		t.Errorf("--assert help does not say each has a not- form: %s", usage)
 	}
 }

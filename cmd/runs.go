@@ -3,7 +3,10 @@ package cmd
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -37,6 +40,10 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(report.RunFormats, listFormat) {
 				return cmdutil.UsageError("--format %q: runs list writes %s", listFormat, strings.Join(report.RunFormats, ", "))
+			}
+			if missing := missingDatabase(f); missing != "" {
+				f.Infof("digest: %s", missing)
+				return report.WriteRuns(f.IOStreams.Out, listFormat, nil)
 			}
 			st, err := f.Store(cmd.Context())
 			if err != nil {
@@ -73,6 +80,9 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err := checkEvalOutputs(o, false, nil); err != nil {
 				return err
 			}
+			if missing := missingDatabase(f); missing != "" {
+				return cmdutil.UsageError("%s", missing)
+			}
 			st, err := f.Store(cmd.Context())
 			if err != nil {
 				return err
@@ -89,6 +99,11 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if run.FinishedAt.IsZero() {
+				// An interrupted run's report holds only what was stored
+				// before the stop: a part must not pass for the whole.
+				f.Infof("digest: run %s is incomplete (interrupted, or still running): the report holds only the results stored so far. Try: the same digest eval command again, to finish it as a new run", run.ID)
+			}
 			return writeEvalReports(o, rep, false)
 		},
 	}
@@ -99,6 +114,20 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	cmdutil.DocumentEnv(show.Flags())
 	cmd.AddCommand(list, show)
 	return cmd
+}
+
+// missingDatabase says why there is nothing to read when --db names a file
+// that does not exist, or "". Opening it would create it: a typo would
+// leave an empty database behind, and show no runs as if there were none.
+func missingDatabase(f *cmdutil.Factory) string {
+	path := f.DBFile()
+	if path == "" {
+		return ""
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return fmt.Sprintf("no database at %s, so no runs: digest eval has not run with it. Try: --db with the file digest eval wrote to (default ~/.cache/digest/digest.db)", path)
 }
 
 // runRows are the runs as runs list shows them, newest first: each

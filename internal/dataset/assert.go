@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -77,16 +78,40 @@ func parseAsserts(raw []byte, render func(string) (string, error)) ([]Assertion,
 	els := elements(raw)
 	out := make([]Assertion, 0, len(els))
 	for i, el := range els {
-		a, err := parseAssert(el, render)
+		as, err := parseAssert(el, render)
 		if err != nil {
 			return nil, fmt.Errorf(`"assert"[%d]: %w`, i, err)
 		}
-		out = append(out, a)
+		out = append(out, as...)
 	}
 	return out, nil
 }
 
-func parseAssert(raw []byte, render func(string) (string, error)) (Assertion, error) {
+// promptfooLists are promptfoo's assertions over a list of values, which
+// promptfoo also reads from a comma-separated string: read as they are in
+// a promptfoo test file, so that a test case means the same in a JSON
+// Lines file as in YAML or CSV.
+var promptfooLists = []string{"contains-any", "icontains-any", "contains-all", "icontains-all"}
+
+func parseAssert(raw []byte, render func(string) (string, error)) ([]Assertion, error) {
+	a, err := parseOneAssert(raw, render)
+	if err != nil || !slices.Contains(promptfooLists, strings.TrimPrefix(strings.ToLower(strings.TrimSpace(a.Type)), "not-")) {
+		return []Assertion{a}, err
+	}
+	pf, why := translateAssert(a.Type, a.Value, a.Weight)
+	if why != "" {
+		return nil, errors.New(why)
+	}
+	out := make([]Assertion, len(pf))
+	for i, p := range pf {
+		out[i] = Assertion{Type: p.typ, Value: p.value, Weight: p.weight, Threshold: a.Threshold}
+	}
+	return out, nil
+}
+
+// parseOneAssert reads an assertion; one of promptfooLists keeps its
+// promptfoo name, for parseAssert to translate.
+func parseOneAssert(raw []byte, render func(string) (string, error)) (Assertion, error) {
 	var a Assertion
 	if !isObject(raw) {
 		return a, fmt.Errorf(`must be an object {"type", "value"?, "weight"?, "threshold"?}; got %s`, kind(raw))
@@ -111,7 +136,13 @@ func parseAssert(raw []byte, render func(string) (string, error)) (Assertion, er
 		}
 	}
 	name := unquote(t)
+	if low := strings.ToLower(strings.TrimSpace(name)); slices.Contains(promptfooLists, strings.TrimPrefix(low, "not-")) {
+		a.Type = low
+	}
 	typ, known := AssertionType(name, a.Value != nil)
+	if a.Type != "" {
+		typ, known = a.Type, true
+	}
 	if !known {
 		return a, fmt.Errorf(`unknown type %q; digest knows %s`, name, KnownAssertions())
 	}

@@ -47,6 +47,18 @@ func Open(path string) (io.ReadCloser, error) {
 	return decompress(f, f)
 }
 
+// IsStream reports whether a dataset can be read only once: standard input
+// ("-"), a FIFO, or the pipe of a process substitution (/dev/fd/N) or of
+// /dev/stdin. Such a dataset must not be looked through before the run:
+// that first reading would drain it, and the run would find it empty.
+func IsStream(path string) bool {
+	if path == "-" {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
+}
+
 func openError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

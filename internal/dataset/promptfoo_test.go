@@ -597,3 +597,35 @@ tests:
 		}
 	}
 }
+
+// A promptfoo test case means the same in a JSON Lines file run with
+// --prompt as in a YAML test file: contains-any with a comma-separated
+// string is any of its parts, contains-all one assertion per value.
+func TestPromptfooListAssertionsInJSONLines(t *testing.T) {
+	asserts := `[{"type": "contains-any", "value": "Zed, Fay"}, {"type": "icontains-any", "value": "x,\"a, b\""},` +
+		` {"type": "contains-all", "value": ["Fay", "hello"]}, {"type": "icontains-all", "value": "FAY, HELLO", "weight": 2}]`
+	dir := writeFiles(t, map[string]string{
+		"tests.jsonl": `{"vars": {"name": "Fay"}, "assert": ` + asserts + "}\n",
+		"tests.yaml":  `- {vars: {name: Fay}, assert: ` + asserts + "}\n",
+	})
+	o := Options{Template: "Say hello to {{name}}"}
+	yaml := openAndRead(t, filepath.Join(dir, "tests.yaml"), o)
+	jsonl := openAndRead(t, filepath.Join(dir, "tests.jsonl"), o)
+	want := `includes ["Zed","Fay"]; icontains ["x","a, b"]; includes "Fay" w0.5; includes "hello" w0.5; icontains "FAY" w1; icontains "HELLO" w1`
+	if got := assertsOf(yaml[0]); got != want {
+		t.Errorf("YAML test file: %s, want %s", got, want)
+	}
+	if got := assertsOf(jsonl[0]); got != want {
+		t.Errorf("JSON Lines test case: %s, want %s", got, want)
+	}
+	// digest's own lines read promptfoo's names the same way.
+	items, _, err := readAll(`{"prompt": "hi", "assert": `+asserts+"}\n", Options{})
+	if err != nil || len(items) != 1 || assertsOf(items[0]) != want {
+		t.Errorf("native line: %v %v, want %s", err, items, want)
+	}
+	// not-contains-all has no digest form: refused with what to use, as in a YAML file.
+	_, _, err = readAll(`{"prompt": "hi", "assert": [{"type": "not-contains-all", "value": ["a"]}]}`+"\n", Options{})
+	if err == nil || !strings.Contains(err.Error(), "Try: one not-contains per value") {
+		t.Errorf("not-contains-all: %v", err)
+	}
+}

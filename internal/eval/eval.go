@@ -190,6 +190,13 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		return nil, err
 	}
 	err := r.run(ctx)
+	if err == nil && r.out.Items == 0 {
+		err = r.noItems()
+		if dropErr := o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID); dropErr != nil {
+			err = errors.Join(err, dropErr)
+		}
+		return r.out, err
+	}
 	if err == nil && r.out.Items > 0 && r.out.Unchecked == r.out.Items*len(o.Models)*o.Params.Repeat {
 		// Nothing was sent: the run is kept, finished, for its rows
 		// say why every item failed to be checked.
@@ -425,6 +432,41 @@ func (r *runner) stopAt(ctx context.Context, items int) error {
 // ErrNothingToCheck is the error of a run none of whose items has anything
 // to check: nothing was sent.
 var ErrNothingToCheck = errors.New(`every item has nothing to check, so nothing was sent. Try: give the items "expected" answers, or --assert json or judge, which need none`)
+
+// ErrNoItems is the error of a dataset with no items at all: an empty file,
+// blank lines only, or every line skipped as invalid. A run of nothing
+// would pass any gate and every CI job: it is refused, and nothing of it
+// is kept.
+var ErrNoItems = errors.New("the dataset has no items")
+
+type noItemsError struct {
+	name    string
+	skipped int
+}
+
+func (e *noItemsError) Is(target error) bool { return target == ErrNoItems }
+
+func (e *noItemsError) Error() string {
+	if e.skipped > 0 {
+		return fmt.Sprintf("every line of %s was skipped as invalid (%d), so there is nothing to evaluate. Try: mend the lines named above, or leave out --skip-invalid to stop at the first", e.name, e.skipped)
+	}
+	return fmt.Sprintf(`%s has no items: it is empty or holds only blank lines. Try: one JSON object per line, such as {"prompt": "What is 2 + 2?", "expected": "4"}`, e.name)
+}
+
+// noItems is the error of a run that read no item, or nil.
+func (r *runner) noItems() error {
+	if r.out.Items > 0 {
+		return nil
+	}
+	name := r.o.Dataset
+	switch name {
+	case "-":
+		name = "stdin"
+	case "":
+		name = "the dataset"
+	}
+	return &noItemsError{name: name, skipped: len(r.out.Skipped)}
+}
 
 // uncheckable says why no answer to it could be graded, without asking for
 // one, or "": nothing to check (report.NothingToCheck), or an assertion
@@ -832,6 +874,9 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 		est = append(est, *judged)
 	}
 	r.out.Items, r.out.Skipped, r.out.Estimate = items, skipped, est
+	if err := r.noItems(); err != nil {
+		return r.out, err
+	}
 	if items > 0 && r.out.Unchecked == items*len(r.o.Models)*r.o.Params.Repeat {
 		return r.out, ErrNothingToCheck
 	}

@@ -215,12 +215,13 @@ func (g *htmlGrid) writeData(w *bufio.Writer, results iter.Seq[Result]) error {
 	first := true
 	put := func(repeats []Result) error {
 		r := repeats[0]
-		key, id := r.ID(), r.ID()
+		// The line tells apart items that share an id, as the report's
+		// counts and item verdicts do.
+		id := r.ID()
 		if g.repeated {
-			// The line tells apart items that share an id, as the
-			// report's item verdicts do.
-			key, id = strconv.Itoa(r.Line)+"\x00"+r.Item, r.Item
+			id = r.Item
 		}
+		key := strconv.Itoa(r.Line) + "\x00" + id
 		item, seen := g.items[key]
 		if !seen {
 			if len(g.items) == htmlMaxItems {

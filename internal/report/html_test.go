@@ -215,6 +215,41 @@ func TestEvalHTMLGridKeepsModelsApart(t *testing.T) {
 	}
 }
 
+// TestEvalHTMLItemsSharingAnIdKeepTheirRows: two dataset lines with one
+// id are two items, as every other report counts them: each keeps its row,
+// its prompt and its own results, never the other's.
+func TestEvalHTMLItemsSharingAnIdKeepTheirRows(t *testing.T) {
+	rs := []report.Result{
+		{Model: "a", Item: "x", Line: 1, Prompt: "What is 40 + 2?", Expected: []string{"42"}, Answer: "42", Pass: true},
+		{Model: "a", Item: "x", Line: 2, Prompt: "What is 40 + 3?", Expected: []string{"43"}, Answer: "42"},
+		{Model: "b", Item: "x", Line: 1, Answer: "41"},
+		{Model: "b", Item: "x", Line: 2, Answer: "43", Pass: true},
+	}
+	e := &report.Eval{Models: []report.ModelStats{{Model: "a", Items: 2}, {Model: "b", Items: 2}}, Results: slices.Values(rs)}
+	page := write(t, report.WriteHTML, e)
+	var data struct {
+		Results [][]any `json:"results"`
+	}
+	if err := json.Unmarshal(dataBlock(t, page), &data); err != nil {
+		t.Fatal(err)
+	}
+	// [item, model, state, score, latency, cost, cached, answer, ...]
+	want := [][2]any{{0.0, "42"}, {1.0, "42"}, {0.0, "41"}, {1.0, "43"}}
+	for i, rec := range data.Results {
+		if got := [2]any{rec[0], rec[7]}; got != want[i] {
+			t.Errorf("result %d is item %v answering %q, want item %v answering %q", i, got[0], got[1], want[i][0], want[i][1])
+		}
+	}
+	if len(data.Results) == 4 && (len(data.Results[1]) != 12 || data.Results[1][10] != "What is 40 + 3?") {
+		t.Errorf("the second line's item has no row of its own: %v", data.Results[1])
+	}
+	for _, prompt := range []string{"What is 40 + 2?", "What is 40 + 3?"} {
+		if !bytes.Contains(page, []byte(prompt)) {
+			t.Errorf("the page lacks the prompt %q", prompt)
+		}
+	}
+}
+
 // syntheticEval is a run of n items on m models, with prompts and answers
 // of a few hundred characters, a third of them failing and some errors.
 func syntheticEval(items, models int) *report.Eval {
