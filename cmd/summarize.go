@@ -84,7 +84,9 @@ files (naming them) and is cut to --max-diff-tokens tokens. A summary is
 stored under the repository's id (the hash of its root commit, the same for
 every clone), the commit, the model and the prompt version: a commit already
 summarized is never sent again. Paths after "--" limit the walk and the diff
-to those files and directories (relative to the repository root).
+to those files and directories, as git takes them: relative to the directory
+digest runs in when that lies in the repository's work tree (":/PATH" for the
+root's), else to the repository's root.
 
 The default model, offline, needs no key and no network: it writes an
 extractive summary from the commit message and the diff.`,
@@ -94,7 +96,7 @@ extractive summary from the commit message and the diff.`,
 			"digest summarize --rev v1.2.0..v1.3.0 -o CHANGELOG.md",
 			"digest summarize --rev origin/main..HEAD --step-summary   # in CI",
 			"digest summarize --format jsonl | jq -r .summary",
-			"digest summarize -- internal/engine docs/*.md"),
+			"digest summarize -- internal/engine 'docs/*.md'   # from where you are, as git"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Repos, opts.Pathspec = args, nil
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {

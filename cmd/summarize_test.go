@@ -656,6 +656,21 @@ func TestHelpListsExitCodesEnvAndExamples(t *testing.T) {
 	}
 }
 
+// TestSummarizeHelpSaysWherePathspecsAreFrom: the help once said pathspecs
+// were relative to the repository root, while digest takes them, as git
+// does, from the directory it runs in (TestPathspecsAreTakenFromTheDirectoryDigestRunsIn);
+// and its example left a glob for the shell to expand.
+func TestSummarizeHelpSaysWherePathspecsAreFrom(t *testing.T) {
+	res := newHarness(t).run(context.Background(), "summarize", "--help")
+	help := strings.Join(strings.Fields(res.out), " ")
+	if !strings.Contains(help, "relative to the directory digest runs in when that lies in the repository's work tree") {
+		t.Errorf("summarize --help does not say pathspecs are taken from the directory digest runs in:\n%s", res.out)
+	}
+	if strings.Contains(help, " docs/*.md") {
+		t.Errorf("summarize --help's example leaves docs/*.md unquoted, for the shell to expand:\n%s", res.out)
+	}
+}
+
 func TestVersionAndCompletion(t *testing.T) {
 	h := newHarness(t)
 	if res := h.run(context.Background(), "version"); res.code != 0 || !strings.HasPrefix(res.out, "digest v1.2.3-test go") {
