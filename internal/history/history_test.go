@@ -146,6 +146,33 @@ func TestOpenFromSubdirectory(t *testing.T) {
 	}
 }
 
+// TestNameOfAGitDirectory: a repository opened by its .git directory, as
+// git -C repo/.git reads it, is named by the directory holding it; its name
+// was once "" (a jsonl "repo" of "" and a Markdown heading "## ").
+func TestNameOfAGitDirectory(t *testing.T) {
+	api := filepath.Join(t.TempDir(), "api")
+	gittest.NewAt(t, api).Write("a.txt", "a\n").Commit("Start")
+	for path, want := range map[string]string{
+		api:                              "api",
+		filepath.Join(api, ".git"):       "api",
+		filepath.Join(api, ".git") + "/": "api",
+		filepath.Join(api, "sub", ".."):  "api",
+	} {
+		if got := open(t, path).Name(); got != want {
+			t.Errorf("Open(%q).Name() = %q, want %q", path, got, want)
+		}
+	}
+	bare := filepath.Join(t.TempDir(), "web.git")
+	clone := exec.Command("git", "clone", "-q", "--bare", api, bare)
+	clone.Env = gittest.GitEnv(t)
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Skipf("git clone --bare: %v: %s", err, out)
+	}
+	if got := open(t, bare).Name(); got != "web" {
+		t.Errorf("bare web.git: Name() = %q, want web", got)
+	}
+}
+
 func TestRootCommitIsSharedByClones(t *testing.T) {
 	f := gittest.NewFixture(t)
 	clone := f.Clone()

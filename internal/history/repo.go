@@ -265,9 +265,15 @@ func (r *Repo) InWorkTree(dir string) (string, bool) {
 // Path is the repository's absolute root.
 func (r *Repo) Path() string { return r.path }
 
-// Name is a short human name for the repository: its directory's base name.
+// Name is a short human name for the repository: its directory's base name
+// ("api" for api.git), or that of the directory holding it when it was
+// opened by its .git directory, which git reads as a bare repository.
 func (r *Repo) Name() string {
-	return strings.TrimSuffix(filepath.Base(r.path), ".git")
+	base := filepath.Base(r.path)
+	if base == ".git" {
+		base = filepath.Base(filepath.Dir(r.path))
+	}
+	return strings.TrimSuffix(base, ".git")
 }
 
 // Head returns the commit HEAD points to, or ErrEmpty when HEAD is unborn.
