@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,6 +136,36 @@ func TestWalkErrors(t *testing.T) {
 	}
 	if _, err := history.Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a git repository") {
 		t.Errorf("plain directory: %v", err)
+	}
+}
+
+// TestOpenWhatIsNotADirectory: a file in a work tree points to its
+// repository; a file elsewhere, or a named pipe, points to none, where the
+// error once named the file's directory as "the directory of its repository".
+func TestOpenWhatIsNotADirectory(t *testing.T) {
+	f := gittest.NewFixture(t)
+	elsewhere := t.TempDir()
+	plain := filepath.Join(elsewhere, "notes.txt")
+	if err := os.WriteFile(plain, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inTree := filepath.Join(f.Dir, "notes.txt")
+	if err := os.WriteFile(inTree, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(elsewhere, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for path, want := range map[string]string{
+		inTree: "notes.txt is a file, not a repository. Try: the directory of its repository (" + f.Dir + "), and the file as a pathspec after --",
+		plain:  "notes.txt is a file, not a repository, and " + elsewhere + " is in no git repository. Try: a path to a git repository",
+		fifo:   "pipe is a named pipe, not a repository, and " + elsewhere + " is in no git repository. Try: a path to a git repository",
+	} {
+		_, err := history.Open(path)
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("Open(%s): %v, want an error ending %q", path, err, want)
+		}
 	}
 }
 
