@@ -315,6 +315,11 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		}
 		return err
 	}
+	if len(res.Unusable) == len(o.Repos) {
+		// An empty changelog would replace -o's file and read as complete.
+		listUnusable(o, res)
+		return fmt.Errorf("none of the %d repositories could be summarized (named above); nothing was written. Try: fix those paths, and run again", len(o.Repos))
+	}
 	if res.Estimate != nil {
 		if err := writeEstimate(o, res); err != nil {
 			return err
@@ -380,11 +385,17 @@ func unusableError(o *SummarizeOptions, res *summarize.Result) error {
 	if len(res.Unusable) == 0 {
 		return nil
 	}
+	listUnusable(o, res)
+	return fmt.Errorf("%d of %d repositories could not be summarized (named above); the others' changelog is written. Try: fix or drop those paths, and run again",
+		len(res.Unusable), len(o.Repos))
+}
+
+// listUnusable names each repository set aside, one line each, before the
+// error that ends the run.
+func listUnusable(o *SummarizeOptions, res *summarize.Result) {
 	for _, u := range res.Unusable {
 		fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s: %s\n", textsafe.Line(u.Path), textsafe.Line(u.Err.Error()))
 	}
-	return fmt.Errorf("%d of %d repositories could not be summarized (named above); the others' changelog is written. Try: fix or drop those paths, and run again",
-		len(res.Unusable), len(o.Repos))
 }
 
 // writeEstimate prints what a --dry-run counted: a sentence for people, or

@@ -773,6 +773,37 @@ func TestOneUnusableRepositoryDoesNotStopTheOthers(t *testing.T) {
 	oneLineError(t, res, 1, "is a file, not a repository")
 }
 
+// TestNoUsableRepositoryWritesNoChangelog: when every repository of a run
+// is set aside, the run writes nothing: it once wrote "No commits to
+// summarize." over -o's file, said "the others' changelog is written" of
+// no others, and printed a dry run's estimate of nothing.
+func TestNoUsableRepositoryWritesNoChangelog(t *testing.T) {
+	notRepo := t.TempDir()
+	missing := filepath.Join(notRepo, "nope")
+	out := filepath.Join(t.TempDir(), "CHANGELOG.md")
+	if err := os.WriteFile(out, []byte("# the published notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	for _, extra := range [][]string{{"-o", out}, {"-f", "json", "-o", out}, {"--dry-run"}} {
+		res := h.run(context.Background(), append([]string{"summarize", notRepo, missing}, extra...)...)
+		if res.code != 1 {
+			t.Errorf("%v: exit %d, want 1: %s", extra, res.code, res.errOut)
+		}
+		if res.out != "" {
+			t.Errorf("%v: stdout %q, want nothing", extra, res.out)
+		}
+		lines := strings.Split(strings.TrimSpace(res.errOut), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "digest: skipped "+notRepo+": ") || !strings.HasPrefix(lines[1], "digest: skipped "+missing+": ") ||
+			!strings.Contains(lines[2], "none of the 2 repositories could be summarized") || !strings.Contains(lines[2], "Try: ") {
+			t.Errorf("%v: stderr, want a line for each path and the error:\n%s", extra, res.errOut)
+		}
+		if got, _ := os.ReadFile(out); string(got) != "# the published notes\n" {
+			t.Errorf("%v: -o's file became %q", extra, got)
+		}
+	}
+}
+
 // TestPathspecsAreTakenFromTheDirectoryDigestRunsIn: pathspecs, git's magic
 // included (exclude, icase, glob, literal, top), select the commits git
 // selects, compared with git rev-list; run from a subdirectory they are
