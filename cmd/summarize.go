@@ -298,8 +298,13 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	res, err := summarize.Run(ctx, cfg)
 	bar.Finish()
 	if res != nil {
-		for _, p := range res.Empty {
-			o.Infof("digest: %s has no commits; nothing to summarize", p)
+		for _, e := range res.Empty {
+			if e.Other == "" {
+				o.Infof("digest: %s has no commits; nothing to summarize", e.Path)
+				continue
+			}
+			o.Infof("digest: %s: HEAD is on branch %s, which has no commits yet; nothing to summarize. Try: --rev %s, or --all",
+				e.Path, textsafe.Line(e.Branch), textsafe.Line(e.Other))
 		}
 	}
 	if err != nil {

@@ -248,8 +248,10 @@ func TestRevOnARepositoryWithUnbornHEAD(t *testing.T) {
 	if res.code != 0 || strings.Count(res.out, "\n") != 8 {
 		t.Errorf("--rev main with an unborn HEAD: exit %d, %d entries: %s", res.code, strings.Count(res.out, "\n"), res.errOut)
 	}
-	if res := h.run(context.Background(), "summarize", f.Dir); res.code != 0 || !strings.Contains(res.errOut, "has no commits") {
-		t.Errorf("without --rev the unborn HEAD has nothing to summarize: exit %d, %q", res.code, res.errOut)
+	// Not "has no commits": main has 8.
+	want := "digest: " + f.Dir + ": HEAD is on branch orphan, which has no commits yet; nothing to summarize. Try: --rev main, or --all"
+	if res := h.run(context.Background(), "summarize", f.Dir); res.code != 0 || !strings.Contains(res.errOut, want) {
+		t.Errorf("without --rev the unborn HEAD has nothing to summarize: exit %d, %q, want %q", res.code, res.errOut, want)
 	}
 }
 

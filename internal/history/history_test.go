@@ -169,6 +169,41 @@ func TestOpenWhatIsNotADirectory(t *testing.T) {
 	}
 }
 
+// TestUnbornNamesTheBranchAndOneWithCommits: a HEAD on an orphan branch is
+// told apart from an empty repository, with a branch (else a tag, else a
+// remote branch) that holds commits.
+func TestUnbornNamesTheBranchAndOneWithCommits(t *testing.T) {
+	unbornOn := func(r *gittest.Repo, branch string) *history.Repo {
+		t.Helper()
+		if err := r.Git.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
+			t.Fatal(err)
+		}
+		return open(t, r.Dir)
+	}
+	r := gittest.New(t)
+	first := r.Write("a.txt", "a\n").Commit("Start")
+	r.Tag("v1").AddRemoteBranch("main", first)
+	r.Branch("feature").Checkout("main")
+	if branch, other, ok := unbornOn(r, "gh-pages").Unborn(); !ok || branch != "gh-pages" || other != "main" {
+		t.Errorf("orphan gh-pages beside main: Unborn() = %q, %q, %v; want gh-pages, main, true", branch, other, ok)
+	}
+	for _, step := range []struct{ branch, want string }{{"main", "feature"}, {"feature", "v1"}} {
+		branch, want := step.branch, step.want
+		if err := r.Git.Storer.RemoveReference(plumbing.NewBranchReferenceName(branch)); err != nil {
+			t.Fatal(err)
+		}
+		if _, other, _ := unbornOn(r, "gh-pages").Unborn(); other != want {
+			t.Errorf("without %s: other %q, want %s", branch, other, want)
+		}
+	}
+	if _, _, ok := open(t, gittest.NewFixture(t).Dir).Unborn(); ok {
+		t.Error("a HEAD with commits is reported unborn")
+	}
+	if branch, other, ok := open(t, gittest.New(t).Dir).Unborn(); !ok || branch != "main" || other != "" {
+		t.Errorf("empty repository: Unborn() = %q, %q, %v; want main, \"\", true", branch, other, ok)
+	}
+}
+
 func TestOpenFromSubdirectory(t *testing.T) {
 	f := gittest.NewFixture(t)
 	r := open(t, f.Dir+"/docs")
