@@ -775,6 +775,40 @@ func TestOneUnusableRepositoryDoesNotStopTheOthers(t *testing.T) {
 	oneLineError(t, res, 1, "is a file, not a repository")
 }
 
+// TestShallowCloneAtAMergeSaysWhy: actions/checkout's default fetch-depth:
+// 1 on a pull request checks out a merge whose parents the clone lacks. The
+// run once ended "No commits to summarize." with exit 0 and no word of the
+// shallow clone; it now names the merge at the edge and what to fetch.
+func TestShallowCloneAtAMergeSaysWhy(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs the git command to make a shallow clone")
+	}
+	src := gittest.New(t)
+	src.Write("a.txt", "a\n").Commit("Start")
+	feature := src.Branch("feature").Write("b.txt", "b\n").Commit("feat: add b")
+	src.Checkout("main").Write("c.txt", "c\n").Commit("fix: add c")
+	merge := src.Merge("Merge pull request #7 from feature", feature)
+	dir := filepath.Join(t.TempDir(), "pr")
+	clone := exec.Command("git", "clone", "--quiet", "--depth", "1", "file://"+src.Dir, dir)
+	clone.Env = gittest.GitEnv(t)
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Fatalf("git clone --depth 1: %v\n%s", err, out)
+	}
+	h := newHarness(t)
+	for _, args := range [][]string{{"-f", "jsonl"}, {"-f", "jsonl", "--dry-run"}} {
+		res := h.run(context.Background(), append([]string{"summarize", dir, "--repo-id", "acme/pr"}, args...)...)
+		if res.code != 0 || strings.TrimSpace(res.out) != "" && !strings.Contains(res.out, `"commits":0`) {
+			t.Errorf("%v: exit %d, stdout %q; want exit 0 and nothing summarized", args, res.code, res.out)
+		}
+		if !strings.Contains(res.errOut, "commit="+merge) || !strings.Contains(res.errOut, "edge of a shallow clone") || !strings.Contains(res.errOut, "Try: git fetch --deepen") {
+			t.Errorf("%v: no warning naming the merge at the edge:\n%s", args, res.errOut)
+		}
+	}
+	if h.calls.Load() != 0 {
+		t.Errorf("%d requests for a clone with nothing to summarize", h.calls.Load())
+	}
+}
+
 // TestNoUsableRepositoryWritesNoChangelog: when every repository of a run
 // is set aside, the run writes nothing: it once wrote "No commits to
 // summarize." over -o's file, said "the others' changelog is written" of

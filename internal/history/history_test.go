@@ -204,6 +204,43 @@ func TestUnbornNamesTheBranchAndOneWithCommits(t *testing.T) {
 	}
 }
 
+// TestMergeAtAShallowEdgeIsHandedOnAsABoundary: cloned with --depth 1 at a
+// merge, as actions/checkout checks out a pull request, the walk once handed
+// on nothing at all, and the caller could not say why.
+func TestMergeAtAShallowEdgeIsHandedOnAsABoundary(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs the git command to make a shallow clone")
+	}
+	src := gittest.New(t)
+	src.Write("a.txt", "a\n").Commit("Start")
+	feature := src.Branch("feature").Write("b.txt", "b\n").Commit("Add b")
+	src.Checkout("main").Write("c.txt", "c\n").Commit("Add c")
+	merge := src.Merge("Merge feature", feature)
+	dir := filepath.Join(t.TempDir(), "shallow")
+	clone := exec.Command("git", "clone", "--quiet", "--depth", "1", "file://"+src.Dir, dir)
+	clone.Env = gittest.GitEnv(t)
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Fatalf("git clone --depth 1: %v\n%s", err, out)
+	}
+	for _, opts := range []history.WalkOptions{{}, {MaxCommits: 1}, {IncludeMerges: true}} {
+		var got []history.Commit
+		if err := open(t, dir).Walk(context.Background(), opts, func(c history.Commit) error {
+			got = append(got, c)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Hash != merge || !got[0].Boundary {
+			t.Errorf("%+v: walked %+v, want the merge %s alone, as a boundary", opts, got, merge)
+		}
+	}
+	// In a full clone a merge is left out, as git rev-list --no-merges
+	// leaves it.
+	if got := walk(t, open(t, src.Dir), history.WalkOptions{MaxCommits: 1}); len(got) != 1 || got[0] == merge {
+		t.Errorf("full clone: %v, want the newest commit that is not a merge", got)
+	}
+}
+
 func TestOpenFromSubdirectory(t *testing.T) {
 	f := gittest.NewFixture(t)
 	r := open(t, f.Dir+"/docs")
