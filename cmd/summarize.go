@@ -84,7 +84,9 @@ files (naming them) and is cut to --max-diff-tokens tokens. A summary is
 stored under the repository's id (the hash of its root commit, the same for
 every clone), the commit, the model and the prompt version: a commit already
 summarized is never sent again. Paths after "--" limit the walk and the diff
-to those files and directories (relative to the repository root).
+to those files and directories, as git takes them: relative to the directory
+digest runs in when that lies in the repository's work tree (":/PATH" for the
+root's), else to the repository's root.
 
 The default model, offline, needs no key and no network: it writes an
 extractive summary from the commit message and the diff.`,
@@ -94,7 +96,7 @@ extractive summary from the commit message and the diff.`,
 			"digest summarize --rev v1.2.0..v1.3.0 -o CHANGELOG.md",
 			"digest summarize --rev origin/main..HEAD --step-summary   # in CI",
 			"digest summarize --format jsonl | jq -r .summary",
-			"digest summarize -- internal/engine docs/*.md"),
+			"digest summarize -- internal/engine 'docs/*.md'   # from where you are, as git"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Repos, opts.Pathspec = args, nil
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
@@ -296,8 +298,13 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	res, err := summarize.Run(ctx, cfg)
 	bar.Finish()
 	if res != nil {
-		for _, p := range res.Empty {
-			o.Infof("digest: %s has no commits; nothing to summarize", p)
+		for _, e := range res.Empty {
+			if e.Other == "" {
+				o.Infof("digest: %s has no commits; nothing to summarize", e.Path)
+				continue
+			}
+			o.Infof("digest: %s: HEAD is on branch %s, which has no commits yet; nothing to summarize. Try: --rev %s, or --all",
+				e.Path, textsafe.Line(e.Branch), textsafe.Line(e.Other))
 		}
 	}
 	if err != nil {
@@ -312,6 +319,11 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 			return fmt.Errorf("%w (%d new summaries were stored before it)", err, res.Changelog.Stats.Summarized)
 		}
 		return err
+	}
+	if len(res.Unusable) == len(o.Repos) {
+		// An empty changelog would replace -o's file and read as complete.
+		listUnusable(o, res)
+		return fmt.Errorf("none of the %d repositories could be summarized (named above); nothing was written. Try: fix those paths, and run again", len(o.Repos))
 	}
 	if res.Estimate != nil {
 		if err := writeEstimate(o, res); err != nil {
@@ -378,11 +390,17 @@ func unusableError(o *SummarizeOptions, res *summarize.Result) error {
 	if len(res.Unusable) == 0 {
 		return nil
 	}
+	listUnusable(o, res)
+	return fmt.Errorf("%d of %d repositories could not be summarized (named above); the others' changelog is written. Try: fix or drop those paths, and run again",
+		len(res.Unusable), len(o.Repos))
+}
+
+// listUnusable names each repository set aside, one line each, before the
+// error that ends the run.
+func listUnusable(o *SummarizeOptions, res *summarize.Result) {
 	for _, u := range res.Unusable {
 		fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s: %s\n", textsafe.Line(u.Path), textsafe.Line(u.Err.Error()))
 	}
-	return fmt.Errorf("%d of %d repositories could not be summarized (named above); the others' changelog is written. Try: fix or drop those paths, and run again",
-		len(res.Unusable), len(o.Repos))
 }
 
 // writeEstimate prints what a --dry-run counted: a sentence for people, or

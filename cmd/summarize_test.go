@@ -248,8 +248,10 @@ func TestRevOnARepositoryWithUnbornHEAD(t *testing.T) {
 	if res.code != 0 || strings.Count(res.out, "\n") != 8 {
 		t.Errorf("--rev main with an unborn HEAD: exit %d, %d entries: %s", res.code, strings.Count(res.out, "\n"), res.errOut)
 	}
-	if res := h.run(context.Background(), "summarize", f.Dir); res.code != 0 || !strings.Contains(res.errOut, "has no commits") {
-		t.Errorf("without --rev the unborn HEAD has nothing to summarize: exit %d, %q", res.code, res.errOut)
+	// Not "has no commits": main has 8.
+	want := "digest: " + f.Dir + ": HEAD is on branch orphan, which has no commits yet; nothing to summarize. Try: --rev main, or --all"
+	if res := h.run(context.Background(), "summarize", f.Dir); res.code != 0 || !strings.Contains(res.errOut, want) {
+		t.Errorf("without --rev the unborn HEAD has nothing to summarize: exit %d, %q, want %q", res.code, res.errOut, want)
 	}
 }
 
@@ -656,6 +658,21 @@ func TestHelpListsExitCodesEnvAndExamples(t *testing.T) {
 	}
 }
 
+// TestSummarizeHelpSaysWherePathspecsAreFrom: the help once said pathspecs
+// were relative to the repository root, while digest takes them, as git
+// does, from the directory it runs in (TestPathspecsAreTakenFromTheDirectoryDigestRunsIn);
+// and its example left a glob for the shell to expand.
+func TestSummarizeHelpSaysWherePathspecsAreFrom(t *testing.T) {
+	res := newHarness(t).run(context.Background(), "summarize", "--help")
+	help := strings.Join(strings.Fields(res.out), " ")
+	if !strings.Contains(help, "relative to the directory digest runs in when that lies in the repository's work tree") {
+		t.Errorf("summarize --help does not say pathspecs are taken from the directory digest runs in:\n%s", res.out)
+	}
+	if strings.Contains(help, " docs/*.md") {
+		t.Errorf("summarize --help's example leaves docs/*.md unquoted, for the shell to expand:\n%s", res.out)
+	}
+}
+
 func TestVersionAndCompletion(t *testing.T) {
 	h := newHarness(t)
 	if res := h.run(context.Background(), "version"); res.code != 0 || !strings.HasPrefix(res.out, "digest v1.2.3-test go") {
@@ -756,6 +773,71 @@ func TestOneUnusableRepositoryDoesNotStopTheOthers(t *testing.T) {
 
 	res = h.run(context.Background(), "summarize", file)
 	oneLineError(t, res, 1, "is a file, not a repository")
+}
+
+// TestShallowCloneAtAMergeSaysWhy: actions/checkout's default fetch-depth:
+// 1 on a pull request checks out a merge whose parents the clone lacks. The
+// run once ended "No commits to summarize." with exit 0 and no word of the
+// shallow clone; it now names the merge at the edge and what to fetch.
+func TestShallowCloneAtAMergeSaysWhy(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs the git command to make a shallow clone")
+	}
+	src := gittest.New(t)
+	src.Write("a.txt", "a\n").Commit("Start")
+	feature := src.Branch("feature").Write("b.txt", "b\n").Commit("feat: add b")
+	src.Checkout("main").Write("c.txt", "c\n").Commit("fix: add c")
+	merge := src.Merge("Merge pull request #7 from feature", feature)
+	dir := filepath.Join(t.TempDir(), "pr")
+	clone := exec.Command("git", "clone", "--quiet", "--depth", "1", "file://"+src.Dir, dir)
+	clone.Env = gittest.GitEnv(t)
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Fatalf("git clone --depth 1: %v\n%s", err, out)
+	}
+	h := newHarness(t)
+	for _, args := range [][]string{{"-f", "jsonl"}, {"-f", "jsonl", "--dry-run"}} {
+		res := h.run(context.Background(), append([]string{"summarize", dir, "--repo-id", "acme/pr"}, args...)...)
+		if res.code != 0 || strings.TrimSpace(res.out) != "" && !strings.Contains(res.out, `"commits":0`) {
+			t.Errorf("%v: exit %d, stdout %q; want exit 0 and nothing summarized", args, res.code, res.out)
+		}
+		if !strings.Contains(res.errOut, "commit="+merge) || !strings.Contains(res.errOut, "edge of a shallow clone") || !strings.Contains(res.errOut, "Try: git fetch --deepen") {
+			t.Errorf("%v: no warning naming the merge at the edge:\n%s", args, res.errOut)
+		}
+	}
+	if h.calls.Load() != 0 {
+		t.Errorf("%d requests for a clone with nothing to summarize", h.calls.Load())
+	}
+}
+
+// TestNoUsableRepositoryWritesNoChangelog: when every repository of a run
+// is set aside, the run writes nothing: it once wrote "No commits to
+// summarize." over -o's file, said "the others' changelog is written" of
+// no others, and printed a dry run's estimate of nothing.
+func TestNoUsableRepositoryWritesNoChangelog(t *testing.T) {
+	notRepo := t.TempDir()
+	missing := filepath.Join(notRepo, "nope")
+	out := filepath.Join(t.TempDir(), "CHANGELOG.md")
+	if err := os.WriteFile(out, []byte("# the published notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	for _, extra := range [][]string{{"-o", out}, {"-f", "json", "-o", out}, {"--dry-run"}} {
+		res := h.run(context.Background(), append([]string{"summarize", notRepo, missing}, extra...)...)
+		if res.code != 1 {
+			t.Errorf("%v: exit %d, want 1: %s", extra, res.code, res.errOut)
+		}
+		if res.out != "" {
+			t.Errorf("%v: stdout %q, want nothing", extra, res.out)
+		}
+		lines := strings.Split(strings.TrimSpace(res.errOut), "\n")
+		if len(lines) != 3 || !strings.HasPrefix(lines[0], "digest: skipped "+notRepo+": ") || !strings.HasPrefix(lines[1], "digest: skipped "+missing+": ") ||
+			!strings.Contains(lines[2], "none of the 2 repositories could be summarized") || !strings.Contains(lines[2], "Try: ") {
+			t.Errorf("%v: stderr, want a line for each path and the error:\n%s", extra, res.errOut)
+		}
+		if got, _ := os.ReadFile(out); string(got) != "# the published notes\n" {
+			t.Errorf("%v: -o's file became %q", extra, got)
+		}
+	}
 }
 
 // TestPathspecsAreTakenFromTheDirectoryDigestRunsIn: pathspecs, git's magic

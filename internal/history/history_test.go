@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,11 +139,140 @@ func TestWalkErrors(t *testing.T) {
 	}
 }
 
+// TestOpenWhatIsNotADirectory: a file in a work tree points to its
+// repository; a file elsewhere, or a named pipe, points to none, where the
+// error once named the file's directory as "the directory of its repository".
+func TestOpenWhatIsNotADirectory(t *testing.T) {
+	f := gittest.NewFixture(t)
+	elsewhere := t.TempDir()
+	plain := filepath.Join(elsewhere, "notes.txt")
+	if err := os.WriteFile(plain, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inTree := filepath.Join(f.Dir, "notes.txt")
+	if err := os.WriteFile(inTree, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(elsewhere, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for path, want := range map[string]string{
+		inTree: "notes.txt is a file, not a repository. Try: the directory of its repository (" + f.Dir + "), and the file as a pathspec after --",
+		plain:  "notes.txt is a file, not a repository, and " + elsewhere + " is in no git repository. Try: a path to a git repository",
+		fifo:   "pipe is a named pipe, not a repository, and " + elsewhere + " is in no git repository. Try: a path to a git repository",
+	} {
+		_, err := history.Open(path)
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("Open(%s): %v, want an error ending %q", path, err, want)
+		}
+	}
+}
+
+// TestUnbornNamesTheBranchAndOneWithCommits: a HEAD on an orphan branch is
+// told apart from an empty repository, with a branch (else a tag, else a
+// remote branch) that holds commits.
+func TestUnbornNamesTheBranchAndOneWithCommits(t *testing.T) {
+	unbornOn := func(r *gittest.Repo, branch string) *history.Repo {
+		t.Helper()
+		if err := r.Git.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(branch))); err != nil {
+			t.Fatal(err)
+		}
+		return open(t, r.Dir)
+	}
+	r := gittest.New(t)
+	first := r.Write("a.txt", "a\n").Commit("Start")
+	r.Tag("v1").AddRemoteBranch("main", first)
+	r.Branch("feature").Checkout("main")
+	if branch, other, ok := unbornOn(r, "gh-pages").Unborn(); !ok || branch != "gh-pages" || other != "main" {
+		t.Errorf("orphan gh-pages beside main: Unborn() = %q, %q, %v; want gh-pages, main, true", branch, other, ok)
+	}
+	for _, step := range []struct{ branch, want string }{{"main", "feature"}, {"feature", "v1"}} {
+		branch, want := step.branch, step.want
+		if err := r.Git.Storer.RemoveReference(plumbing.NewBranchReferenceName(branch)); err != nil {
+			t.Fatal(err)
+		}
+		if _, other, _ := unbornOn(r, "gh-pages").Unborn(); other != want {
+			t.Errorf("without %s: other %q, want %s", branch, other, want)
+		}
+	}
+	if _, _, ok := open(t, gittest.NewFixture(t).Dir).Unborn(); ok {
+		t.Error("a HEAD with commits is reported unborn")
+	}
+	if branch, other, ok := open(t, gittest.New(t).Dir).Unborn(); !ok || branch != "main" || other != "" {
+		t.Errorf("empty repository: Unborn() = %q, %q, %v; want main, \"\", true", branch, other, ok)
+	}
+}
+
+// TestMergeAtAShallowEdgeIsHandedOnAsABoundary: cloned with --depth 1 at a
+// merge, as actions/checkout checks out a pull request, the walk once handed
+// on nothing at all, and the caller could not say why.
+func TestMergeAtAShallowEdgeIsHandedOnAsABoundary(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs the git command to make a shallow clone")
+	}
+	src := gittest.New(t)
+	src.Write("a.txt", "a\n").Commit("Start")
+	feature := src.Branch("feature").Write("b.txt", "b\n").Commit("Add b")
+	src.Checkout("main").Write("c.txt", "c\n").Commit("Add c")
+	merge := src.Merge("Merge feature", feature)
+	dir := filepath.Join(t.TempDir(), "shallow")
+	clone := exec.Command("git", "clone", "--quiet", "--depth", "1", "file://"+src.Dir, dir)
+	clone.Env = gittest.GitEnv(t)
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Fatalf("git clone --depth 1: %v\n%s", err, out)
+	}
+	for _, opts := range []history.WalkOptions{{}, {MaxCommits: 1}, {IncludeMerges: true}} {
+		var got []history.Commit
+		if err := open(t, dir).Walk(context.Background(), opts, func(c history.Commit) error {
+			got = append(got, c)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Hash != merge || !got[0].Boundary {
+			t.Errorf("%+v: walked %+v, want the merge %s alone, as a boundary", opts, got, merge)
+		}
+	}
+	// In a full clone a merge is left out, as git rev-list --no-merges
+	// leaves it.
+	if got := walk(t, open(t, src.Dir), history.WalkOptions{MaxCommits: 1}); len(got) != 1 || got[0] == merge {
+		t.Errorf("full clone: %v, want the newest commit that is not a merge", got)
+	}
+}
+
 func TestOpenFromSubdirectory(t *testing.T) {
 	f := gittest.NewFixture(t)
 	r := open(t, f.Dir+"/docs")
 	if r.Path() != f.Dir {
 		t.Errorf("Path() = %s, want the work tree %s", r.Path(), f.Dir)
+	}
+}
+
+// TestNameOfAGitDirectory: a repository opened by its .git directory, as
+// git -C repo/.git reads it, is named by the directory holding it; its name
+// was once "" (a jsonl "repo" of "" and a Markdown heading "## ").
+func TestNameOfAGitDirectory(t *testing.T) {
+	api := filepath.Join(t.TempDir(), "api")
+	gittest.NewAt(t, api).Write("a.txt", "a\n").Commit("Start")
+	for path, want := range map[string]string{
+		api:                              "api",
+		filepath.Join(api, ".git"):       "api",
+		filepath.Join(api, ".git") + "/": "api",
+		filepath.Join(api, "sub", ".."):  "api",
+	} {
+		if got := open(t, path).Name(); got != want {
+			t.Errorf("Open(%q).Name() = %q, want %q", path, got, want)
+		}
+	}
+	bare := filepath.Join(t.TempDir(), "web.git")
+	clone := exec.Command("git", "clone", "-q", "--bare", api, bare)
+	clone.Env = gittest.GitEnv(t)
+	if out, err := clone.CombinedOutput(); err != nil {
+		t.Skipf("git clone --bare: %v: %s", err, out)
+	}
+	if got := open(t, bare).Name(); got != "web" {
+		t.Errorf("bare web.git: Name() = %q, want web", got)
 	}
 }
 

@@ -111,7 +111,7 @@ func Open(path string) (*Repo, error) {
 		return nil, fmt.Errorf("%s: no such directory. Try: a path to a git repository", path)
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("%s is a file, not a repository. Try: the directory of its repository (%s), and the file as a pathspec after --", path, filepath.Dir(path))
+		return nil, notADirectory(path, abs, info.Mode())
 	}
 	// A bare repository has no .git to detect, so try the path itself first.
 	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
@@ -262,12 +262,38 @@ func (r *Repo) InWorkTree(dir string) (string, bool) {
 	return rel, true
 }
 
+// notADirectory says what path is instead of a repository, and points to
+// the repository holding it only when there is one: a file in a work tree
+// is most likely meant as a pathspec.
+func notADirectory(path, abs string, mode os.FileMode) error {
+	kind := "a file"
+	switch {
+	case mode&os.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case mode&os.ModeSocket != 0:
+		kind = "a socket"
+	case mode&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	dir := filepath.Dir(path)
+	if _, err := git.PlainOpenWithOptions(filepath.Dir(abs), &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true}); errors.Is(err, git.ErrRepositoryNotExists) {
+		return fmt.Errorf("%s is %s, not a repository, and %s is in no git repository. Try: a path to a git repository", path, kind, dir)
+	}
+	return fmt.Errorf("%s is %s, not a repository. Try: the directory of its repository (%s), and the file as a pathspec after --", path, kind, dir)
+}
+
 // Path is the repository's absolute root.
 func (r *Repo) Path() string { return r.path }
 
-// Name is a short human name for the repository: its directory's base name.
+// Name is a short human name for the repository: its directory's base name
+// ("api" for api.git), or that of the directory holding it when it was
+// opened by its .git directory, which git reads as a bare repository.
 func (r *Repo) Name() string {
-	return strings.TrimSuffix(filepath.Base(r.path), ".git")
+	base := filepath.Base(r.path)
+	if base == ".git" {
+		base = filepath.Base(filepath.Dir(r.path))
+	}
+	return strings.TrimSuffix(base, ".git")
 }
 
 // Head returns the commit HEAD points to, or ErrEmpty when HEAD is unborn.

@@ -3,6 +3,8 @@ package history
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -116,4 +118,34 @@ func onlyHead(revs []string) bool {
 		}
 	}
 	return true
+}
+
+// Unborn reports, when HEAD names a branch with no commit yet (after git
+// checkout --orphan, or a clone whose default branch is empty), that branch
+// and another that holds commits: main or master, else a local branch,
+// else a tag, else a remote branch, the first by name ("" when the
+// repository has none). Such a
+// repository is not empty, and saying so would send its user looking for
+// commits that are there.
+func (r *Repo) Unborn() (branch, other string, ok bool) {
+	_, name, found, err := r.resolveRef("HEAD")
+	if found || err != nil {
+		return "", "", false
+	}
+	refs, err := r.references()
+	if err != nil {
+		return plumbing.ReferenceName(name).Short(), "", true
+	}
+	slices.SortFunc(refs, func(a, b refEntry) int { return strings.Compare(a.name, b.name) })
+	for _, kind := range []string{"refs/heads/main", "refs/heads/master", "refs/heads/", "refs/tags/", "refs/remotes/"} {
+		for _, ref := range refs {
+			if ref.target != "" || !strings.HasPrefix(ref.name, kind) || !strings.HasSuffix(kind, "/") && ref.name != kind {
+				continue
+			}
+			if _, err := r.peelToCommit(ref.hash); err == nil {
+				return plumbing.ReferenceName(name).Short(), plumbing.ReferenceName(ref.name).Short(), true
+			}
+		}
+	}
+	return plumbing.ReferenceName(name).Short(), "", true
 }

@@ -27,6 +27,9 @@ type WalkOptions struct {
 // Walk calls fn for each selected commit, the commits `git rev-list
 // --no-merges` (with --full-history for pathspecs) selects, in its order:
 // newest committer date first. It stops at the first error fn returns.
+// A commit whose first parent lies beyond a shallow clone's boundary comes
+// with Boundary set, a merge too (not selected, and not counted by
+// MaxCommits): the caller says what cannot be known past it.
 //
 // Without hidden commits (no A of A..B) commits are handed on as the walk
 // reaches them. With them, the walk is git's limit_list: one date-ordered
@@ -275,7 +278,10 @@ func (w *walker) after(id nodeID, t time.Time) bool {
 // reports whether --max-count is reached.
 func (w *walker) emit(ctx context.Context, id nodeID) (done bool, err error) {
 	n := &w.g.nodes[id]
-	if n.count > 1 && !w.opts.IncludeMerges {
+	// A parent not here is beyond a shallow clone's boundary.
+	boundary := n.count > 0 && w.g.nodes[w.g.parents[n.first]].flags&nodeMissing != 0
+	skippedMerge := n.count > 1 && !w.opts.IncludeMerges
+	if skippedMerge && !boundary {
 		w.g.forget(id)
 		return false, nil
 	}
@@ -285,10 +291,15 @@ func (w *walker) emit(ctx context.Context, id nodeID) (done bool, err error) {
 	}
 	commit := newCommit(c)
 	if n.count > 0 {
-		parent := &w.g.nodes[w.g.parents[n.first]]
-		// A parent not here is beyond a shallow clone's boundary.
-		commit.parentTree = parent.tree
-		commit.Boundary = parent.flags&nodeMissing != 0
+		commit.parentTree = w.g.nodes[w.g.parents[n.first]].tree
+		commit.Boundary = boundary
+	}
+	if skippedMerge {
+		// A merge at the edge (HEAD of a pull request checked out with
+		// fetch-depth: 1) is handed on, flagged, never counted: left out
+		// as every merge is, it would leave an empty changelog and no word
+		// of why nothing lay past it.
+		return false, w.fn(commit)
 	}
 	if !w.opts.Paths.Empty() {
 		touches, err := w.r.touches(ctx, commit, w.opts.Paths)

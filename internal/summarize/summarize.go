@@ -130,6 +130,20 @@ type Failure struct {
 	Err    error
 }
 
+// Empty is a repository whose HEAD has no commit: nothing to do.
+type Empty struct {
+	Path string
+	// Other is a branch, tag or remote branch that holds commits all the
+	// same, when HEAD is on an orphan branch ("" when none does); Branch is
+	// that orphan branch.
+	Branch, Other string
+}
+
+func emptyOf(r *history.Repo) Empty {
+	branch, other, _ := r.Unborn()
+	return Empty{Path: r.Path(), Branch: branch, Other: other}
+}
+
 // Unusable is a repository a run could not summarize.
 type Unusable struct {
 	Path string
@@ -140,7 +154,7 @@ type Unusable struct {
 type Result struct {
 	Changelog report.Changelog
 	Failures  []Failure
-	Empty     []string // repositories without commits
+	Empty     []Empty // repositories whose HEAD has no commits
 	// Unusable are the repositories that could not be summarized at all
 	// (not a repository, no such --rev), each with why; the others were.
 	Unusable []Unusable
@@ -444,7 +458,7 @@ func newEngine(opts Options) *engine.Engine {
 func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Repo, walk history.WalkOptions, res *Result, counted map[string]bool) error {
 	head, headErr := r.Head()
 	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && len(opts.Walk.Revs) == 0 {
-		res.Empty = append(res.Empty, r.Path())
+		res.Empty = append(res.Empty, emptyOf(r))
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -479,7 +493,7 @@ func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Re
 		opts.Log.Warn("diff attributes or drivers not honoured", "repo", r.Path(), "problem", w)
 	}
 	if errors.Is(walkErr, history.ErrEmpty) {
-		res.Empty = append(res.Empty, r.Path())
+		res.Empty = append(res.Empty, emptyOf(r))
 		walkErr = nil
 	}
 	// A stop that came once the walk had ended and every commit it found
