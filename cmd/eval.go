@@ -377,6 +377,23 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			}
 			return cmdutil.Interrupted(fmt.Sprintf("interrupted; results so far are stored in %s as run %s: run the same command again to continue", cfg.Store.Path(), out.RunID))
 		}
+		if out != nil && out.RunID != "" && cfg.Store != nil && !o.DryRun && out.Pending == 0 {
+			// A run stopped by a fatal error (a refused key, too many
+			// failures in a row) still leaves its reports: a CI job reads
+			// its JUnit and step summary to see what failed.
+			rep, rerr := storedReport(ctx, cfg, out, gates)
+			if rerr == nil {
+				rerr = writeEvalReports(o, rep, true)
+			}
+			if rerr != nil {
+				return errors.Join(err, rerr)
+			}
+			results := 0
+			for _, m := range rep.Models {
+				results += m.Items
+			}
+			return fmt.Errorf("%w (the reports hold the %d results stored before the run stopped)", err, results)
+		}
 		return err
 	}
 	if o.DryRun {
@@ -387,19 +404,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		o.Infof("%s", pendingNote(out.Pending, "results"))
 		return nil
 	}
-	run, _, err := cfg.Store.Run(ctx, out.RunID)
+	rep, err := storedReport(ctx, cfg, out, gates)
 	if err != nil {
 		return err
-	}
-	rep, err := eval.Report(ctx, cfg.Store, run, gates)
-	if err != nil {
-		return err
-	}
-	if cfg.Judge != nil {
-		rep.Judge = &report.JudgeCost{Model: cfg.Judge.Spec.String(), Verdicts: out.JudgeVerdicts}
-		if !cfg.Judge.PriceUnknown {
-			rep.Judge.CostUSD = &out.JudgeCostUSD
-		}
 	}
 	if err := writeEvalReports(o, rep, true); err != nil {
 		return err
@@ -422,6 +429,25 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		return err
 	}
 	return gateError(rep)
+}
+
+// storedReport is the report of the run out names, from the store.
+func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gates eval.Gates) (*report.Eval, error) {
+	run, _, err := cfg.Store.Run(ctx, out.RunID)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := eval.Report(ctx, cfg.Store, run, gates)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Judge != nil {
+		rep.Judge = &report.JudgeCost{Model: cfg.Judge.Spec.String(), Verdicts: out.JudgeVerdicts}
+		if !cfg.Judge.PriceUnknown {
+			rep.Judge.CostUSD = &out.JudgeCostUSD
+		}
+	}
+	return rep, nil
 }
 
 // judgeCost is what the judge's verdicts cost, or that its price is
@@ -467,8 +493,14 @@ func resultErrors(rep *report.Eval) error {
 	if unchecked > 0 {
 		also = fmt.Sprintf(", and %d had nothing to check", unchecked)
 	}
-	return fmt.Errorf("%d results ended in error (%s)%s%s. Try: run the same command again to retry them; answers already stored are not paid for again",
-		total, strings.Join(per, ", "), also, strings.TrimRight(first, "."))
+	try := "run the same command again to retry them; answers already stored are not paid for again"
+	if strings.Contains(first, score.ErrNoJudge.Error()) {
+		// Read from standard input, the dataset could not be checked for
+		// judge assertions before the run: a rerun alone fails alike.
+		try = "--judge MODEL (a model that grades the answers), and the same command again; answers already stored are not paid for again"
+	}
+	return fmt.Errorf("%d results ended in error (%s)%s%s. Try: %s",
+		total, strings.Join(per, ", "), also, strings.TrimRight(first, "."), try)
 }
 
 // checkJudgeGiven refuses, before anything is sent, judge assertions with

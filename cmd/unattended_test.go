@@ -7,6 +7,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -159,11 +160,30 @@ func TestEvalFailsWhenRequestsFail(t *testing.T) {
 	out := t.TempDir()
 
 	// A base URL one path off: every request is a 404. Eight in a row stop
-	// the run, naming the model, the last error and what to try.
-	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1", "-j", "1")
-	oneLineError(t, res, 1, "openai:strong failed 8 requests in a row", "HTTP 404", "check the base URL")
+	// the run, naming the model, the last error and what to try; the
+	// reports asked for hold what was stored before the stop, so that a CI
+	// job's JUnit and step summary show the failures.
+	stopped := t.TempDir()
+	summary := filepath.Join(stopped, "summary.md")
+	h.env["GITHUB_STEP_SUMMARY"] = summary
+	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1", "-j", "1",
+		"--junit", filepath.Join(stopped, "junit.xml"))
+	delete(h.env, "GITHUB_STEP_SUMMARY")
+	oneLineError(t, res, 1, "openai:strong failed 8 requests in a row", "HTTP 404", "check the base URL", "results stored before the run stopped")
 	if n := srv.Stats().NotFound; n != 8 {
 		t.Errorf("%d requests before the run stopped, want 8", n)
+	}
+	for _, name := range []string{"junit.xml", "summary.md"} {
+		if b, err := os.ReadFile(filepath.Join(stopped, name)); err != nil || !bytes.Contains(b, []byte("HTTP 404")) {
+			t.Errorf("%s not written when the run stopped (%v):\n%s", name, err, b)
+		}
+	}
+	var doc struct {
+		Models []struct{ Items, Errors int }
+	}
+	if err := json.Unmarshal([]byte(res.out), &doc); err != nil || len(doc.Models) != 1 || doc.Models[0].Errors == 0 ||
+		!strings.Contains(res.errOut, fmt.Sprintf("the reports hold the %d results stored", doc.Models[0].Items)) {
+		t.Errorf("the report on standard output does not hold the stored errors the message counts (%v): %s", err, res.out)
 	}
 
 	// Told never to stop, the run asks for every item, writes every report,
@@ -528,5 +548,39 @@ func TestKilledProcessOfAnotherMachine(t *testing.T) {
 	defer st.Close()
 	if owners, err := st.LeaseOwners(context.Background()); err != nil || len(owners) != 0 {
 		t.Errorf("claims left behind by %v (%v)", owners, err)
+	}
+}
+
+// TestJudgeMissingOnStdinSaysGiveAJudge: a dataset read from standard
+// input cannot be checked for judge assertions before the run; the
+// results that needed a judge end in error, and the error says to give
+// one, since running the same command again fails alike.
+func TestJudgeMissingOnStdinSaysGiveAJudge(t *testing.T) {
+	h := newHarness(t)
+	h.stdin = strings.NewReader(`{"id": "polite", "prompt": "Be nice", "assert": [{"type": "llm-rubric", "value": "polite"}]}` + "\n")
+	res := h.run(context.Background(), "eval", "-", "--models", "offline", "-f", "json")
+	lines := strings.Split(strings.TrimSpace(res.errOut), "\n")
+	last := lines[len(lines)-1]
+	if res.code != 1 || !strings.Contains(last, "needs --judge MODEL") || !strings.Contains(last, "Try: --judge MODEL") {
+		t.Errorf("exit %d, last line %q: want the error to say to give --judge", res.code, last)
+	}
+}
+
+// TestBadValueFromTheEnvironmentNamesTheVariable: a value checked after
+// parsing is refused as its flag's; when it came from DIGEST_*, the error
+// says so, since the command line has no such flag to fix.
+func TestBadValueFromTheEnvironmentNamesTheVariable(t *testing.T) {
+	h := newHarness(t)
+	repo := historyRepo(t, 2)
+	h.env["DIGEST_FORMAT"] = "tabel"
+	for _, args := range [][]string{{"summarize", repo.Dir}, {"eval", sums(t), "--models", "offline"}} {
+		res := h.run(context.Background(), args...)
+		oneLineError(t, res, 2, `"tabel"`, "(--format was set by DIGEST_FORMAT)")
+	}
+	delete(h.env, "DIGEST_FORMAT")
+	res := h.run(context.Background(), "summarize", repo.Dir, "--format", "tabel")
+	oneLineError(t, res, 2, `"tabel"`)
+	if strings.Contains(res.errOut, "DIGEST_FORMAT") {
+		t.Errorf("a flag given on the command line is said to come from the environment: %s", res.errOut)
 	}
 }

@@ -206,7 +206,7 @@ func (s *Scorer) prepare(it dataset.Item, a dataset.Assertion) (*check, error) {
 		c.schema = sch
 	case kindJudge:
 		if s.Judge == nil {
-			return nil, errors.New("judge assertion needs --judge MODEL")
+			return nil, ErrNoJudge
 		}
 		if explicit {
 			c.rubric = strings.Join(vals, "\n")

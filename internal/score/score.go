@@ -80,6 +80,10 @@ const NothingToCheck = "nothing to check: the item has no expected answer or ass
 // fix; a judge's own failure is not one.
 var ErrInvalid = errors.New("invalid assertion")
 
+// ErrNoJudge is the error of a judge assertion scored without a judge:
+// no rerun can pass it, only a run given --judge.
+var ErrNoJudge = errors.New("judge assertion needs --judge MODEL")
+
 // Error is a failure to score an item: an invalid assertion, or a judge
 // that could not grade. It names the item, its line and the assertion.
 type Error struct {
