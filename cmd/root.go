@@ -38,7 +38,7 @@ func Main() int {
 func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	root := NewRootCmd(f)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return cmdutil.ExitOK // a signal that came after the work was done changes nothing
 	}
@@ -53,6 +53,7 @@ func Execute(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	if isCobraUsageError(err) {
 		err = cmdutil.AsUsage(err)
 	}
+	err = cmdutil.NameEnv(cmd, err)
 	// One line, whatever the error quotes (a dataset line, a server's
 	// text): a newline could start a workflow command in a CI log.
 	fmt.Fprintf(f.IOStreams.ErrOut, "digest: %s\n", textsafe.Line(err.Error()))

@@ -43,7 +43,64 @@ func ApplyEnv(cmd *cobra.Command, getenv func(string) string) error {
 		}
 		if setErr := cmd.Flags().Set(f.Name, v); setErr != nil {
 			err = UsageError("%s=%q: %v. Try: a value --%s accepts, or unset %s", EnvName(f.Name), v, setErr, f.Name, EnvName(f.Name))
+			return
 		}
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
+		}
+		f.Annotations[envAnnotation] = []string{EnvName(f.Name)}
 	})
 	return err
 }
+
+// envAnnotation marks a flag whose value came from its variable.
+const envAnnotation = "digest_env"
+
+// NameEnv adds to the message of an error about a flag that its value came
+// from the environment: checked after parsing, such a value is refused as
+// the flag's ("--format: unknown format"), and a person looking for the
+// flag on the command line would not find it.
+func NameEnv(cmd *cobra.Command, err error) error {
+	if cmd == nil || err == nil {
+		return err
+	}
+	msg := err.Error()
+	var from []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		env := f.Annotations[envAnnotation]
+		if len(env) == 0 {
+			return
+		}
+		flag := "--" + f.Name
+		for i := strings.Index(msg, flag); i >= 0; {
+			end := i + len(flag)
+			if end == len(msg) || !isFlagChar(msg[end]) {
+				from = append(from, fmt.Sprintf("%s was set by %s", flag, env[0]))
+				break
+			}
+			j := strings.Index(msg[end:], flag)
+			if j < 0 {
+				break
+			}
+			i = end + j
+		}
+	})
+	if len(from) == 0 {
+		return err
+	}
+	return &envError{err: err, note: " (" + strings.Join(from, ", ") + ")"}
+}
+
+func isFlagChar(c byte) bool {
+	return c == '-' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+}
+
+// envError is an error with a note of where its flags' values came from;
+// it unwraps to the error, whose exit code it keeps.
+type envError struct {
+	err  error
+	note string
+}
+
+func (e *envError) Error() string { return e.err.Error() + e.note }
+func (e *envError) Unwrap() error { return e.err }
