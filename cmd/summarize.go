@@ -407,6 +407,11 @@ func listUnusable(o *SummarizeOptions, res *summarize.Result) {
 // one JSON object with --format json or jsonl.
 func writeEstimate(o *SummarizeOptions, res *summarize.Result) error {
 	e := res.Estimate
+	if o.Output != "" && o.Output != "-" {
+		// -o names the changelog, which an estimate must not replace: a dry
+		// run is the same command with --dry-run added.
+		o.Infof("digest: --dry-run leaves %s as it is; the estimate is on standard output", textsafe.Line(o.Output))
+	}
 	if o.Format == "json" || o.Format == "jsonl" {
 		doc := struct {
 			DryRun bool   `json:"dry_run"`

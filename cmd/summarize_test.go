@@ -1017,3 +1017,22 @@ func TestSummarizeRunsOnItsOwnDependencies(t *testing.T) {
 		t.Errorf("%d calls; output:\n%s", calls.Load(), out.String())
 	}
 }
+
+// TestDryRunLeavesTheChangelogAndSaysSo: -o names the changelog; a dry run
+// (the same command with --dry-run added) leaves it as it is, prints the
+// estimate on standard output, and says where it went.
+func TestDryRunLeavesTheChangelogAndSaysSo(t *testing.T) {
+	h := newHarness(t)
+	repo := historyRepo(t, 3)
+	out := filepath.Join(t.TempDir(), "CHANGELOG.md")
+	if err := os.WriteFile(out, []byte("# Changelog\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := h.run(context.Background(), "summarize", repo.Dir, "-o", out, "--dry-run")
+	if res.code != 0 || !strings.Contains(res.out, "dry run: 3 commits") || !strings.Contains(res.errOut, "--dry-run leaves "+out+" as it is") {
+		t.Errorf("exit %d, out %q, err %q", res.code, res.out, res.errOut)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "# Changelog\n" {
+		t.Errorf("the changelog was changed by a dry run: %q", b)
+	}
+}
