@@ -12,7 +12,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
 )
 
@@ -139,4 +141,67 @@ func countSummaries(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestInterruptAwaitsTheAnswersInFlight: SIGINT while requests to a hosted
+// model are in flight. Those requests are paid for whether or not digest
+// waits, so it waits for them (up to engine.DefaultGrace) and stores their
+// answers: no request is cut off, and the rerun sends each remaining
+// commit once, so every commit is paid for exactly once.
+func TestInterruptAwaitsTheAnswersInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Latency: 300 * time.Millisecond})
+	const commits = 40
+	repo := historyOf(t, commits)
+	db := filepath.Join(t.TempDir(), "digest.db")
+	args := []string{"--db", db, "--verbose", "summarize", repo, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "4", "-f", "jsonl"}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-interrupt-test")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.Contains(lines.Text(), "msg=summarized") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	err = cmd.Wait()
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130:\n%s", err, strings.Join(seen, "\n"))
+	}
+	st := srv.Stats()
+	if st.Canceled != 0 {
+		t.Errorf("%d requests cut off by the interrupt, paid for and lost", st.Canceled)
+	}
+	if stored := countSummaries(t, db); stored != st.Succeeded || stored >= commits {
+		t.Errorf("%d summaries stored of %d answers received, want all of them and not every commit", stored, st.Succeeded)
+	}
+	if !strings.Contains(strings.Join(seen, "\n"), "awaiting the answers in flight") {
+		t.Errorf("no line told that answers in flight were awaited:\n%s", strings.Join(seen, "\n"))
+	}
+	rerun := exec.Command(bin, args...)
+	rerun.Env = cmd.Env
+	if out, err := rerun.CombinedOutput(); err != nil {
+		t.Fatalf("rerun: %v\n%s", err, out)
+	}
+	if st := srv.Stats(); st.Succeeded != commits || st.Requests != commits {
+		t.Errorf("%d answers over %d requests for %d commits, want each commit paid once", st.Succeeded, st.Requests, commits)
+	}
 }

@@ -114,7 +114,13 @@ type Engine struct {
 	// and the limits may be unknown. Local models start at Concurrency.
 	SlowStart bool
 	// Timeout bounds each attempt; 0 leaves it to the provider.
-	Timeout     time.Duration
+	Timeout time.Duration
+	// Grace is how long a call in flight when the run is stopped (an
+	// interrupt, another model's fatal error) may go on to bring back its
+	// answer, which is committed: a provider bills a request it has begun,
+	// so cutting it off would pay for it twice, once now and once on the
+	// rerun. 0 cuts calls off at once.
+	Grace       time.Duration
 	MaxAttempts int
 	// BackoffBase and BackoffMax shape the exponential backoff between
 	// retries that the provider gave no Retry-After for.
@@ -152,6 +158,8 @@ type Engine struct {
 	breaker *breaker
 	recent  recent
 	stats   stats
+	// inFlight counts the calls made and not answered yet.
+	inFlight atomic.Int64
 	// stopped is the error that stopped the engine; halted is closed when
 	// it is set, and stops every Run and Do in progress.
 	stopped atomic.Pointer[FatalError]
@@ -426,6 +434,7 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 	e.init()
 	runCtx, cancel := e.whenHalted(ctx)
 	defer cancel()
+	defer context.AfterFunc(ctx, e.tellGrace)()
 	outcomes := make(chan Outcome)
 	var wg sync.WaitGroup
 	// Workers are the ceiling of concurrency; the gate decides how many of
@@ -727,18 +736,59 @@ const minRateLimitWait = 500 * time.Millisecond
 // call makes one attempt under the per-attempt timeout. A timeout is a
 // transient failure of this attempt; the run's own cancellation is not.
 func (e *Engine) call(ctx context.Context, req provider.Request) (provider.Response, time.Duration, error) {
-	actx, cancel := ctx, context.CancelFunc(func() {})
+	gctx, stop := withGrace(ctx, e.Grace)
+	defer stop()
+	actx, cancel := gctx, context.CancelFunc(func() {})
 	if e.Timeout > 0 {
-		actx, cancel = context.WithTimeout(ctx, e.Timeout)
+		actx, cancel = context.WithTimeout(gctx, e.Timeout)
 	}
 	defer cancel()
+	e.inFlight.Add(1)
+	defer e.inFlight.Add(-1)
 	start := time.Now()
 	resp, err := e.Provider.Complete(actx, req)
 	latency := time.Since(start)
-	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+	if err != nil && gctx.Err() == nil && actx.Err() != nil {
 		err = &provider.Error{Provider: e.name(), Kind: provider.Transient, Message: fmt.Sprintf("no answer within %s", e.Timeout), Err: err}
 	}
 	return resp, latency, err
+}
+
+// tellGrace says, when a run is interrupted with calls in flight, that
+// their answers are awaited: an interrupted run that does not end at once
+// must not look hung.
+func (e *Engine) tellGrace() {
+	if n := e.inFlight.Load(); n > 0 && e.Grace > 0 {
+		e.Log.Warn("stopping: awaiting the answers in flight, which are paid for; interrupt again to stop now",
+			"model", e.name(), "calls", n, "at_most", e.Grace)
+	}
+}
+
+// withGrace is ctx for a call that may outlive ctx by grace: it ends grace
+// after ctx does, or when stop is called.
+func withGrace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	if grace <= 0 {
+		return ctx, func() {}
+	}
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if gctx.Err() == nil {
+			timer = time.AfterFunc(grace, cancel)
+		}
+	})
+	return gctx, func() {
+		stopAfter()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }
 
 // backoff is how long to wait before the next attempt: what the provider

@@ -503,3 +503,76 @@ func TestNewStartsHostedModelsSlowly(t *testing.T) {
 		t.Errorf("offline: slow start %v, tokens %v; want neither", offline.SlowStart, offline.Tokens != nil)
 	}
 }
+
+// TestCancelAwaitsCallsInFlightForTheGrace: a call in flight when the run
+// is interrupted is paid for; within Grace its answer is waited for and
+// committed, no new call starts, and a call that outlasts Grace is cut off.
+func TestCancelAwaitsCallsInFlightForTheGrace(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		grace     time.Duration
+		committed bool
+	}{
+		{"within the grace", guard, true},
+		{"without a grace", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			entered, release := make(chan struct{}), make(chan struct{})
+			var calls atomic.Int64
+			prov := provider.Func(func(cctx context.Context, req provider.Request) (provider.Response, error) {
+				if calls.Add(1) > 1 {
+					t.Errorf("a call started after the interrupt: %s", req.Model)
+				}
+				close(entered)
+				select {
+				case <-release:
+					return answer(req), nil
+				case <-cctx.Done():
+					return provider.Response{}, cctx.Err()
+				}
+			})
+			var committed []engine.Outcome
+			e := &engine.Engine{Provider: prov, Concurrency: 1, Grace: tt.grace}
+			errc := start(ctx, e, buffered(keys("t", 3)), func(o engine.Outcome) error {
+				committed = append(committed, o)
+				return nil
+			})
+			wait(t, (<-chan struct{})(entered), "the first call")
+			cancel()
+			if tt.committed {
+				close(release) // the answer comes after the interrupt
+			}
+			if err := wait(t, errc, "Run to return"); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Run = %v, want context.Canceled", err)
+			}
+			if got := len(committed) == 1 && committed[0].Err == nil && committed[0].Response.Text == "summary of t0"; got != tt.committed {
+				t.Errorf("committed %+v; want the answer in flight committed: %v", committed, tt.committed)
+			}
+		})
+	}
+}
+
+// TestGraceEndsACallThatOutlastsIt: a call still unanswered Grace after the
+// interrupt is cut off, and Run returns.
+func TestGraceEndsACallThatOutlastsIt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	entered := make(chan struct{})
+	prov := provider.Func(func(cctx context.Context, req provider.Request) (provider.Response, error) {
+		close(entered)
+		<-cctx.Done()
+		return provider.Response{}, cctx.Err()
+	})
+	e := &engine.Engine{Provider: prov, Concurrency: 1, Grace: 20 * time.Millisecond}
+	errc := start(ctx, e, buffered(keys("t", 1)), func(o engine.Outcome) error {
+		t.Errorf("committed %+v", o)
+		return nil
+	})
+	wait(t, (<-chan struct{})(entered), "the call")
+	cancel()
+	if err := wait(t, errc, "Run to return once the grace ran out"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+}

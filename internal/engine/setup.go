@@ -23,6 +23,12 @@ type Setup struct {
 	Count func(string) int
 }
 
+// DefaultGrace is how long a hosted model's calls in flight when a run is
+// interrupted may go on to bring back their answers. CI runners give a
+// cancelled job's step about 7.5 s between SIGINT and SIGTERM (GitHub
+// Actions), and a second signal ends digest at once.
+const DefaultGrace = 10 * time.Second
+
 // New builds the engine for a model. A hosted model starts slow (one call
 // in flight, doubling per round of successes: a bad key costs one request)
 // and reserves each request's prompt plus its output cap from the token
@@ -34,7 +40,7 @@ func New(s Setup) *Engine {
 		Timeout: s.Timeout, MaxWait: s.MaxWait, MaxFailures: s.MaxFailures, Log: s.Log, Shared: s.Shared,
 	}
 	if s.Spec.Provider != provider.Offline {
-		e.SlowStart = true
+		e.SlowStart, e.Grace = true, DefaultGrace
 		if s.Count != nil {
 			e.Tokens = func(req provider.Request) int { return RequestTokens(s.Count, req) }
 		}
