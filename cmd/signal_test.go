@@ -81,28 +81,7 @@ func signalMidRun(t *testing.T, sig syscall.Signal) {
 	db := filepath.Join(t.TempDir(), "digest.db")
 
 	cmd := exec.Command(bin, "--db", db, "--verbose", "summarize", r.Dir, "--concurrency", "1", "--batch-size", "1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stderr)
-	var seen []string
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		if strings.Contains(lines.Text(), "msg=summarized") {
-			break
-		}
-	}
-	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-	}
-	err = cmd.Wait()
+	seen, err := signalAfterFirstSummary(t, cmd, sig)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, strings.Join(seen[max(0, len(seen)-5):], "\n"))
@@ -124,6 +103,35 @@ func signalMidRun(t *testing.T, sig syscall.Signal) {
 	if want := fmt.Sprintf("%d commits seen, %d cached, %d summarized", commits, stored, commits-stored); !strings.Contains(string(out), want) {
 		t.Errorf("rerun should pay only for what the interrupted run did not store (%s):\n%s", want, out[max(0, len(out)-300):])
 	}
+}
+
+// signalAfterFirstSummary starts a --verbose digest summarize, sends it
+// sig once its first summary is stored, and returns the lines it wrote on
+// standard error and how it ended.
+func signalAfterFirstSummary(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) ([]string, error) {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.Contains(lines.Text(), "msg=summarized") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	return seen, cmd.Wait()
 }
 
 func countSummaries(t *testing.T, path string) int {
@@ -161,28 +169,7 @@ func TestInterruptAwaitsTheAnswersInFlight(t *testing.T) {
 		"--batch-size", "1", "--concurrency", "4", "-f", "jsonl"}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-interrupt-test")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stderr)
-	var seen []string
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		if strings.Contains(lines.Text(), "msg=summarized") {
-			break
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-	}
-	err = cmd.Wait()
+	seen, err := signalAfterFirstSummary(t, cmd, syscall.SIGINT)
 	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Fatalf("exit: %v, want 130:\n%s", err, strings.Join(seen, "\n"))
 	}

@@ -780,20 +780,12 @@ func TestOneUnusableRepositoryDoesNotStopTheOthers(t *testing.T) {
 // run once ended "No commits to summarize." with exit 0 and no word of the
 // shallow clone; it now names the merge at the edge and what to fetch.
 func TestShallowCloneAtAMergeSaysWhy(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs the git command to make a shallow clone")
-	}
 	src := gittest.New(t)
 	src.Write("a.txt", "a\n").Commit("Start")
 	feature := src.Branch("feature").Write("b.txt", "b\n").Commit("feat: add b")
 	src.Checkout("main").Write("c.txt", "c\n").Commit("fix: add c")
 	merge := src.Merge("Merge pull request #7 from feature", feature)
-	dir := filepath.Join(t.TempDir(), "pr")
-	clone := exec.Command("git", "clone", "--quiet", "--depth", "1", "file://"+src.Dir, dir)
-	clone.Env = gittest.GitEnv(t)
-	if out, err := clone.CombinedOutput(); err != nil {
-		t.Fatalf("git clone --depth 1: %v\n%s", err, out)
-	}
+	dir := src.ShallowClone(1)
 	h := newHarness(t)
 	for _, args := range [][]string{{"-f", "jsonl"}, {"-f", "jsonl", "--dry-run"}} {
 		res := h.run(context.Background(), append([]string{"summarize", dir, "--repo-id", "acme/pr"}, args...)...)

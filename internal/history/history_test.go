@@ -208,20 +208,12 @@ func TestUnbornNamesTheBranchAndOneWithCommits(t *testing.T) {
 // merge, as actions/checkout checks out a pull request, the walk once handed
 // on nothing at all, and the caller could not say why.
 func TestMergeAtAShallowEdgeIsHandedOnAsABoundary(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs the git command to make a shallow clone")
-	}
 	src := gittest.New(t)
 	src.Write("a.txt", "a\n").Commit("Start")
 	feature := src.Branch("feature").Write("b.txt", "b\n").Commit("Add b")
 	src.Checkout("main").Write("c.txt", "c\n").Commit("Add c")
 	merge := src.Merge("Merge feature", feature)
-	dir := filepath.Join(t.TempDir(), "shallow")
-	clone := exec.Command("git", "clone", "--quiet", "--depth", "1", "file://"+src.Dir, dir)
-	clone.Env = gittest.GitEnv(t)
-	if out, err := clone.CombinedOutput(); err != nil {
-		t.Fatalf("git clone --depth 1: %v\n%s", err, out)
-	}
+	dir := src.ShallowClone(1)
 	for _, opts := range []history.WalkOptions{{}, {MaxCommits: 1}, {IncludeMerges: true}} {
 		var got []history.Commit
 		if err := open(t, dir).Walk(context.Background(), opts, func(c history.Commit) error {
