@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/history"
@@ -710,5 +711,53 @@ func TestSubmoduleChangesAreInGitsFormat(t *testing.T) {
 		if got, want := ours.String(), withoutIndexLines(gitShow(t, dir, h)); got != want {
 			t.Errorf("commit %s: patch differs from git show\n got %q\nwant %q", h[:7], got, want)
 		}
+	}
+}
+
+// TestCommitInAnotherEncodingIsReadAsGitLogShowsIt: a commit whose
+// "encoding" header names ISO-8859-1 has its message and author in that
+// encoding; git log shows them in UTF-8, and so does digest (it showed
+// U+FFFD for each accented letter).
+func TestCommitInAnotherEncodingIsReadAsGitLogShowsIt(t *testing.T) {
+	src := gittest.New(t)
+	base, err := src.Git.CommitObject(plumbing.NewHash(src.Write("a.txt", "a\n").Commit("Start")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := object.Signature{Name: "Jos\xe9 P\xe9rez", Email: "jose@example.com", When: src.Clock}
+	c := &object.Commit{Author: sig, Committer: sig, Message: "Caf\xe9 au lait\n\nD\xe9tails.\n", TreeHash: base.TreeHash,
+		ParentHashes: []plumbing.Hash{base.Hash}, Encoding: "ISO-8859-1"}
+	obj := src.Git.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		t.Fatal(err)
+	}
+	h, err := src.Git.Storer.SetEncodedObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Git.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", h)); err != nil {
+		t.Fatal(err)
+	}
+	var got []history.Commit
+	if err := open(t, src.Dir).Walk(context.Background(), history.WalkOptions{}, func(c history.Commit) error {
+		got = append(got, c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Subject != "Café au lait" || got[0].AuthorName != "José Pérez" || got[0].Message != "Café au lait\n\nDétails." {
+		t.Fatalf("read %+v", got)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	cmd := exec.Command("git", "-C", src.Dir, "log", "-1", "--format=%s|%an")
+	cmd.Env = gittest.GitEnv(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := got[0].Subject + "|" + got[0].AuthorName; strings.TrimSpace(string(out)) != want {
+		t.Errorf("git log shows %q, digest %q", out, want)
 	}
 }

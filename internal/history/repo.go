@@ -428,7 +428,8 @@ type Commit struct {
 
 func newCommit(dc *decodedCommit) Commit {
 	c := dc.meta
-	msg := strings.TrimSpace(c.Message)
+	text := decoder(c)
+	msg := strings.TrimSpace(text(c.Message))
 	subject, _, _ := strings.Cut(msg, "\n")
 	var parent gitobjects.ID
 	if len(dc.parents) > 0 {
@@ -436,8 +437,8 @@ func newCommit(dc *decodedCommit) Commit {
 	}
 	return Commit{
 		Hash:        dc.hash.String(),
-		AuthorName:  strings.ToValidUTF8(c.Author.Name, "\uFFFD"),
-		AuthorEmail: strings.ToValidUTF8(c.Author.Email, "\uFFFD"),
+		AuthorName:  strings.ToValidUTF8(text(c.Author.Name), "\uFFFD"),
+		AuthorEmail: strings.ToValidUTF8(text(c.Author.Email), "\uFFFD"),
 		AuthorDate:  c.Author.When,
 		CommitDate:  c.Committer.When,
 		// A copy: a slice of the message would keep all of it alive.
