@@ -441,7 +441,8 @@ func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gate
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Judge != nil {
+	if cfg.Judge != nil && rep.Judge == nil {
+		// A run stopped before its end has no judge's line on its record.
 		rep.Judge = &report.JudgeCost{Model: cfg.Judge.Spec.String(), Verdicts: out.JudgeVerdicts}
 		if !cfg.Judge.PriceUnknown {
 			rep.Judge.CostUSD = &out.JudgeCostUSD

@@ -536,6 +536,18 @@ func TestEvalJudgesSeveralAnswersAtOnce(t *testing.T) {
 	if most.Load() < 2 {
 		t.Errorf("at most %d judge call in flight at once: the verdicts were asked for one at a time", most.Load())
 	}
+	// The run's record keeps the judge's line: runs show of the run, read
+	// later without the judge's flags, has it too.
+	var firstRun string
+	for line := range strings.SplitSeq(res.errOut, "\n") {
+		if rest, ok := strings.CutPrefix(line, "digest: run "); ok {
+			firstRun, _, _ = strings.Cut(rest, ":")
+		}
+	}
+	if show := h.run(context.Background(), "runs", "show", firstRun, "-f", "markdown"); show.code != 0 ||
+		!strings.Contains(show.out, "Judge openai:grader: 16 verdicts paid for, cost unknown (no price for it).") {
+		t.Errorf("runs show %s: exit %d, no judge's line in:\n%s%s", firstRun, show.code, show.out, show.errOut)
+	}
 	// And in the reports: a rerun pays the judge nothing, and says so.
 	for format, want := range map[string]string{
 		"markdown": "Judge openai:grader: 0 verdicts paid for, cost unknown (no price for it).",

@@ -201,7 +201,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		// Nothing was sent: the run is kept, finished, for its rows
 		// say why every item failed to be checked.
 		err = ErrNothingToCheck
-		if finishErr := o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now()); finishErr != nil {
+		if finishErr := o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now(), r.judgeSpend()); finishErr != nil {
 			err = errors.Join(err, finishErr)
 		}
 		return r.out, err
@@ -213,13 +213,27 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		// wrote, unfinished, as an interrupted one is.
 		err = o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID)
 	case err == nil:
-		err = o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now())
+		err = o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now(), r.judgeSpend())
 	default:
 		if dropErr := o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID); dropErr != nil {
 			err = errors.Join(err, dropErr)
 		}
 	}
 	return r.out, err
+}
+
+// judgeSpend is what the run paid its judge, as the run's record keeps it:
+// runs show reads the judge's line from there.
+func (r *runner) judgeSpend() *store.RunJudge {
+	if r.o.Judge == nil {
+		return nil
+	}
+	j := &store.RunJudge{Model: r.o.Judge.Spec.String(), Verdicts: r.out.JudgeVerdicts}
+	if !r.o.Judge.PriceUnknown {
+		cost := r.out.JudgeCostUSD
+		j.CostUSD = &cost
+	}
+	return j
 }
 
 type runner struct {

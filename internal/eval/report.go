@@ -34,6 +34,9 @@ func (g Gates) For(model string) (float64, bool) {
 // right only half the time is not to be relied on).
 func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates) (*report.Eval, error) {
 	e := &report.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt, Repeat: repeatOf(run)}
+	if j := run.Judge; j != nil {
+		e.Judge = &report.JudgeCost{Model: j.Model, Verdicts: j.Verdicts, CostUSD: j.CostUSD}
+	}
 	for _, m := range run.Models {
 		t, err := st.RunTotals(ctx, run.ID, m)
 		if err != nil {

@@ -38,7 +38,7 @@ type Store interface {
 	SaveEvalResult(ctx context.Context, r EvalResult) error
 	// StartRun, FinishRun and DropRunIfEmpty keep the record of eval runs.
 	StartRun(ctx context.Context, r EvalRun) error
-	FinishRun(ctx context.Context, id string, at time.Time) error
+	FinishRun(ctx context.Context, id string, at time.Time, judge *RunJudge) error
 	DropRunIfEmpty(ctx context.Context, id string) error
 	// SaveRunResults records how answers scored within a run.
 	SaveRunResults(ctx context.Context, rrs []RunResult) error
@@ -245,6 +245,17 @@ type EvalRun struct {
 	Params     map[string]any
 	CreatedAt  time.Time
 	FinishedAt time.Time // zero while running or when interrupted
+	// Judge is what the run's grading model was paid, recorded when the
+	// run finished; nil without a judge.
+	Judge *RunJudge
+}
+
+// RunJudge is a grading model's share of a run: its verdicts are no
+// model's results, and are paid apart.
+type RunJudge struct {
+	Model    string
+	Verdicts int
+	CostUSD  *float64 // nil when the model's price is unknown
 }
 
 // RunResult is how one answer (or failure) scored within a run.

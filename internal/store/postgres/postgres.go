@@ -236,6 +236,11 @@ CREATE TABLE batch_members (
 	FOREIGN KEY (batch_id, custom_id) REFERENCES batch_items(batch_id, custom_id)
 );
 CREATE INDEX batch_members_by_member ON batch_members(model, member);`,
+	5: `
+-- What a run's grading model was paid (see SQLite's version 8).
+ALTER TABLE eval_runs ADD COLUMN judge_model TEXT;
+ALTER TABLE eval_runs ADD COLUMN judge_verdicts INTEGER;
+ALTER TABLE eval_runs ADD COLUMN judge_cost_usd DOUBLE PRECISION;`,
 }
 
 // hidden stands for a password in a message.

@@ -404,6 +404,13 @@ CREATE TABLE batch_members (
 	FOREIGN KEY (batch_id, custom_id) REFERENCES batch_items(batch_id, custom_id)
 );
 CREATE INDEX batch_members_by_member ON batch_members(model, member);`,
+	8: `
+-- What a run's grading model was paid: its verdicts are no model's
+-- results, so a report read later (runs show) needs them apart. NULL in
+-- runs without a judge, or stored before digest kept it.
+ALTER TABLE eval_runs ADD COLUMN judge_model TEXT;
+ALTER TABLE eval_runs ADD COLUMN judge_verdicts INTEGER;
+ALTER TABLE eval_runs ADD COLUMN judge_cost_usd REAL;`,
 }
 
 func newerSchema(path string, version int) error {

@@ -108,9 +108,17 @@ func (s *DB) StartRun(ctx context.Context, r store.EvalRun) error {
 	return nil
 }
 
-// FinishRun marks a run complete.
-func (s *DB) FinishRun(ctx context.Context, id string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE eval_runs SET finished_at = ? WHERE id = ?`, formatTime(at), id); err != nil {
+// FinishRun marks a run complete, with what its judge was paid.
+func (s *DB) FinishRun(ctx context.Context, id string, at time.Time, judge *store.RunJudge) error {
+	var model, verdicts, cost any
+	if judge != nil {
+		model, verdicts = judge.Model, judge.Verdicts
+		if judge.CostUSD != nil {
+			cost = *judge.CostUSD
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE eval_runs SET finished_at = ?, judge_model = ?, judge_verdicts = ?, judge_cost_usd = ? WHERE id = ?`,
+		formatTime(at), model, verdicts, cost, id); err != nil {
 		return s.explain(err)
 	}
 	return nil
@@ -182,7 +190,7 @@ func (s *DB) saveRunResults(ctx context.Context, rrs []store.RunResult, paid *st
 
 // Runs lists past runs, newest first.
 func (s *DB) Runs(ctx context.Context) ([]store.EvalRun, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, dataset, models, params, created_at, COALESCE(finished_at, '') FROM eval_runs ORDER BY created_at DESC`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM eval_runs ORDER BY created_at DESC`)
 	if err != nil {
 		return nil, s.explain(err)
 	}
@@ -200,7 +208,7 @@ func (s *DB) Runs(ctx context.Context) ([]store.EvalRun, error) {
 
 // Run returns one run, found by its id or a unique prefix of it.
 func (s *DB) Run(ctx context.Context, id string) (store.EvalRun, bool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, dataset, models, params, created_at, COALESCE(finished_at, '') FROM eval_runs
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+` FROM eval_runs
 		WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC LIMIT 2`, id, likePrefix(id), id)
 	if err != nil {
 		return store.EvalRun{}, false, s.explain(err)
@@ -220,11 +228,23 @@ func (s *DB) Run(ctx context.Context, id string) (store.EvalRun, bool, error) {
 	return found[0], true, s.explain(rows.Err())
 }
 
+// runColumns are what scanRun reads.
+const runColumns = `id, dataset, models, params, created_at, COALESCE(finished_at, ''), judge_model, judge_verdicts, judge_cost_usd`
+
 func scanRun(rows *sql.Rows) (store.EvalRun, error) {
 	var r store.EvalRun
 	var models, params, created, finished string
-	if err := rows.Scan(&r.ID, &r.Dataset, &models, &params, &created, &finished); err != nil {
+	var judge sql.NullString
+	var verdicts sql.NullInt64
+	var cost sql.NullFloat64
+	if err := rows.Scan(&r.ID, &r.Dataset, &models, &params, &created, &finished, &judge, &verdicts, &cost); err != nil {
 		return r, err
+	}
+	if judge.Valid {
+		r.Judge = &store.RunJudge{Model: judge.String, Verdicts: int(verdicts.Int64)}
+		if cost.Valid {
+			r.Judge.CostUSD = &cost.Float64
+		}
 	}
 	json.Unmarshal([]byte(models), &r.Models)
 	json.Unmarshal([]byte(params), &r.Params)

@@ -528,11 +528,29 @@ func testEvalResultsRoundTripAndAggregate(t *testing.T, b Backend) {
 	if r, ok, err := s.Run(ctx, "20261130"); !ok || err != nil || r.ID != run.ID || len(r.Models) != 2 {
 		t.Errorf("Run by prefix = %+v, %v, %v", r, ok, err)
 	}
-	if err := s.FinishRun(ctx, run.ID, time.Now()); err != nil {
+	cost := 0.0125
+	judge := &store.RunJudge{Model: "openai:judge", Verdicts: 6, CostUSD: &cost}
+	if err := s.FinishRun(ctx, run.ID, time.Now(), judge); err != nil {
 		t.Fatal(err)
 	}
-	if runs, _ := s.Runs(ctx); len(runs) != 1 || runs[0].FinishedAt.IsZero() {
-		t.Errorf("Runs = %+v", runs)
+	if runs, _ := s.Runs(ctx); len(runs) != 1 || runs[0].FinishedAt.IsZero() || runs[0].Judge == nil ||
+		runs[0].Judge.Model != judge.Model || runs[0].Judge.Verdicts != 6 || runs[0].Judge.CostUSD == nil || *runs[0].Judge.CostUSD != cost {
+		t.Errorf("Runs = %+v, want it finished with its judge %+v", runs, judge)
+	}
+	// A judge whose price is unknown keeps its cost unknown; a run without
+	// a judge has none.
+	for _, j := range []*store.RunJudge{{Model: "ollama:judge", Verdicts: 2}, nil} {
+		id := fmt.Sprintf("judge-%v", j != nil)
+		if err := s.StartRun(ctx, store.EvalRun{ID: id, Dataset: "d.jsonl", Models: []string{"m1"}, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishRun(ctx, id, time.Now(), j); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := s.Run(ctx, id)
+		if !ok || err != nil || (j == nil) != (got.Judge == nil) || j != nil && (got.Judge.Verdicts != 2 || got.Judge.CostUSD != nil) {
+			t.Errorf("Run(%s) = %+v, %v, %v; want judge %+v", id, got, ok, err, j)
+		}
 	}
 }
 
