@@ -597,6 +597,13 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 		e.breaker.finish(probe, time.Time{}, neutral)
 		return end(fe)
 	}
+	if err := ctx.Err(); err != nil {
+		// Stopped before this call went out: the grace is for the calls in
+		// flight, which are paid for, never for a new one.
+		e.gate.release(false, false)
+		e.breaker.finish(probe, time.Time{}, neutral)
+		return end(err)
+	}
 	sent := e.clock.Now()
 	e.recent.add(time.Now())
 	resp, latency, err := e.call(ctx, t.Request)
