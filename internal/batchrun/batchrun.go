@@ -887,6 +887,10 @@ func Refresh(ctx context.Context, st store.Store, b provider.Batcher, rec store.
 		return rec, err
 	}
 	rec = recorded(rec, pb)
+	// A failed batch ran nothing and has nothing to collect, and the run
+	// that sent it sends its tasks anew without looking at it again: left
+	// open, it would be listed as running for ever.
+	rec.Collected = pb.Status == provider.BatchFailed
 	return rec, st.UpdateBatch(context.WithoutCancel(ctx), rec)
 }
 

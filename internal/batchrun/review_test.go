@@ -2,6 +2,7 @@ package batchrun_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"log/slog"
 	"path/filepath"
@@ -63,5 +64,43 @@ func TestQueueRefusalOfAnEarlierRunsBatchKeepsBatchesWhole(t *testing.T) {
 	if len(got) != 40 || after.BatchItemsAnswered != 40 || created > 10 {
 		t.Errorf("%d outcomes, %d answered, in %d batches; want 40 answered in a few batches (the room learned as half the refused batch), not one per request\n%s",
 			len(got), after.BatchItemsAnswered, created, logs.String())
+	}
+}
+
+// TestRefreshClosesAFailedBatch: `digest batches --refresh` finding a
+// batch failed (OpenAI fails one at validation, after its run left it
+// validating) records it failed. The rerun sends its tasks anew and never
+// looks at a failed batch again, so one left uncollected would be listed
+// as open for ever: Refresh closes it, as a run's own look does.
+func TestRefreshClosesAFailedBatch(t *testing.T) {
+	w := wires[0]
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{QueueTokens: 1}})
+	path := filepath.Join(t.TempDir(), "digest.db")
+	st := openStore(t, path)
+	cfg := batchrun.Config{Batcher: w.client(srv), Spec: w.spec, BaseURL: w.base(srv), Store: st,
+		Gather: 20 * time.Millisecond, PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond, NoWait: true}
+	if _, err := run(t, batchrun.New(cfg), tasks(w, 4)); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if res, err := db.Exec(`UPDATE batches SET collected = 0, status = 'validating'`); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d batches left validating, want the one refused", n)
+	}
+	open, err := st.Batches(context.Background(), true)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open batches %v, %v", open, err)
+	}
+	got, err := batchrun.Refresh(context.Background(), st, w.client(srv), open[0])
+	if err != nil || got.Status != "failed" || !got.Collected {
+		t.Errorf("Refresh = %+v, %v; want it failed and collected", got, err)
+	}
+	if open, err := st.Batches(context.Background(), true); err != nil || len(open) != 0 {
+		t.Errorf("still listed as open after the refresh: %+v %v", open, err)
 	}
 }
