@@ -382,6 +382,11 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			// failures in a row) still leaves its reports: a CI job reads
 			// its JUnit and step summary to see what failed.
 			rep, rerr := storedReport(ctx, cfg, out, gates)
+			if errors.Is(rerr, errRunNotStored) {
+				// Stopped before any result was stored, the run was dropped:
+				// its reports would be empty ones, a JUnit of no failures.
+				return err
+			}
 			if rerr == nil {
 				rerr = writeEvalReports(o, rep, true)
 			}
@@ -431,11 +436,18 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	return gateError(rep)
 }
 
+// errRunNotStored is storedReport's error for a run the store does not
+// hold: one that ended with no result is dropped.
+var errRunNotStored = errors.New("the run is not in the database. Try: run the same command again")
+
 // storedReport is the report of the run out names, from the store.
 func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gates eval.Gates) (*report.Eval, error) {
-	run, _, err := cfg.Store.Run(ctx, out.RunID)
+	run, ok, err := cfg.Store.Run(ctx, out.RunID)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("run %s: %w", out.RunID, errRunNotStored)
 	}
 	rep, err := eval.Report(ctx, cfg.Store, run, gates)
 	if err != nil {

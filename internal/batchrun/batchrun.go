@@ -681,9 +681,9 @@ func (r *Runner) holdBack(ws []*waiter) {
 
 // queueFull takes a batch the account's queue refused, whole: nothing in
 // it ran or is billed, so its tasks are held back until the queue has
-// room. The room is learned: what this run had queued when refused, or,
-// with nothing queued, half the refused batch, and the wait grows with
-// each refusal in a row. A lone request refused that often with nothing
+// room. The room is learned from this run's own batches (units > 0): what
+// this run had queued when refused, or, with nothing queued, half the
+// refused batch, and the wait grows with each refusal in a row. A lone request refused that often with nothing
 // queued stops the run.
 func (r *Runner) queueFull(ws []*waiter, items, units int, why string, retryAfter time.Duration) error {
 	queued := r.queued()
@@ -696,7 +696,11 @@ func (r *Runner) queueFull(ws []*waiter, items, units int, why string, retryAfte
 		}
 		room = max(units/2, 1)
 	}
-	if r.queueRoom == 0 || room < r.queueRoom {
+	// A batch of 0 units is an earlier run's: refused when it was made, for
+	// what the queue held then, it tells nothing of the room now, and its
+	// size is not known here; learned, it would be a queue of one token
+	// and send the rest of the run a request at a time.
+	if units > 0 && (r.queueRoom == 0 || room < r.queueRoom) {
 		r.queueRoom = room
 	}
 	wait := max(min(r.cfg.PollMin<<min(r.queueRefusals, 16), r.cfg.PollMax), retryAfter)
@@ -883,6 +887,10 @@ func Refresh(ctx context.Context, st store.Store, b provider.Batcher, rec store.
 		return rec, err
 	}
 	rec = recorded(rec, pb)
+	// A failed batch ran nothing and has nothing to collect, and the run
+	// that sent it sends its tasks anew without looking at it again: left
+	// open, it would be listed as running for ever.
+	rec.Collected = pb.Status == provider.BatchFailed
 	return rec, st.UpdateBatch(context.WithoutCancel(ctx), rec)
 }
 

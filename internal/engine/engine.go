@@ -434,7 +434,18 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 	e.init()
 	runCtx, cancel := e.whenHalted(ctx)
 	defer cancel()
-	defer context.AfterFunc(ctx, e.tellGrace)()
+	// A failed commit cuts the calls in flight off at once: nothing more
+	// is committed, so their answers would be awaited only to be dropped.
+	cutCtx, cut := context.WithCancel(context.Background())
+	defer cut()
+	runCtx = context.WithValue(runCtx, cutKey{}, cutCtx)
+	// Any stop but a failed commit awaits the calls in flight: an
+	// interrupt, and a fatal error as well, which must not look hung.
+	defer context.AfterFunc(runCtx, func() {
+		if cutCtx.Err() == nil {
+			e.tellGrace(ctx.Err() != nil)
+		}
+	})()
 	outcomes := make(chan Outcome)
 	var wg sync.WaitGroup
 	// Workers are the ceiling of concurrency; the gate decides how many of
@@ -482,6 +493,7 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 		}
 		if err := commit(o); err != nil {
 			commitErr = err
+			cut()
 			cancel()
 		}
 	}
@@ -596,6 +608,13 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 		e.gate.release(false, false)
 		e.breaker.finish(probe, time.Time{}, neutral)
 		return end(fe)
+	}
+	if err := ctx.Err(); err != nil {
+		// Stopped before this call went out: the grace is for the calls in
+		// flight, which are paid for, never for a new one.
+		e.gate.release(false, false)
+		e.breaker.finish(probe, time.Time{}, neutral)
+		return end(err)
 	}
 	sent := e.clock.Now()
 	e.recent.add(time.Now())
@@ -754,23 +773,38 @@ func (e *Engine) call(ctx context.Context, req provider.Request) (provider.Respo
 	return resp, latency, err
 }
 
-// tellGrace says, when a run is interrupted with calls in flight, that
-// their answers are awaited: an interrupted run that does not end at once
-// must not look hung.
-func (e *Engine) tellGrace() {
+// tellGrace says, when a run is stopped (an interrupt, a fatal error) with
+// calls in flight, that their answers are awaited: a stopped run that does
+// not end at once must not look hung.
+func (e *Engine) tellGrace(interrupted bool) {
+	// Main restores the default handler at the first signal: a run stopped
+	// by an error has not had it yet.
+	stopNow := "interrupt twice to stop now"
+	if interrupted {
+		stopNow = "interrupt again to stop now"
+	}
 	if n := e.inFlight.Load(); n > 0 && e.Grace > 0 {
-		e.Log.Warn("stopping: awaiting the answers in flight, which are paid for; interrupt again to stop now",
+		e.Log.Warn("stopping: awaiting the answers in flight, which are paid for; "+stopNow,
 			"model", e.name(), "calls", n, "at_most", e.Grace)
 	}
 }
 
+// cutKey holds, in a run's context, the context whose end cuts its calls
+// off at once, grace or not.
+type cutKey struct{}
+
 // withGrace is ctx for a call that may outlive ctx by grace: it ends grace
-// after ctx does, or when stop is called.
+// after ctx does, at once when ctx's cut (cutKey) ends, or when stop is
+// called.
 func withGrace(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
 	if grace <= 0 {
 		return ctx, func() {}
 	}
 	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopCut := func() bool { return false }
+	if cut, ok := ctx.Value(cutKey{}).(context.Context); ok {
+		stopCut = context.AfterFunc(cut, cancel)
+	}
 	var mu sync.Mutex
 	var timer *time.Timer
 	stopAfter := context.AfterFunc(ctx, func() {
@@ -782,6 +816,7 @@ func withGrace(ctx context.Context, grace time.Duration) (context.Context, conte
 	})
 	return gctx, func() {
 		stopAfter()
+		stopCut()
 		mu.Lock()
 		if timer != nil {
 			timer.Stop()
