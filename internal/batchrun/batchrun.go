@@ -944,6 +944,13 @@ func (r *Runner) look(ctx context.Context, w *watch) error {
 		for _, wt := range ws {
 			wt.attempts = max(wt.attempts-1, 0) // nothing in it ran
 		}
+		if w.units > 0 {
+			// This run's own batch, counted as sent when it was made: none
+			// of it was.
+			r.mu.Lock()
+			r.stats.Requests -= int64(b.Items)
+			r.mu.Unlock()
+		}
 		return r.queueFull(ws, b.Items, w.units, provider.CleanMessage(pb.Message, ""), 0)
 	case pb.Status == provider.BatchFailed:
 		b.Collected = true
@@ -961,6 +968,13 @@ func (r *Runner) look(ctx context.Context, w *watch) error {
 		w.next = time.Now().Add(w.interval)
 		w.interval = min(w.interval*3/2, r.cfg.PollMax)
 		return nil
+	}
+	if r.queueRoom > 0 && w.units > 0 {
+		// The queue took one of this run's batches and it has ended: the
+		// room learned from a refusal doubles, so that a queue another
+		// process filled for a while does not keep the rest of the run in
+		// small batches. Too much is refused at no cost and halves it.
+		r.queueRoom = min(2*r.queueRoom, math.MaxInt/4)
 	}
 	return r.collect(ctx, w, pb)
 }

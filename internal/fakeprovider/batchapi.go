@@ -69,6 +69,7 @@ type fakeBatch struct {
 	items     []batchEntry
 	invalid   []batchLineError // OpenAI: an input file that failed validation, or a full queue
 	tokens    int              // OpenAI: the prompt tokens of its items, as the queue counts them
+	runs      time.Duration    // BatchAPIConfig.Processing when it was created
 
 	canceledAt time.Time // zero until a cancel
 	ended      bool
@@ -325,7 +326,7 @@ func (s *Server) createBatch(b *fakeBatch, prefix string) (lost bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b.id = s.nextBatchID(prefix)
-	b.created = s.now()
+	b.created, b.runs = s.now(), s.cfg.BatchAPI.Processing
 	if limit := s.cfg.BatchAPI.QueueTokens; b.format == OpenAI && limit > 0 && len(b.invalid) == 0 {
 		if queued := s.queued(OpenAI, func(q *fakeBatch) int { return q.tokens }); queued+b.tokens > limit {
 			b.invalid = []batchLineError{{Code: "token_limit_exceeded", Message: fmt.Sprintf(
@@ -343,13 +344,22 @@ func (s *Server) createBatch(b *fakeBatch, prefix string) (lost bool) {
 	return s.cfg.BatchAPI.LoseCreate != nil && s.cfg.BatchAPI.LoseCreate(len(s.batches.created))
 }
 
+// SetBatchProcessing changes BatchAPIConfig.Processing for the batches
+// created from now on: a test can keep one batch running for long while
+// others end at once.
+func (s *Server) SetBatchProcessing(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.BatchAPI.Processing = d
+}
+
 // queued adds up size over the batches of format still running: neither
 // ended (Processing has not passed), canceled nor failed. Called with
 // s.mu held.
 func (s *Server) queued(format string, size func(*fakeBatch) int) int {
 	now, n := s.now(), 0
 	for _, q := range s.batches.created {
-		if q.format == format && !q.ended && q.canceledAt.IsZero() && len(q.invalid) == 0 && now.Before(q.created.Add(s.cfg.BatchAPI.Processing)) {
+		if q.format == format && !q.ended && q.canceledAt.IsZero() && len(q.invalid) == 0 && now.Before(q.created.Add(q.runs)) {
 			n += size(q)
 		}
 	}
@@ -453,7 +463,7 @@ func (s *Server) lookBatch(format, id string) *fakeBatch {
 		return nil
 	}
 	now := s.now()
-	due := !b.canceledAt.IsZero() || len(b.invalid) > 0 || !now.Before(b.created.Add(s.cfg.BatchAPI.Processing))
+	due := !b.canceledAt.IsZero() || len(b.invalid) > 0 || !now.Before(b.created.Add(b.runs))
 	s.mu.Unlock()
 	if due {
 		// Answering calls Config.Answer and may take the lock: outside it,
