@@ -380,8 +380,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		if out != nil && out.RunID != "" && cfg.Store != nil && !o.DryRun && out.Pending == 0 {
 			// A run stopped by a fatal error (a refused key, too many
 			// failures in a row) still leaves its reports: a CI job reads
-			// its JUnit and step summary to see what failed.
-			rep, rerr := storedReport(ctx, cfg, out, gates)
+			// its JUnit and step summary to see what failed. The reports
+			// are written even if a signal came after the stop.
+			rep, rerr := storedReport(context.WithoutCancel(ctx), cfg, out, gates)
 			if errors.Is(rerr, errRunNotStored) {
 				// Stopped before any result was stored, the run was dropped:
 				// its reports would be empty ones, a JUnit of no failures.
