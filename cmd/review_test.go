@@ -37,3 +37,26 @@ func TestEvalStoppedBeforeAnyResultWritesNoEmptyReports(t *testing.T) {
 		t.Errorf("no request was refused: the test did not stop the run as meant")
 	}
 }
+
+// TestJUnitKeepsItemsSharingAnIDApart: two dataset lines with one id are
+// two items; in JUnit each test case carries its line, so a CI test view
+// does not merge them into one test run twice.
+func TestJUnitKeepsItemsSharingAnIDApart(t *testing.T) {
+	h := newHarness(t)
+	data := writeDataset(t, `{"id": "same", "prompt": "Say yes\nAnswer: yes", "expected": "yes"}`,
+		`{"id": "same", "prompt": "Say no\nAnswer: maybe", "expected": "no"}`, `{"id": "other", "prompt": "x\nAnswer: x", "expected": "x"}`)
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	res := h.run(context.Background(), "eval", data, "--models", "offline", "-f", "json", "--junit", junit)
+	if res.code != 1 && res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`name="same (line 1)"`, `name="same (line 2)"`, `name="other (line 3)"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JUnit lacks %s:\n%s", want, b)
+		}
+	}
+}

@@ -42,6 +42,7 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 		if err != nil {
 			return nil, err
 		}
+		e.SharedIDs = e.SharedIDs || t.Lines > t.IDs
 		items, err := itemTotals(ctx, st, run.ID, m)
 		if err != nil {
 			return nil, err

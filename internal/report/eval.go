@@ -14,12 +14,15 @@ type Eval struct {
 	StartedAt time.Time `json:"started_at"`
 	// Repeat is how many times each item was asked (--repeat); with more
 	// than one, items are the unit of the accuracy and of the pairs.
-	Repeat int          `json:"repeat"`
-	Models []ModelStats `json:"models"`
-	Pairs  []Pair       `json:"pairs"`
-	// Judge is what the grading model's verdicts cost in the invocation
-	// that wrote the report: no model's row holds them. Nil without a
-	// judge, and in reports read back from the database (digest runs).
+	Repeat int `json:"repeat"`
+	// SharedIDs is set when the dataset gave one id to several lines:
+	// results are told apart by line then, where a report names them.
+	SharedIDs bool         `json:"-"`
+	Models    []ModelStats `json:"models"`
+	Pairs     []Pair       `json:"pairs"`
+	// Judge is what the grading model's verdicts cost: no model's row
+	// holds them. Nil without a judge, and in reports of runs recorded
+	// before digest kept it.
 	Judge *JudgeCost `json:"judge,omitempty"`
 	// Results streams every result, model by model, item by item; reports
 	// that list results read it once, so a run of any size is never held

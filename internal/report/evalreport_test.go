@@ -270,6 +270,31 @@ func TestEvalJUnitParsesBack(t *testing.T) {
 	}
 }
 
+// TestEvalJUnitNamesSharedIDsByLine: when the dataset gave one id to
+// several lines, each test case carries its line, since CI test views
+// key a case by its name and would merge two items into one.
+func TestEvalJUnitNamesSharedIDsByLine(t *testing.T) {
+	e := eval(t)
+	e.SharedIDs = true
+	var doc junitDoc
+	if err := xml.Unmarshal(write(t, report.WriteJUnit, e), &doc); err != nil {
+		t.Fatal(err)
+	}
+	byLine := regexp.MustCompile(`^\S+ \(line [0-9]+\)$`)
+	names := map[string]bool{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			if !byLine.MatchString(c.Name) || names[s.Name+"/"+c.Name] {
+				t.Errorf("suite %s: case %q, want a name of its own with its line", s.Name, c.Name)
+			}
+			names[s.Name+"/"+c.Name] = true
+		}
+	}
+	if c := doc.Suites[0].Cases[3]; !strings.HasPrefix(c.Name, "html (line ") {
+		t.Errorf("html case named %q", c.Name)
+	}
+}
+
 func TestEvalJUnitNeedsResultsModelByModel(t *testing.T) {
 	rs := evalResults()
 	e := eval(t)

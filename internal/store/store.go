@@ -291,4 +291,7 @@ type ModelTotals struct {
 	InputTokens, OutputTokens     int
 	CostUSD                       float64
 	Answered                      int // results with a paid answer (scored or not), whose latency counts
+	// Lines and IDs count the dataset lines and the item ids among the
+	// results: a dataset may give two lines one id.
+	Lines, IDs int
 }

@@ -313,10 +313,11 @@ func (s *DB) RunTotals(ctx context.Context, runID, model string) (store.ModelTot
 	var t store.ModelTotals
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN rr.pass THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN rr.error <> '' THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN rr.cached THEN 1 ELSE 0 END), 0),
-		COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0), COALESCE(SUM(r.cost_usd), 0), COUNT(r.key)
+		COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0), COALESCE(SUM(r.cost_usd), 0), COUNT(r.key),
+		COUNT(DISTINCT rr.line), COUNT(DISTINCT rr.item)
 		FROM eval_run_results rr LEFT JOIN eval_results r ON r.key = rr.key
 		WHERE rr.run_id = ? AND rr.model = ?`, runID, model).Scan(
-		&t.Items, &t.Passed, &t.Errors, &t.Cached, &t.InputTokens, &t.OutputTokens, &t.CostUSD, &t.Answered)
+		&t.Items, &t.Passed, &t.Errors, &t.Cached, &t.InputTokens, &t.OutputTokens, &t.CostUSD, &t.Answered, &t.Lines, &t.IDs)
 	if err != nil {
 		return t, s.explain(err)
 	}

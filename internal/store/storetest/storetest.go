@@ -499,7 +499,8 @@ func testEvalResultsRoundTripAndAggregate(t *testing.T, b Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tot.Items != 3 || tot.Passed != 1 || tot.Errors != 1 || tot.Answered != 2 || tot.InputTokens != 20 {
+	// Three lines, all with the id "item": the dataset shared one id.
+	if tot.Items != 3 || tot.Passed != 1 || tot.Errors != 1 || tot.Answered != 2 || tot.InputTokens != 20 || tot.Lines != 3 || tot.IDs != 1 {
 		t.Errorf("m2 totals %+v", tot)
 	}
 	if v, _ := s.LatencyAt(ctx, run.ID, "m1", 2); v != 300 {
