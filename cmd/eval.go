@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -157,7 +159,12 @@ func parseGates(s string, specs []provider.Spec) (eval.Gates, error) {
 		}
 		if model != "" {
 			if spec, err := provider.ParseSpec(model); err != nil || !known[spec.String()] {
-				return nil, fmt.Errorf("--min-accuracy names %q, which is not among --models", model)
+				names := slices.Sorted(maps.Keys(known))
+				if len(names) == 0 {
+					return nil, fmt.Errorf("--min-accuracy names %q, and --models names none. Try: --models %s", model, model)
+				}
+				return nil, fmt.Errorf("--min-accuracy names %q, which is not among --models. Try: one of %s, as --min-accuracy %s=%s",
+					model, strings.Join(names, ", "), names[0], strings.TrimSpace(value))
 			} else {
 				model = spec.String()
 			}

@@ -244,6 +244,9 @@ func TestEvalOfflineDryRunAndBadInput(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2: %s", args, res.code, res.errOut)
 		}
 	}
+	// A gate for a model the run does not have names the ones it has.
+	res = h.run(context.Background(), "eval", data, "--models", "offline", "--min-accuracy", "openai:x=0.5")
+	oneLineError(t, res, 2, `--min-accuracy names "openai:x", which is not among --models`, "Try: one of offline, as --min-accuracy offline=0.5")
 }
 
 // oracle answers the example datasets correctly, and grades as a judge.
