@@ -441,11 +441,20 @@ func (e *Engine) Run(ctx context.Context, tasks <-chan Task, commit func(Outcome
 	runCtx = context.WithValue(runCtx, cutKey{}, cutCtx)
 	// Any stop but a failed commit awaits the calls in flight: an
 	// interrupt, and a fatal error as well, which must not look hung.
-	defer context.AfterFunc(runCtx, func() {
+	// The line is written before Run returns: after, it would come behind
+	// the caller's own last line, and race with it for standard error.
+	told := make(chan struct{})
+	stopTelling := context.AfterFunc(runCtx, func() {
+		defer close(told)
 		if cutCtx.Err() == nil {
 			e.tellGrace(ctx.Err() != nil)
 		}
-	})()
+	})
+	defer func() {
+		if !stopTelling() {
+			<-told
+		}
+	}()
 	outcomes := make(chan Outcome)
 	var wg sync.WaitGroup
 	// Workers are the ceiling of concurrency; the gate decides how many of
