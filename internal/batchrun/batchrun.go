@@ -305,12 +305,19 @@ func (r *Runner) begin(w *waiter) *engine.FatalError {
 func (r *Runner) end() {
 	r.mu.Lock()
 	r.active--
+	var exited chan struct{}
 	if r.active == 0 && r.serving {
 		r.leaving = true
 		r.endServing()
+		exited = r.exited
 	}
 	r.mu.Unlock()
 	r.signal()
+	if exited != nil {
+		// The last caller waits for the loop: a line it logs after the
+		// caller returned would race the caller's own last line.
+		<-exited
+	}
 }
 
 func (r *Runner) enqueue(w *waiter) {
