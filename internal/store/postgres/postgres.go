@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/digest-cli/digest/internal/store/sqlstore"
-	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // IsURL reports whether db names a PostgreSQL database rather than a file.
@@ -39,15 +39,21 @@ const connectTimeout = 10 * time.Second
 // and returns it. Nothing is created on the local file system. Errors name
 // the server, never the password.
 func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
+	if ambiguousUserInfo(rawURL) {
+		return nil, fmt.Errorf("--db %s has an @ or / in its user name or password that is not percent-encoded, so part of the password would be read as the host or database. Try: write @ as %%40 and / as %%2F in the password, or leave it out of the URL and set PGPASSWORD",
+			secretsOf(rawURL, nil).hide(withoutUserInfo(rawURL)))
+	}
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (%s). Try: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable",
-			textsafe.URL(rawURL), withoutPassword(err.Error(), rawURL))
+		hide := secretsOf(rawURL, nil).hide
+		return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (%s). Try: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable, with @ / ? # in the password written as %%40 %%2F %%3F %%23",
+			hide(withoutUserInfo(rawURL)), hide(err.Error()))
 	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout
 	}
-	name := displayName(cfg.Config)
+	secrets := secretsOf(rawURL, &cfg.Config)
+	name := secrets.hide(displayName(cfg.Config))
 	db := stdlib.OpenDB(*cfg)
 	pingCtx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
@@ -56,7 +62,7 @@ func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, unreachable(name, cfg.Config, err, rawURL)
+		return nil, errors.New(secrets.hide(unreachable(name, cfg.Config, err).Error()))
 	}
 	s, err := sqlstore.New(ctx, db, name, Dialect)
 	if err != nil {
@@ -241,14 +247,115 @@ CREATE INDEX batch_members_by_member ON batch_members(model, member);`,
 // hidden stands for a password in a message.
 const hidden = "<password>"
 
-// withoutPassword drops the URL's password from a library's message.
-func withoutPassword(msg, rawURL string) string {
-	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, hidden)
+// secrets are the strings of a URL that may be its password. pgx (as
+// libpq) ends the user info at the first '@' before a '/', net/url at the
+// last '@' before a '/', '?' or '#'; a password holding '@' or '/'
+// unencoded thus spills into what pgx then takes for the host, port or
+// database, which messages show. So every reading is hidden: each parser's
+// password, password and sslpassword query values, and the widest user
+// info the URL could have meant with the pieces its '@' and '/' cut it
+// into.
+type secrets []string
+
+// minPiece is the shortest piece of a password cut at '@' or '/' that is
+// hidden: shorter ones ("5432", "db") are more likely a port or a name the
+// message needs than a guessable part of a password.
+const minPiece = 6
+
+func secretsOf(rawURL string, cfg *pgconn.Config) secrets {
+	var s secrets
+	add := func(v string, min int) {
+		for _, form := range []string{v, url.PathEscape(v), url.QueryEscape(v)} {
+			if len(form) >= min {
+				s = append(s, form)
+			}
+		}
+		if dec, err := url.PathUnescape(v); err == nil && dec != v && len(dec) >= min {
+			s = append(s, dec)
 		}
 	}
-	return strings.ReplaceAll(msg, rawURL, textsafe.URL(rawURL))
+	if cfg != nil {
+		add(cfg.Password, 1)
+	}
+	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			add(pw, 1)
+		}
+	}
+	rest := afterScheme(rawURL)
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		for _, pair := range strings.Split(rest[q+1:], "&") {
+			k, v, _ := strings.Cut(pair, "=")
+			if k = strings.ToLower(k); k == "password" || k == "sslpassword" {
+				add(v, 1)
+			}
+		}
+	}
+	if at := userInfoEnd(rest); at >= 0 {
+		if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
+			add(pw, 1)
+			for _, piece := range strings.FieldsFunc(pw, func(r rune) bool { return r == '@' || r == '/' }) {
+				add(piece, minPiece)
+			}
+		}
+	}
+	// Longest first, so a password is hidden whole before a piece of it.
+	slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
+	return s
+}
+
+// hide replaces each secret in msg with hidden.
+func (s secrets) hide(msg string) string {
+	for _, secret := range s {
+		msg = strings.ReplaceAll(msg, secret, hidden)
+	}
+	return msg
+}
+
+// afterScheme is the URL after "postgres://" or "postgresql://".
+func afterScheme(rawURL string) string {
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		return rawURL[i+len("://"):]
+	}
+	return rawURL
+}
+
+// userInfoEnd is the index in rest (the URL after its scheme) of the
+// widest '@' that could end the user info: the last one before the query
+// that follows the first '@'; -1 when there is no '@'.
+func userInfoEnd(rest string) int {
+	first := strings.IndexByte(rest, '@')
+	if first < 0 {
+		return -1
+	}
+	end := len(rest)
+	if q := strings.IndexByte(rest[first:], '?'); q >= 0 {
+		end = first + q
+	}
+	return strings.LastIndexByte(rest[:end], '@')
+}
+
+// ambiguousUserInfo reports a URL whose user info pgx would end before the
+// widest '@' it could mean: there, pgx would connect to a host or database
+// made of part of the password, and say so in its errors.
+func ambiguousUserInfo(rawURL string) bool {
+	rest := afterScheme(rawURL)
+	widest := userInfoEnd(rest)
+	if widest < 0 {
+		return false
+	}
+	pgxEnd := strings.IndexAny(rest, "@/") // libpq's lookahead stops at '/'
+	return pgxEnd < 0 || rest[pgxEnd] != '@' || pgxEnd != widest
+}
+
+// withoutUserInfo is rawURL without anything that could be its user info.
+func withoutUserInfo(rawURL string) string {
+	rest := afterScheme(rawURL)
+	at := userInfoEnd(rest)
+	if at < 0 {
+		return rawURL
+	}
+	return rawURL[:len(rawURL)-len(rest)] + rest[at+1:]
 }
 
 // displayName names the database as the server, user and database
@@ -263,11 +370,8 @@ func displayName(c pgconn.Config) string {
 }
 
 // unreachable says that the server could not be reached, naming it.
-func unreachable(name string, c pgconn.Config, err error, rawURL string) error {
-	msg := withoutPassword(err.Error(), rawURL)
-	if c.Password != "" {
-		msg = strings.ReplaceAll(msg, c.Password, hidden)
-	}
+func unreachable(name string, c pgconn.Config, err error) error {
+	msg := err.Error()
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {

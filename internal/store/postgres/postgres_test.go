@@ -136,3 +136,45 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Errorf("Open = %v, want the newer schema refused", err)
 	}
 }
+
+// TestOpenNeverShowsAPasswordHowEverItIsWritten: a password given in the
+// query, or holding characters a URL reserves (?, #, and @ or /, which move
+// the end of the user info pgx reads), never shows in Open's one-line error,
+// whole or in part. Before, digest echoed such URLs back, password and all,
+// and pgx's errors named a host or database made of part of the password.
+func TestOpenNeverShowsAPasswordHowEverItIsWritten(t *testing.T) {
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := fmt.Sprintf("127.0.0.1:%d", free.Addr().(*net.TCPAddr).Port)
+	free.Close()
+	const part = "Passw0rdXYZ" // in every password below
+	cases := []struct {
+		name, url, want string
+	}{
+		{"in the query, a bad port", "postgres://app@db:notaport/x?password=Pg" + part + "&sslmode=disable", "is not a PostgreSQL URL"},
+		{"with ?, a bad port", "postgres://app:Pg?" + part + "@db:notaport/x", "is not a PostgreSQL URL"},
+		{"with #, a bad port", "postgres://app:Pg#" + part + "@db:notaport/x", "is not a PostgreSQL URL"},
+		{"with /", "postgres://app:Pg/" + part + "@" + closed + "/x", "Try: write @ as %40 and / as %2F"},
+		{"with / after digits", "postgres://app:5432/" + part + "@" + closed + "/x", "Try: write @ as %40 and / as %2F"},
+		{"with @", "postgres://app:Pg@" + part + "@" + closed + "/x", "Try: write @ as %40 and / as %2F"},
+		{"percent-encoded, no server", "postgres://app:Pg%40" + part + "%2F@" + closed + "/x?sslmode=disable&connect_timeout=2", "cannot be reached"},
+		{"an @ in the query, no server", "postgres://app:Pg" + part + "@" + closed + "/x?sslmode=disable&connect_timeout=2&application_name=me@ci", "cannot be reached"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Open(context.Background(), tt.url)
+			if err == nil {
+				t.Fatal("opened")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, part) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q shows the password or is not one line", msg)
+			}
+			if !strings.Contains(msg, tt.want) || !strings.Contains(msg, "Try: ") {
+				t.Errorf("error %q does not say %q and what to try", msg, tt.want)
+			}
+		})
+	}
+}
