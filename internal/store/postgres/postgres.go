@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,6 +41,21 @@ const connectTimeout = 10 * time.Second
 // and returns it. Nothing is created on the local file system. Errors name
 // the server, never the password.
 func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
+	return open(ctx, rawURL, silenceLimit, silenceLimit)
+}
+
+// silenceLimit is how long digest waits for a byte of an answer it awaits
+// before taking the server for lost. No statement of digest's waits this
+// long on a healthy server (its transactions are short, and the migration
+// lock is held for one migration), while a server that froze, or a network
+// that dropped it mid-statement (a failover, a VPN gone), otherwise holds
+// the run silently for the kernel's 15 minutes of retransmissions, or for
+// ever: an unattended job until its own timeout, hours later.
+const silenceLimit = time.Minute
+
+// open is Open with the silence after which the server is taken for lost,
+// and how long after that everything fails at once.
+func open(ctx context.Context, rawURL string, silence, hold time.Duration) (*sqlstore.DB, error) {
 	if ambiguousUserInfo(rawURL) {
 		return nil, fmt.Errorf("--db %s has an @ or / in its user name or password that is not percent-encoded, so part of the password would be read as the host or database. Try: write @ as %%40 and / as %%2F in the password, or leave it out of the URL and set PGPASSWORD",
 			secretsOf(rawURL, nil).hide(withoutUserInfo(rawURL)))
@@ -51,6 +68,17 @@ func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
 	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout
+	}
+	server := &serverWatch{silence: silence, hold: hold}
+	dial := cfg.DialFunc
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if server.lost() {
+			return nil, silentServer{silence}
+		}
+		return dial(ctx, network, addr)
+	}
+	cfg.AfterNetConnect = func(_ context.Context, _ *pgconn.Config, conn net.Conn) (net.Conn, error) {
+		return &watchedConn{Conn: conn, server: server}, nil
 	}
 	secrets := secretsOf(rawURL, &cfg.Config)
 	name := secrets.hide(displayName(cfg.Config))
@@ -71,6 +99,128 @@ func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
 	}
 	return s, nil
 }
+
+// serverWatch remembers that a connection to the server went silent. For
+// hold after that, every new connection and every request on the others fails
+// at once with the same error: the statements a stopping run still makes
+// (storing what it holds, giving its claims back) would each wait out the
+// silence, and each connection database/sql retries them on a connect
+// timeout, which added up to ten minutes after the first had failed.
+type serverWatch struct {
+	silence, hold time.Duration
+
+	mu     sync.Mutex
+	lostAt time.Time
+}
+
+func (w *serverWatch) lost() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.lostAt.IsZero() && time.Since(w.lostAt) < w.hold
+}
+
+func (w *serverWatch) markLost() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lostAt = time.Now()
+}
+
+// watchedConn fails a read or write that has waited silence for the
+// server since digest last wrote to it or last heard from it. pgx's own
+// deadlines (set when a context ends) are kept: the watch never pushes one
+// later.
+type watchedConn struct {
+	net.Conn
+	server *serverWatch
+
+	mu       sync.Mutex
+	deadline time.Time // pgx's deadline; zero: none
+	until    time.Time // the watch's deadline
+}
+
+func (c *watchedConn) Write(b []byte) (int, error) {
+	if c.server.lost() {
+		return 0, silentServer{c.server.silence}
+	}
+	c.watch()
+	n, err := c.Conn.Write(b)
+	return n, c.silent(err)
+}
+
+func (c *watchedConn) Read(b []byte) (int, error) {
+	if c.server.lost() {
+		// Nothing more is awaited from a silent server: pgx's drain of a
+		// connection it drops would wait out another deadline.
+		return 0, silentServer{c.server.silence}
+	}
+	if c.watchEnded() {
+		// The last wait ended in an answer, long ago: this read begins a
+		// wait of its own.
+		c.watch()
+	}
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.watch()
+	}
+	return n, c.silent(err)
+}
+
+// silent says why an operation ran out of time: the server's silence,
+// unless the deadline was pgx's.
+func (c *watchedConn) silent(err error) error {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !c.pgxDeadlinePassed() {
+		c.server.markLost()
+		return silentServer{c.server.silence}
+	}
+	return err
+}
+
+// watch moves the deadline to silence from now, or to pgx's own deadline
+// if that comes first.
+func (c *watchedConn) watch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := time.Now().Add(c.server.silence)
+	if !c.deadline.IsZero() && c.deadline.Before(d) {
+		d = c.deadline
+	}
+	c.until = d
+	c.Conn.SetDeadline(d)
+}
+
+func (c *watchedConn) watchEnded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deadline.IsZero() && !c.until.IsZero() && !time.Now().Before(c.until)
+}
+
+func (c *watchedConn) pgxDeadlinePassed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.deadline.IsZero() && !time.Now().Before(c.deadline)
+}
+
+func (c *watchedConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline, c.until = t, time.Time{}
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *watchedConn) SetReadDeadline(t time.Time) error { return c.SetDeadline(t) }
+
+func (c *watchedConn) SetWriteDeadline(t time.Time) error { return c.SetDeadline(t) }
+
+// silentServer is the error of a read the server left unanswered: a
+// timeout to pgx, which then drops the connection.
+type silentServer struct{ after time.Duration }
+
+func (e silentServer) Error() string {
+	return fmt.Sprintf("no answer from the server in %s", e.after)
+}
+func (silentServer) Timeout() bool   { return true }
+func (silentServer) Temporary() bool { return false }
+func (silentServer) Unwrap() error   { return os.ErrDeadlineExceeded }
 
 // migrationLock is the advisory lock every digest takes to migrate: a
 // constant of its own, so no other program's lock is waited for.
