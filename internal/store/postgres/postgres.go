@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlstore"
 )
 
@@ -90,7 +91,12 @@ func open(ctx context.Context, rawURL string, silence, hold time.Duration) (*sql
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, errors.New(secrets.hide(unreachable(name, cfg.Config, err).Error()))
+		err = unreachable(name, cfg.Config, err)
+		hidden := errors.New(secrets.hide(err.Error()))
+		if errors.Is(err, store.ErrUnreachable) {
+			return nil, lost{hidden}
+		}
+		return nil, hidden
 	}
 	s, err := sqlstore.New(ctx, db, name, Dialect)
 	if err != nil {
@@ -531,9 +537,15 @@ func unreachable(name string, c pgconn.Config, err error) error {
 			return fmt.Errorf("database %s does not exist on the server (%s). Try: createdb %s, or another database in --db", name, pe.Message, c.Database)
 		}
 	}
-	return fmt.Errorf("database %s cannot be reached (%s). Try: check that PostgreSQL runs at %s:%d and accepts connections, or --db with another URL",
-		name, oneLine(msg), c.Host, c.Port)
+	return lost{fmt.Errorf("database %s cannot be reached (%s). Try: check that PostgreSQL runs at %s:%d and accepts connections, or --db with another URL",
+		name, oneLine(msg), c.Host, c.Port)}
 }
+
+// lost is the error of a server that cannot be reached or went away: it
+// matches store.ErrUnreachable.
+type lost struct{ error }
+
+func (lost) Is(target error) bool { return target == store.ErrUnreachable }
 
 // explain turns PostgreSQL's errors into messages that say what to do.
 func explain(name string, err error) error {
@@ -545,7 +557,7 @@ func explain(name string, err error) error {
 		case pe.Code == "42501":
 			return fmt.Errorf("database %s: permission denied (%s). Try: a user that may create tables in that database", name, pe.Message)
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):
-			return fmt.Errorf("database %s: the connection was lost (%s). Try: run the same command again once the server is back; what was stored is kept", name, pe.Message)
+			return lost{fmt.Errorf("database %s: the connection was lost (%s). Try: run the same command again once the server is back; what was stored is kept", name, pe.Message)}
 		}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -553,7 +565,7 @@ func explain(name string, err error) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err) || isConnError(err) {
-		return fmt.Errorf("database %s: the server cannot be reached (%s). Try: run the same command again once the server is back; what was stored is kept", name, oneLine(err.Error()))
+		return lost{fmt.Errorf("database %s: the server cannot be reached (%s). Try: run the same command again once the server is back; what was stored is kept", name, oneLine(err.Error()))}
 	}
 	return fmt.Errorf("database %s: %w", name, err)
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -71,6 +72,9 @@ func TestOpenFailuresNameTheServerNeverThePassword(t *testing.T) {
 			msg := err.Error()
 			if strings.Contains(msg, password) || strings.Contains(msg, "\n") {
 				t.Errorf("error %q shows the password or is not one line", msg)
+			}
+			if unreachable := tt.name == "nobody listening"; errors.Is(err, store.ErrUnreachable) != unreachable {
+				t.Errorf("errors.Is(%q, store.ErrUnreachable) = %v, want %v", msg, !unreachable, unreachable)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(msg, w) {
@@ -222,6 +226,9 @@ func TestFrozenServerFailsTheCallInsteadOfHangingIt(t *testing.T) {
 		}
 		msg := err.Error()
 		t.Log(msg)
+		if !errors.Is(err, store.ErrUnreachable) {
+			t.Errorf("error %q does not match store.ErrUnreachable", msg)
+		}
 		if !strings.Contains(msg, "no answer from the server in 300ms") || !strings.Contains(msg, "Try: ") || strings.Contains(msg, "\n") {
 			t.Errorf("error %q does not say in one line that the server went silent and what to try", msg)
 		}
@@ -231,7 +238,7 @@ func TestFrozenServerFailsTheCallInsteadOfHangingIt(t *testing.T) {
 	dialed := proxy.accepted.Load()
 	for i := range 3 {
 		err := s.Release(ctx, "k1", "me")
-		if err == nil || !strings.Contains(err.Error(), "no answer from the server") {
+		if err == nil || !strings.Contains(err.Error(), "no answer from the server") || !errors.Is(err, store.ErrUnreachable) {
 			t.Errorf("call %d after the server went silent = %v, want the same error", i, err)
 		}
 	}
