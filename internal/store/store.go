@@ -7,9 +7,17 @@ package store
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"time"
 )
+
+// ErrUnreachable is what every error of a database server that cannot be
+// reached, or was lost mid-run, matches with errors.Is. Every later call
+// fails the same way until it is back, so a caller cleaning up after such
+// an error (dropping an empty run, reading back what was stored) can leave
+// the cleanup's own failure unsaid instead of repeating the first.
+var ErrUnreachable = errors.New("the database server cannot be reached")
 
 // Store is an open digest database. Every method is safe for concurrent
 // use, by goroutines and by processes sharing the database: results are

@@ -13,15 +13,18 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlstore"
-	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // IsURL reports whether db names a PostgreSQL database rather than a file.
@@ -39,15 +42,47 @@ const connectTimeout = 10 * time.Second
 // and returns it. Nothing is created on the local file system. Errors name
 // the server, never the password.
 func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
+	return open(ctx, rawURL, silenceLimit, silenceLimit)
+}
+
+// silenceLimit is how long digest waits for a byte of an answer it awaits
+// before taking the server for lost. No statement of digest's waits this
+// long on a healthy server (its transactions are short, and the migration
+// lock is held for one migration), while a server that froze, or a network
+// that dropped it mid-statement (a failover, a VPN gone), otherwise holds
+// the run silently for the kernel's 15 minutes of retransmissions, or for
+// ever: an unattended job until its own timeout, hours later.
+const silenceLimit = time.Minute
+
+// open is Open with the silence after which the server is taken for lost,
+// and how long after that everything fails at once.
+func open(ctx context.Context, rawURL string, silence, hold time.Duration) (*sqlstore.DB, error) {
+	if ambiguousUserInfo(rawURL) {
+		return nil, fmt.Errorf("--db %s has an @ or / in its user name or password that is not percent-encoded, so part of the password would be read as the host or database. Try: write @ as %%40 and / as %%2F in the password, or leave it out of the URL and set PGPASSWORD",
+			secretsOf(rawURL, nil).hide(withoutUserInfo(rawURL)))
+	}
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (%s). Try: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable",
-			textsafe.URL(rawURL), withoutPassword(err.Error(), rawURL))
+		hide := secretsOf(rawURL, nil).hide
+		return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (%s). Try: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable, with @ / ? # in the password written as %%40 %%2F %%3F %%23",
+			hide(withoutUserInfo(rawURL)), hide(err.Error()))
 	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout
 	}
-	name := displayName(cfg.Config)
+	server := &serverWatch{silence: silence, hold: hold}
+	dial := cfg.DialFunc
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if server.lost() {
+			return nil, silentServer{silence}
+		}
+		return dial(ctx, network, addr)
+	}
+	cfg.AfterNetConnect = func(_ context.Context, _ *pgconn.Config, conn net.Conn) (net.Conn, error) {
+		return &watchedConn{Conn: conn, server: server}, nil
+	}
+	secrets := secretsOf(rawURL, &cfg.Config)
+	name := secrets.hide(displayName(cfg.Config))
 	db := stdlib.OpenDB(*cfg)
 	pingCtx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
@@ -56,7 +91,12 @@ func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, unreachable(name, cfg.Config, err, rawURL)
+		err = unreachable(name, cfg.Config, err)
+		hidden := errors.New(secrets.hide(err.Error()))
+		if errors.Is(err, store.ErrUnreachable) {
+			return nil, lost{hidden}
+		}
+		return nil, hidden
 	}
 	s, err := sqlstore.New(ctx, db, name, Dialect)
 	if err != nil {
@@ -65,6 +105,128 @@ func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
 	}
 	return s, nil
 }
+
+// serverWatch remembers that a connection to the server went silent. For
+// hold after that, every new connection and every request on the others fails
+// at once with the same error: the statements a stopping run still makes
+// (storing what it holds, giving its claims back) would each wait out the
+// silence, and each connection database/sql retries them on a connect
+// timeout, which added up to ten minutes after the first had failed.
+type serverWatch struct {
+	silence, hold time.Duration
+
+	mu     sync.Mutex
+	lostAt time.Time
+}
+
+func (w *serverWatch) lost() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.lostAt.IsZero() && time.Since(w.lostAt) < w.hold
+}
+
+func (w *serverWatch) markLost() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lostAt = time.Now()
+}
+
+// watchedConn fails a read or write that has waited silence for the
+// server since digest last wrote to it or last heard from it. pgx's own
+// deadlines (set when a context ends) are kept: the watch never pushes one
+// later.
+type watchedConn struct {
+	net.Conn
+	server *serverWatch
+
+	mu       sync.Mutex
+	deadline time.Time // pgx's deadline; zero: none
+	until    time.Time // the watch's deadline
+}
+
+func (c *watchedConn) Write(b []byte) (int, error) {
+	if c.server.lost() {
+		return 0, silentServer{c.server.silence}
+	}
+	c.watch()
+	n, err := c.Conn.Write(b)
+	return n, c.silent(err)
+}
+
+func (c *watchedConn) Read(b []byte) (int, error) {
+	if c.server.lost() {
+		// Nothing more is awaited from a silent server: pgx's drain of a
+		// connection it drops would wait out another deadline.
+		return 0, silentServer{c.server.silence}
+	}
+	if c.watchEnded() {
+		// The last wait ended in an answer, long ago: this read begins a
+		// wait of its own.
+		c.watch()
+	}
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.watch()
+	}
+	return n, c.silent(err)
+}
+
+// silent says why an operation ran out of time: the server's silence,
+// unless the deadline was pgx's.
+func (c *watchedConn) silent(err error) error {
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && !c.pgxDeadlinePassed() {
+		c.server.markLost()
+		return silentServer{c.server.silence}
+	}
+	return err
+}
+
+// watch moves the deadline to silence from now, or to pgx's own deadline
+// if that comes first.
+func (c *watchedConn) watch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := time.Now().Add(c.server.silence)
+	if !c.deadline.IsZero() && c.deadline.Before(d) {
+		d = c.deadline
+	}
+	c.until = d
+	c.Conn.SetDeadline(d)
+}
+
+func (c *watchedConn) watchEnded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deadline.IsZero() && !c.until.IsZero() && !time.Now().Before(c.until)
+}
+
+func (c *watchedConn) pgxDeadlinePassed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.deadline.IsZero() && !time.Now().Before(c.deadline)
+}
+
+func (c *watchedConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline, c.until = t, time.Time{}
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *watchedConn) SetReadDeadline(t time.Time) error { return c.SetDeadline(t) }
+
+func (c *watchedConn) SetWriteDeadline(t time.Time) error { return c.SetDeadline(t) }
+
+// silentServer is the error of a read the server left unanswered: a
+// timeout to pgx, which then drops the connection.
+type silentServer struct{ after time.Duration }
+
+func (e silentServer) Error() string {
+	return fmt.Sprintf("no answer from the server in %s", e.after)
+}
+func (silentServer) Timeout() bool   { return true }
+func (silentServer) Temporary() bool { return false }
+func (silentServer) Unwrap() error   { return os.ErrDeadlineExceeded }
 
 // migrationLock is the advisory lock every digest takes to migrate: a
 // constant of its own, so no other program's lock is waited for.
@@ -246,14 +408,115 @@ ALTER TABLE eval_runs ADD COLUMN judge_cost_usd DOUBLE PRECISION;`,
 // hidden stands for a password in a message.
 const hidden = "<password>"
 
-// withoutPassword drops the URL's password from a library's message.
-func withoutPassword(msg, rawURL string) string {
-	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, hidden)
+// secrets are the strings of a URL that may be its password. pgx (as
+// libpq) ends the user info at the first '@' before a '/', net/url at the
+// last '@' before a '/', '?' or '#'; a password holding '@' or '/'
+// unencoded thus spills into what pgx then takes for the host, port or
+// database, which messages show. So every reading is hidden: each parser's
+// password, password and sslpassword query values, and the widest user
+// info the URL could have meant with the pieces its '@' and '/' cut it
+// into.
+type secrets []string
+
+// minPiece is the shortest piece of a password cut at '@' or '/' that is
+// hidden: shorter ones ("5432", "db") are more likely a port or a name the
+// message needs than a guessable part of a password.
+const minPiece = 6
+
+func secretsOf(rawURL string, cfg *pgconn.Config) secrets {
+	var s secrets
+	add := func(v string, min int) {
+		for _, form := range []string{v, url.PathEscape(v), url.QueryEscape(v)} {
+			if len(form) >= min {
+				s = append(s, form)
+			}
+		}
+		if dec, err := url.PathUnescape(v); err == nil && dec != v && len(dec) >= min {
+			s = append(s, dec)
 		}
 	}
-	return strings.ReplaceAll(msg, rawURL, textsafe.URL(rawURL))
+	if cfg != nil {
+		add(cfg.Password, 1)
+	}
+	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			add(pw, 1)
+		}
+	}
+	rest := afterScheme(rawURL)
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		for _, pair := range strings.Split(rest[q+1:], "&") {
+			k, v, _ := strings.Cut(pair, "=")
+			if k = strings.ToLower(k); k == "password" || k == "sslpassword" {
+				add(v, 1)
+			}
+		}
+	}
+	if at := userInfoEnd(rest); at >= 0 {
+		if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
+			add(pw, 1)
+			for _, piece := range strings.FieldsFunc(pw, func(r rune) bool { return r == '@' || r == '/' }) {
+				add(piece, minPiece)
+			}
+		}
+	}
+	// Longest first, so a password is hidden whole before a piece of it.
+	slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
+	return s
+}
+
+// hide replaces each secret in msg with hidden.
+func (s secrets) hide(msg string) string {
+	for _, secret := range s {
+		msg = strings.ReplaceAll(msg, secret, hidden)
+	}
+	return msg
+}
+
+// afterScheme is the URL after "postgres://" or "postgresql://".
+func afterScheme(rawURL string) string {
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		return rawURL[i+len("://"):]
+	}
+	return rawURL
+}
+
+// userInfoEnd is the index in rest (the URL after its scheme) of the
+// widest '@' that could end the user info: the last one before the query
+// that follows the first '@'; -1 when there is no '@'.
+func userInfoEnd(rest string) int {
+	first := strings.IndexByte(rest, '@')
+	if first < 0 {
+		return -1
+	}
+	end := len(rest)
+	if q := strings.IndexByte(rest[first:], '?'); q >= 0 {
+		end = first + q
+	}
+	return strings.LastIndexByte(rest[:end], '@')
+}
+
+// ambiguousUserInfo reports a URL whose user info pgx would end before the
+// widest '@' it could mean: there, pgx would connect to a host or database
+// made of part of the password, and say so in its errors.
+func ambiguousUserInfo(rawURL string) bool {
+	rest := afterScheme(rawURL)
+	widest := userInfoEnd(rest)
+	if widest < 0 {
+		return false
+	}
+	pgxEnd := strings.IndexAny(rest, "@/") // libpq's lookahead stops at '/'
+	return pgxEnd < 0 || rest[pgxEnd] != '@' || pgxEnd != widest
+}
+
+// withoutUserInfo is rawURL without anything that could be its user info.
+func withoutUserInfo(rawURL string) string {
+	rest := afterScheme(rawURL)
+	at := userInfoEnd(rest)
+	if at < 0 {
+		return rawURL
+	}
+	return rawURL[:len(rawURL)-len(rest)] + rest[at+1:]
 }
 
 // displayName names the database as the server, user and database
@@ -268,11 +531,8 @@ func displayName(c pgconn.Config) string {
 }
 
 // unreachable says that the server could not be reached, naming it.
-func unreachable(name string, c pgconn.Config, err error, rawURL string) error {
-	msg := withoutPassword(err.Error(), rawURL)
-	if c.Password != "" {
-		msg = strings.ReplaceAll(msg, c.Password, hidden)
-	}
+func unreachable(name string, c pgconn.Config, err error) error {
+	msg := err.Error()
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
@@ -282,9 +542,15 @@ func unreachable(name string, c pgconn.Config, err error, rawURL string) error {
 			return fmt.Errorf("database %s does not exist on the server (%s). Try: createdb %s, or another database in --db", name, pe.Message, c.Database)
 		}
 	}
-	return fmt.Errorf("database %s cannot be reached (%s). Try: check that PostgreSQL runs at %s:%d and accepts connections, or --db with another URL",
-		name, oneLine(msg), c.Host, c.Port)
+	return lost{fmt.Errorf("database %s cannot be reached (%s). Try: check that PostgreSQL runs at %s:%d and accepts connections, or --db with another URL",
+		name, oneLine(msg), c.Host, c.Port)}
 }
+
+// lost is the error of a server that cannot be reached or went away: it
+// matches store.ErrUnreachable.
+type lost struct{ error }
+
+func (lost) Is(target error) bool { return target == store.ErrUnreachable }
 
 // explain turns PostgreSQL's errors into messages that say what to do.
 func explain(name string, err error) error {
@@ -296,7 +562,7 @@ func explain(name string, err error) error {
 		case pe.Code == "42501":
 			return fmt.Errorf("database %s: permission denied (%s). Try: a user that may create tables in that database", name, pe.Message)
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):
-			return fmt.Errorf("database %s: the connection was lost (%s). Try: run the same command again once the server is back; what was stored is kept", name, pe.Message)
+			return lost{fmt.Errorf("database %s: the connection was lost (%s). Try: run the same command again once the server is back; what was stored is kept", name, pe.Message)}
 		}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -304,7 +570,7 @@ func explain(name string, err error) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone) || pgconn.SafeToRetry(err) || isConnError(err) {
-		return fmt.Errorf("database %s: the server cannot be reached (%s). Try: run the same command again once the server is back; what was stored is kept", name, oneLine(err.Error()))
+		return lost{fmt.Errorf("database %s: the server cannot be reached (%s). Try: run the same command again once the server is back; what was stored is kept", name, oneLine(err.Error()))}
 	}
 	return fmt.Errorf("database %s: %w", name, err)
 }
