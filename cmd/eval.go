@@ -28,6 +28,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
+	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/textsafe"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
@@ -394,6 +395,10 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 				// Stopped before any result was stored, the run was dropped:
 				// its reports would be empty ones, a JUnit of no failures.
 				return err
+			}
+			if errors.Is(err, store.ErrUnreachable) && errors.Is(rerr, store.ErrUnreachable) {
+				// The reports are read back from the database that is lost.
+				return fmt.Errorf("%w (no reports: they are read from the database)", err)
 			}
 			if rerr == nil {
 				rerr = writeEvalReports(o, rep, true)

@@ -584,3 +584,37 @@ func TestBadValueFromTheEnvironmentNamesTheVariable(t *testing.T) {
 		t.Errorf("a flag given on the command line is said to come from the environment: %s", res.errOut)
 	}
 }
+
+// TestPostgresServerLostMidEvalSaysSoOnce: the database server crashes
+// under a running digest eval. The run, dropping its record, and reading
+// its reports back all find the server gone: the one error line says so
+// once, with what to try, and that no reports could be written.
+func TestPostgresServerLostMidEvalSaysSoOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	pg := pgtest.StartServer(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
+	cmd := exec.Command(bin, "--db", pg.URL, "eval", evalItems(t, 120), "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"-j", "1", "-f", "json", "--junit", filepath.Join(t.TempDir(), "junit.xml"))
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for srv.Stats().Requests < 10 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	pg.Crash(t)
+	err := cmd.Wait()
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1: %s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	last := lines[len(lines)-1]
+	if strings.Count(last, "Try: ") != 1 || strings.Contains(errOut.String(), "panic") {
+		t.Errorf("last line %q, want the server's loss said once, with one Try", last)
+	}
+}

@@ -193,7 +193,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err == nil && r.out.Items == 0 {
 		err = r.noItems()
 		if dropErr := o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID); dropErr != nil {
-			err = errors.Join(err, dropErr)
+			err = joinUnlessSame(err, dropErr)
 		}
 		return r.out, err
 	}
@@ -202,7 +202,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		// say why every item failed to be checked.
 		err = ErrNothingToCheck
 		if finishErr := o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now(), r.judgeSpend()); finishErr != nil {
-			err = errors.Join(err, finishErr)
+			err = joinUnlessSame(err, finishErr)
 		}
 		return r.out, err
 	}
@@ -216,10 +216,20 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		err = o.Store.FinishRun(context.WithoutCancel(ctx), r.out.RunID, o.Now(), r.judgeSpend())
 	default:
 		if dropErr := o.Store.DropRunIfEmpty(context.WithoutCancel(ctx), r.out.RunID); dropErr != nil {
-			err = errors.Join(err, dropErr)
+			err = joinUnlessSame(err, dropErr)
 		}
 	}
 	return r.out, err
+}
+
+// joinUnlessSame adds the error of tidying up after a run to the run's
+// own, unless both say the database server is lost: the line would say
+// so twice, each time with the same Try.
+func joinUnlessSame(err, tidy error) error {
+	if errors.Is(err, store.ErrUnreachable) && errors.Is(tidy, store.ErrUnreachable) {
+		return err
+	}
+	return errors.Join(err, tidy)
 }
 
 // judgeSpend is what the run paid its judge, as the run's record keeps it:
