@@ -690,8 +690,9 @@ func (r *Runner) holdBack(ws []*waiter) {
 // it ran or is billed, so its tasks are held back until the queue has
 // room. The room is learned from this run's own batches (units > 0): what
 // this run had queued when refused, or, with nothing queued, half the
-// refused batch, and the wait grows with each refusal in a row. A lone request refused that often with nothing
-// queued stops the run.
+// refused batch; each of the run's batches that ends doubles it again
+// (look). The wait grows with each refusal in a row with nothing queued,
+// and a lone request refused maxQueueRefusals times so stops the run.
 func (r *Runner) queueFull(ws []*waiter, items, units int, why string, retryAfter time.Duration) error {
 	queued := r.queued()
 	room := queued
