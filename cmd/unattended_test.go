@@ -437,19 +437,7 @@ func TestPostgresServerLostMidRun(t *testing.T) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
 	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for srv.Stats().Requests < 10 {
-		time.Sleep(5 * time.Millisecond)
-	}
-	pg.Crash(t)
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want 1: %s", err, errOut.String())
-	}
+	crashUnder(t, cmd, &errOut, srv, pg)
 	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
 	last := lines[len(lines)-1]
 	host := strings.TrimPrefix(strings.Split(strings.Split(pg.URL, "@")[1], "/")[0], "")
@@ -585,6 +573,25 @@ func TestBadValueFromTheEnvironmentNamesTheVariable(t *testing.T) {
 	}
 }
 
+// crashUnder starts cmd, crashes the PostgreSQL server once the provider
+// has had 10 requests, and checks that cmd then exits 1; errOut gets its
+// standard error.
+func crashUnder(t *testing.T, cmd *exec.Cmd, errOut *bytes.Buffer, srv *fakeprovider.Server, pg *pgtest.Server) {
+	t.Helper()
+	cmd.Stderr = errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for srv.Stats().Requests < 10 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	pg.Crash(t)
+	err := cmd.Wait()
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1: %s", err, errOut.String())
+	}
+}
+
 // TestPostgresServerLostMidEvalSaysSoOnce: the database server crashes
 // under a running digest eval. The run, dropping its record, and reading
 // its reports back all find the server gone: the one error line says so
@@ -600,18 +607,7 @@ func TestPostgresServerLostMidEvalSaysSoOnce(t *testing.T) {
 		"-j", "1", "-f", "json", "--junit", filepath.Join(t.TempDir(), "junit.xml"))
 	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
 	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for srv.Stats().Requests < 10 {
-		time.Sleep(5 * time.Millisecond)
-	}
-	pg.Crash(t)
-	err := cmd.Wait()
-	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want 1: %s", err, errOut.String())
-	}
+	crashUnder(t, cmd, &errOut, srv, pg)
 	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
 	last := lines[len(lines)-1]
 	if strings.Count(last, "Try: ") != 1 || strings.Contains(errOut.String(), "panic") {

@@ -75,6 +75,28 @@ func tasks(w wire, n int) []engine.Task {
 	return out
 }
 
+// uncollect marks the one batch recorded in the database at path as not
+// collected, with status when it is not "", as a process that stopped
+// before it could mark it left it. UpdateBatch keeps a collected batch
+// collected, so the file is written behind the store's back.
+func uncollect(t *testing.T, path, status string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	query := `UPDATE batches SET collected = 0`
+	if status != "" {
+		query += `, status = '` + status + `'`
+	}
+	if res, err := db.Exec(query); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d batches un-collected, want the one recorded", n)
+	}
+}
+
 // run sends ts through r and returns the outcomes by key.
 func run(t *testing.T, r *batchrun.Runner, ts []engine.Task) (map[string]engine.Outcome, error) {
 	t.Helper()
@@ -484,18 +506,7 @@ func TestBatchStoredButNotMarkedIsMarked(t *testing.T) {
 	if _, err := run(t, runner(w, srv, st, false), ts); err != nil {
 		t.Fatal(err)
 	}
-	// As the dead process left it; UpdateBatch keeps a collected batch
-	// collected, so the file is written behind the store's back.
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if res, err := db.Exec(`UPDATE batches SET collected = 0`); err != nil {
-		t.Fatal(err)
-	} else if n, _ := res.RowsAffected(); n != 1 {
-		t.Fatalf("%d batches un-collected, want 1", n)
-	}
+	uncollect(t, path, "") // as the dead process left it
 	calls := srv.Stats().BatchCalls
 	got, err := run(t, runner(w, srv, st, false), ts)
 	if err != nil || len(got) != 4 || srv.Stats().BatchCalls != calls {

@@ -3,7 +3,6 @@ package batchrun_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -34,19 +33,8 @@ func TestQueueRefusalOfAnEarlierRunsBatchKeepsBatchesWhole(t *testing.T) {
 	if _, err := run(t, batchrun.New(first), tasks(w, 40)); err != nil {
 		t.Fatal(err)
 	}
-	// As a run that stopped while OpenAI still validated the batch left
-	// it; UpdateBatch keeps a collected batch collected, so the file is
-	// written behind the store's back.
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if res, err := db.Exec(`UPDATE batches SET collected = 0, status = 'validating'`); err != nil {
-		t.Fatal(err)
-	} else if n, _ := res.RowsAffected(); n != 1 {
-		t.Fatalf("%d batches left validating, want the one refused", n)
-	}
+	// As a run that stopped while OpenAI still validated the batch left it.
+	uncollect(t, path, "validating")
 	before := srv.Stats()
 	var logs bytes.Buffer
 	cfg.NoWait, cfg.Log = false, slog.New(slog.NewTextHandler(&logs, nil))
@@ -82,16 +70,7 @@ func TestRefreshClosesAFailedBatch(t *testing.T) {
 	if _, err := run(t, batchrun.New(cfg), tasks(w, 4)); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if res, err := db.Exec(`UPDATE batches SET collected = 0, status = 'validating'`); err != nil {
-		t.Fatal(err)
-	} else if n, _ := res.RowsAffected(); n != 1 {
-		t.Fatalf("%d batches left validating, want the one refused", n)
-	}
+	uncollect(t, path, "validating")
 	open, err := st.Batches(context.Background(), true)
 	if err != nil || len(open) != 1 {
 		t.Fatalf("open batches %v, %v", open, err)
