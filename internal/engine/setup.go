@@ -51,7 +51,7 @@ func New(s Setup) *Engine {
 // RequestTokens is the most a request can use: its system prompt and
 // messages counted by count, and the output it may write.
 func RequestTokens(count func(string) int, req provider.Request) int {
-	n := count(req.System) + provider.OutputCap(req.Model, req.MaxTokens)
+	n := count(req.System) + provider.OutputCap(req)
 	for _, m := range req.Messages {
 		n += count(m.Content)
 	}

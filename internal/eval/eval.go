@@ -678,7 +678,7 @@ func (r *runner) remember(k string) {
 func (r *runner) release(k string) { r.leases.Release(k) }
 
 func (r *runner) worstCost(j job) float64 {
-	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
+	out := provider.OutputCap(j.req)
 	m := r.o.Models[j.model]
 	return r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(r.tokens(j.req)-out, out)
 }
@@ -862,7 +862,7 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 					return err
 				}
 			}
-			out := provider.OutputCap(req.Model, req.MaxTokens)
+			out := provider.OutputCap(req)
 			for _, k := range keys {
 				answer, ok := cached[k]
 				if ok {

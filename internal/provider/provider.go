@@ -25,18 +25,60 @@ type Request struct {
 	// Seed asks for reproducible sampling where the provider supports it
 	// (OpenAI-compatible servers); nil sends none.
 	Seed *int
+	// ReasoningEffort is "low", "medium" or "high" for models that reason
+	// (Rules.Efforts), "" for the model's default. For Claude models that
+	// think by default, "" turns thinking off.
+	ReasoningEffort string
+	// CachePrefix says the system prompt and every message but the last
+	// are shared with other requests of the run: a provider that caches
+	// only on request (Anthropic) is asked to cache them when they are
+	// long enough (Rules.CacheMinTokens). It changes the price, never the
+	// answer, so it is no part of a request's key.
+	CachePrefix bool
 }
 
 // Usage is what a call consumed, as the provider reports it.
+// InputTokens counts every input token, cached or not, whatever the
+// provider's own convention (OpenAI's prompt_tokens include cached ones,
+// Anthropic's input_tokens do not); CacheReadTokens and CacheWriteTokens
+// are the parts of it read from, and written to, the provider's prompt
+// cache, which are priced apart (models.Price.Cost).
 type Usage struct {
-	InputTokens  int
-	OutputTokens int
+	InputTokens      int
+	OutputTokens     int
+	CacheReadTokens  int
+	CacheWriteTokens int
 }
+
+// Finish says why a model's answer ended.
+type Finish string
+
+const (
+	// FinishStop: the model ended its answer itself (also a stop sequence,
+	// and what servers that say nothing are taken to mean).
+	FinishStop Finish = "stop"
+	// FinishLength: cut at the output-token cap (OpenAI "length",
+	// Anthropic "max_tokens", Responses "max_output_tokens"): the text is
+	// there, but not all of it.
+	FinishLength Finish = "length"
+	// FinishRefusal: the model declined to answer; Text holds its refusal.
+	FinishRefusal Finish = "refusal"
+	// FinishContentFilter: the provider's filter withheld or cut the
+	// answer (OpenAI "content_filter", Responses "content_filter").
+	FinishContentFilter Finish = "content_filter"
+)
+
+// Cut reports whether the answer was stopped before its end: by the
+// token cap or a content filter.
+func (f Finish) Cut() bool { return f == FinishLength || f == FinishContentFilter }
 
 // Response is a model's answer.
 type Response struct {
-	Text  string
-	Usage Usage
+	// Text is the answer, or for a refusal the model's words declining.
+	Text string
+	// Finish is why the answer ended; "" is FinishStop.
+	Finish Finish
+	Usage  Usage
 	// Limits is the rate-limit state the provider reported, nil when it
 	// sent none (local servers, the offline provider).
 	Limits *Limits
@@ -100,26 +142,13 @@ var _ Provider = Func(nil)
 // use is billed.
 const ReasoningAllowance = 4096
 
-// OutputCap is the output-token cap a request for model really carries:
-// what rate limits reserve and what a worst-case cost counts.
-func OutputCap(model string, maxTokens int) int {
-	if maxTokens > 0 && ReasoningModel(model) {
-		return maxTokens + ReasoningAllowance
+// OutputCap is the output-token cap req really carries: its MaxTokens,
+// plus ReasoningAllowance when its model reasons on this request (see
+// Rules.Thinks). It is what rate limits reserve, what a worst-case cost
+// counts, and what the wire formats send.
+func OutputCap(req Request) int {
+	if req.MaxTokens > 0 && RulesFor(req.Model).Thinks(req) {
+		return req.MaxTokens + ReasoningAllowance
 	}
-	return maxTokens
-}
-
-// ReasoningModel reports whether model is of the o1, o3, o4 or gpt-5
-// families, also behind a router prefix such as "openai/o3-mini".
-func ReasoningModel(model string) bool {
-	m := strings.ToLower(model)
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:]
-	}
-	for _, fam := range []string{"o1", "o3", "o4"} {
-		if m == fam || strings.HasPrefix(m, fam+"-") {
-			return true
-		}
-	}
-	return m == "gpt-5" || strings.HasPrefix(m, "gpt-5-") || strings.HasPrefix(m, "gpt-5.")
+	return req.MaxTokens
 }

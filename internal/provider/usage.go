@@ -80,5 +80,11 @@ func OutputBound(req Request) int {
 	if req.MaxTokens <= 0 {
 		return uncappedOutputSize
 	}
-	return OutputCap(req.Model, req.MaxTokens) + outputSlack
+	return OutputCap(req) + outputSlack
+}
+
+// CachedPart is a count of cached input tokens as a server reported it,
+// held to the input it is part of: unknown (-1) or negative is 0.
+func CachedPart(cached, input int) int {
+	return min(max(cached, 0), input)
 }

@@ -287,7 +287,7 @@ const promptOverhead = 300
 // requestTokens bounds a request's tokens: the commits' input, the
 // framing, and every output token the request allows.
 func (d *dispatcher) requestTokens(input, commits int) int {
-	return input + promptOverhead + provider.OutputCap(d.opts.Model.Model, prompt.MaxOutputTokens*commits)
+	return input + promptOverhead + provider.OutputCap(provider.Request{Model: d.opts.Model.Model, MaxTokens: prompt.MaxOutputTokens * commits})
 }
 
 // worstCost bounds what the request under key can cost: its estimated
@@ -298,7 +298,7 @@ func (d *dispatcher) worstCost(k string) float64 {
 	for _, p := range items {
 		input += p.tokens
 	}
-	return d.opts.Batch.Worst(d.opts.Price, d.opts.SyncPrice).Cost(input, provider.OutputCap(d.opts.Model.Model, prompt.MaxOutputTokens*len(items)))
+	return d.opts.Batch.Worst(d.opts.Price, d.opts.SyncPrice).Cost(input, provider.OutputCap(provider.Request{Model: d.opts.Model.Model, MaxTokens: prompt.MaxOutputTokens * len(items)}))
 }
 
 // affordable reports whether sending the request under key keeps the run's

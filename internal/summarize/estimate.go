@@ -41,7 +41,7 @@ func estimate(ctx context.Context, opts Options, misses <-chan *pending, est *Es
 		est.Requests++
 		est.Commits += len(batch)
 		est.InputTokens += in
-		est.MaxOutputTokens += provider.OutputCap(opts.Model.Model, prompt.MaxOutputTokens*len(batch))
+		est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Model.Model, MaxTokens: prompt.MaxOutputTokens * len(batch)})
 		// Counted, a commit's text is never read again: let it go, or a dry
 		// run over a long history holds every cut diff at once.
 		for _, p := range batch {

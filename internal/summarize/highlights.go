@@ -265,7 +265,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	}
 	defer h.leases.Release(leaseKey)
 
-	out := provider.OutputCap(j.req.Model, j.req.MaxTokens)
+	out := provider.OutputCap(j.req)
 	worst := h.opts.Batch.Worst(h.opts.Price, h.opts.SyncPrice).Cost(requestTokens(h.opts, j.req), out)
 	if !h.res.spend.ReserveWhenSettled(ctx, leaseKey, worst) {
 		h.mu.Lock()
@@ -355,7 +355,7 @@ func estimateHighlights(ctx context.Context, opts Options, est *Estimate, runs [
 			est.Highlights++
 			est.Requests++
 			est.InputTokens += requestTokens(opts, req) + prompt.MaxOutputTokens*min(unknown, len(listed))
-			est.MaxOutputTokens += provider.OutputCap(opts.Model.Model, prompt.HighlightsMaxTokens)
+			est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Model.Model, MaxTokens: prompt.HighlightsMaxTokens})
 		}
 	}
 	return nil

@@ -59,26 +59,50 @@ func New(o Options) *Client {
 	return c
 }
 
+// message is one turn; Content is a string, or a list of text blocks
+// when a block carries cache_control.
 type message struct {
 	Role    string `json:"role"`
-	Content string `json:"content"`
+	Content any    `json:"content"`
+}
+
+type textBlock struct {
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+type thinking struct {
+	Type string `json:"type"` // "disabled" or "adaptive"
+}
+
+type outputConfig struct {
+	Effort string `json:"effort,omitempty"`
 }
 
 type messagesRequest struct {
-	Model       string    `json:"model"`
-	MaxTokens   int       `json:"max_tokens"`
-	System      string    `json:"system,omitempty"`
-	Messages    []message `json:"messages"`
-	Temperature *float64  `json:"temperature,omitempty"`
+	Model     string    `json:"model"`
+	MaxTokens int       `json:"max_tokens"`
+	System    any       `json:"system,omitempty"` // a string, or text blocks when cached
+	Messages  []message `json:"messages"`
+	// Temperature is left out for models that refuse it (provider.Rules).
+	Temperature  *float64      `json:"temperature,omitempty"`
+	Thinking     *thinking     `json:"thinking,omitempty"`
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
 }
 
 // messagesResponse is read in two steps, as the OpenAI client does: a part
 // in an unexpected shape is named, and an unreadable usage is unknown.
 type messagesResponse struct {
-	Type    string          `json:"type"`
-	Content json.RawMessage `json:"content"`
-	Usage   json.RawMessage `json:"usage"`
-	Error   errorDetail     `json:"error"`
+	Type       string          `json:"type"`
+	Content    json.RawMessage `json:"content"`
+	StopReason json.RawMessage `json:"stop_reason"`
+	Usage      json.RawMessage `json:"usage"`
+	Error      errorDetail     `json:"error"`
 }
 
 type contentBlock struct {
@@ -105,17 +129,64 @@ func (c *Client) Complete(ctx context.Context, req provider.Request) (provider.R
 	return c.parseAnswer(req, b.MaxTokens, resp.StatusCode, limits, data)
 }
 
-// body is the request Complete sends, and each batch item's params.
+// body is the request Complete sends, and each batch item's params, as
+// the model's rules (provider.RulesFor) have it: sampling parameters the
+// model refuses are left out; a model that thinks by default is told not
+// to unless the request asks for an effort, and then its cap holds room
+// for the thinking; a long shared prefix is marked for caching.
 func body(req provider.Request) messagesRequest {
-	b := messagesRequest{Model: req.Model, MaxTokens: req.MaxTokens, System: req.System, Temperature: req.Temperature}
-	if b.MaxTokens <= 0 {
-		b.MaxTokens = DefaultMaxTokens
+	rules := provider.ProviderRules(provider.Spec{Provider: name, Model: req.Model})
+	req, _ = rules.Apply(req)
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = DefaultMaxTokens
+	}
+	b := messagesRequest{Model: req.Model, MaxTokens: provider.OutputCap(req), Temperature: req.Temperature}
+	if req.System != "" {
+		b.System = req.System
+	}
+	switch {
+	case rules.ThinksByDefault && req.ReasoningEffort == "":
+		b.Thinking = &thinking{Type: "disabled"}
+	case rules.ThinksByDefault:
+		b.Thinking = &thinking{Type: "adaptive"}
+		b.OutputConfig = &outputConfig{Effort: req.ReasoningEffort}
+	case req.ReasoningEffort != "":
+		b.OutputConfig = &outputConfig{Effort: req.ReasoningEffort}
 	}
 	b.Messages = make([]message, len(req.Messages))
 	for i, m := range req.Messages {
 		b.Messages[i] = message{Role: m.Role, Content: m.Content}
 	}
+	if req.CachePrefix {
+		markCache(&b, req, rules.CacheMinTokens)
+	}
 	return b
+}
+
+// markCache asks Anthropic to cache what req shares with the run's other
+// requests, where it is long enough to be cached at all (minTokens, the
+// model's documented minimum; a shorter prefix would be silently not
+// cached): the system prompt, and the turns before the last message
+// (few-shot examples). Lengths are estimated at 3 bytes a token, high,
+// since a mark on a prefix just short of the minimum costs nothing.
+func markCache(b *messagesRequest, req provider.Request, minTokens int) {
+	if minTokens <= 0 {
+		return
+	}
+	tokens := len(req.System) / 3
+	if req.System != "" && tokens >= minTokens {
+		b.System = []textBlock{{Type: "text", Text: req.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
+	}
+	if len(req.Messages) < 3 {
+		return // no turns before the question but the question's own
+	}
+	last := len(req.Messages) - 2
+	for _, m := range req.Messages[:last+1] {
+		tokens += len(m.Content) / 3
+	}
+	if tokens >= minTokens {
+		b.Messages[last].Content = []textBlock{{Type: "text", Text: req.Messages[last].Content, CacheControl: &cacheControl{Type: "ephemeral"}}}
+	}
 }
 
 func (c *Client) header() http.Header {
@@ -173,11 +244,39 @@ func (c *Client) parseAnswer(req provider.Request, maxTokens, status int, limits
 	_ = json.Unmarshal(out.Usage, &counts) // an unreadable usage is an unknown one
 	sent := req
 	sent.MaxTokens = maxTokens
+	sent.ReasoningEffort = "" // maxTokens already holds the room for thinking
+	// input_tokens leaves out the tokens read from and written to the
+	// cache: Usage counts them all, and those two apart.
+	read, written := max(provider.TokenCount(counts["cache_read_input_tokens"]), 0), max(provider.TokenCount(counts["cache_creation_input_tokens"]), 0)
+	input := provider.TokenCount(counts["input_tokens"])
+	if input >= 0 {
+		input += read + written
+	}
+	u := provider.SaneUsage(sent, input, provider.TokenCount(counts["output_tokens"]))
+	u.CacheReadTokens = provider.CachedPart(read, u.InputTokens)
+	u.CacheWriteTokens = provider.CachedPart(written, u.InputTokens-u.CacheReadTokens)
 	return provider.Response{
 		Text:   provider.ScrubKey(text.String(), c.key),
-		Usage:  provider.SaneUsage(sent, provider.TokenCount(counts["input_tokens"]), provider.TokenCount(counts["output_tokens"])),
+		Finish: stopReason(out.StopReason),
+		Usage:  u,
 		Limits: limits,
 	}, nil
+}
+
+// stopReason reads a message's stop_reason: "max_tokens" (and a context
+// window's "model_context_window_exceeded") cut the answer, "refusal" is
+// the model declining; "end_turn", "stop_sequence", "tool_use",
+// "pause_turn", null and anything else end it.
+func stopReason(raw json.RawMessage) provider.Finish {
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	switch s {
+	case "max_tokens", "model_context_window_exceeded":
+		return provider.FinishLength
+	case "refusal":
+		return provider.FinishRefusal
+	}
+	return provider.FinishStop
 }
 
 // spendLimit reports the errors that no wait short of a billing change

@@ -63,6 +63,7 @@ type chatRequest struct {
 	MaxCompletionTokens int       `json:"max_completion_tokens,omitempty"`
 	Seed                *int      `json:"seed,omitempty"`
 	Temperature         *float64  `json:"temperature,omitempty"`
+	ReasoningEffort     string    `json:"reasoning_effort,omitempty"`
 }
 
 // chatResponse is read in two steps: the envelope here, and each part of
@@ -77,8 +78,9 @@ type chatResponse struct {
 type choice struct {
 	Message struct {
 		Content json.RawMessage `json:"content"`
+		Refusal json.RawMessage `json:"refusal"`
 	} `json:"message"`
-	FinishReason string `json:"finish_reason"`
+	FinishReason json.RawMessage `json:"finish_reason"`
 }
 
 // Complete sends req once; the engine owns every retry.
@@ -126,17 +128,42 @@ func (c *Client) parseAnswer(req provider.Request, status int, header http.Heade
 		}
 		return provider.Response{}, provider.Unreadable(c.name, status, limits, "the answer has no choices")
 	}
-	// finish_reason "length" still carries a usable, if cut, answer. A null
-	// content (a refusal or tool call) reads as empty text.
+	// finish_reason "length" still carries a usable, if cut, answer. A
+	// refusal comes as message.refusal with a null content; a null content
+	// without one (a tool call) reads as empty text.
 	text, problem := contentText(choices[0].Message.Content)
 	if problem != "" {
 		return provider.Response{}, provider.Unreadable(c.name, status, limits, problem)
 	}
+	finish := finishOf(choices[0].FinishReason)
+	var refusal string
+	if json.Unmarshal(choices[0].Message.Refusal, &refusal) == nil && refusal != "" {
+		finish = provider.FinishRefusal
+		if text == "" {
+			text = refusal
+		}
+	}
 	return provider.Response{
 		Text:   provider.ScrubKey(text, c.key),
+		Finish: finish,
 		Usage:  usage(req, out.Usage),
 		Limits: limits,
 	}, nil
+}
+
+// finishOf reads a choice's finish_reason: "length" and "content_filter"
+// are kept, anything else ("stop", "tool_calls", null, a server's own
+// word) is a finished answer.
+func finishOf(raw json.RawMessage) provider.Finish {
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	switch s {
+	case "length":
+		return provider.FinishLength
+	case "content_filter":
+		return provider.FinishContentFilter
+	}
+	return provider.FinishStop
 }
 
 // contentText reads a message's content: a string, null, or the list of
@@ -179,27 +206,41 @@ func contentText(raw json.RawMessage) (text, problem string) {
 
 // usage reads the counts of an answer's usage object; one that is missing
 // or unreadable is unknown, and every count is held to what req could use.
+// prompt_tokens includes the cached ones (prompt_tokens_details.cached_tokens).
 func usage(req provider.Request, raw json.RawMessage) provider.Usage {
 	var counts map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &counts) // an unreadable usage is an unknown one
-	return provider.SaneUsage(req, provider.TokenCount(counts["prompt_tokens"]), provider.TokenCount(counts["completion_tokens"]))
+	var details map[string]json.RawMessage
+	_ = json.Unmarshal(counts["prompt_tokens_details"], &details)
+	u := provider.SaneUsage(req, provider.TokenCount(counts["prompt_tokens"]), provider.TokenCount(counts["completion_tokens"]))
+	u.CacheReadTokens = provider.CachedPart(provider.TokenCount(details["cached_tokens"]), u.InputTokens)
+	return u
 }
 
+// body is the request as the model's rules (provider.RulesFor) have it:
+// what the model refuses is left out, whatever the caller set, so that
+// no request goes out that the API would answer with a 400.
 func (c *Client) body(req provider.Request) chatRequest {
+	rules := provider.RulesFor(req.Model)
+	req, _ = rules.Apply(req)
 	msgs := make([]message, 0, len(req.Messages)+1)
 	if req.System != "" {
-		msgs = append(msgs, message{Role: "system", Content: req.System})
+		role := "system"
+		if rules.DeveloperRole {
+			role = "developer" // the spec's note: newer reasoning models take developer messages
+		}
+		msgs = append(msgs, message{Role: role, Content: req.System})
 	}
 	for _, m := range req.Messages {
 		msgs = append(msgs, message{Role: m.Role, Content: m.Content})
 	}
-	b := chatRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, Seed: req.Seed}
+	b := chatRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, Seed: req.Seed, ReasoningEffort: req.ReasoningEffort}
 	if req.MaxTokens > 0 {
 		// Reasoning models reject max_tokens; other servers (older Ollama,
 		// llama.cpp) may not know max_completion_tokens, so keep the old name
 		// wherever it still works.
-		if provider.ReasoningModel(req.Model) {
-			b.MaxCompletionTokens = provider.OutputCap(req.Model, req.MaxTokens)
+		if rules.MaxCompletionTokens {
+			b.MaxCompletionTokens = provider.OutputCap(req)
 		} else {
 			b.MaxTokens = req.MaxTokens
 		}
