@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +41,7 @@ type EvalOptions struct {
 	Temperature float64
 	MaxTokens   int
 	Seed        int
+	Effort      string
 	Repeat      int
 	System      string
 	Limit       int
@@ -110,10 +110,11 @@ exit 3 after writing every report.`,
 	fl.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature (default: the provider's)")
 	fl.IntVar(&o.MaxTokens, "max-tokens", 512, "output tokens per answer, at most")
 	fl.IntVar(&o.Seed, "seed", 0, "sampling seed, for providers that take one (default: none)")
+	fl.StringVar(&o.Effort, "reasoning-effort", "", "low, medium or high, for models that reason (default: the model's; Claude models that think by default do not)")
 	fl.IntVar(&o.Repeat, "repeat", 1, "ask every item this many times; each repeat is its own result")
 	fl.StringVar(&o.System, "system", "", "system prompt for items that have none")
 	fl.IntVar(&o.Limit, "limit", 0, "only the first N items (0: all)")
-	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, each also as not-TYPE")
+	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, refusal, each also as not-TYPE")
 	fl.Float64Var(&o.Tolerance, "tolerance", score.DefaultTolerance, "numeric assertions pass within this distance, absolute or relative")
 	fl.StringVar(&o.Judge, "judge", "", "grading model for judge assertions (PROVIDER:MODEL)")
 	fl.StringVar(&o.Prompt, "prompt", "", "prompt template with {{var}} placeholders, for promptfoo test cases")
@@ -264,20 +265,29 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		if err != nil {
 			return cfg, nil, err
 		}
-		cfg.Models = append(cfg.Models, eval.Model{Spec: spec, BaseURL: base, Price: price, SyncPrice: info.Price, PriceUnknown: !info.Known,
-			Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}})
+		m := target(spec, base, info, price)
+		if o.set("temperature") {
+			if err := m.Rules.CheckTemperature(o.Temperature); err != nil {
+				return cfg, nil, cmdutil.UsageError("%s: %v. Try: --temperature between 0 and %g", spec, err, m.Rules.MaxTemperature)
+			}
+		}
+		cfg.Models = append(cfg.Models, m)
 	}
 	gates, err := parseGates(o.MinAccuracy, specs)
 	if err != nil {
 		return cfg, nil, cmdutil.AsUsage(err)
 	}
-	cfg.Params = eval.Params{MaxTokens: o.MaxTokens, Repeat: o.Repeat, System: o.System}
+	if o.Effort != "" && !slices.Contains(provider.Efforts, o.Effort) {
+		return cfg, nil, cmdutil.UsageError("--reasoning-effort %q is not one of %s. Try: --reasoning-effort medium", o.Effort, strings.Join(provider.Efforts, ", "))
+	}
+	cfg.Params = eval.Params{MaxTokens: o.MaxTokens, Repeat: o.Repeat, System: o.System, ReasoningEffort: o.Effort}
 	if o.set("temperature") {
 		cfg.Params.Temperature = &o.Temperature
 	}
 	if o.set("seed") {
 		cfg.Params.Seed = &o.Seed
 	}
+	cfg.Params.NotSent = cfg.Params.NotSentBy(cfg.Models)
 	if o.Assert != "" {
 		if err := score.CheckType(o.Assert); err != nil {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--assert: %w", err))
@@ -318,6 +328,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
+	noteNotSent(o.Infof, cfg.Models, cfg.Params.NotSent)
 	if !o.DryRun {
 		for i, m := range cfg.Models {
 			if cfg.Models[i].Provider, err = o.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
@@ -760,7 +771,10 @@ func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batc
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))
 	}
-	info := file.Lookup(spec)
+	info, err := file.Resolve(spec, models.Overrides{RPM: o.RPM, TPM: o.TPM})
+	if err != nil {
+		return nil, cmdutil.AsUsage(err)
+	}
 	if o.MaxCost > 0 && !info.Known {
 		return nil, cmdutil.UsageError("--max-cost needs the price of the judge %s, which digest does not know. Try: --model-config with its price", spec)
 	}
@@ -784,6 +798,26 @@ func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batc
 	if err != nil {
 		return nil, err
 	}
-	return &eval.Model{Spec: spec, BaseURL: base, Provider: p, Price: price, SyncPrice: info.Price, LimitName: limitName, PriceUnknown: !info.Known,
-		Limits: engine.Limits{RPM: cmp.Or(o.RPM, info.RPM), TPM: cmp.Or(o.TPM, info.TPM), Window: time.Minute}}, nil
+	m := target(spec, base, info, price)
+	m.Provider, m.LimitName = p, limitName
+	return &m, nil
+}
+
+// target is a configured model, the same way for the models evaluated and
+// the judge: its limits and prices as the built-in table, the models file
+// and the flags resolve them (models.File.Resolve), and its request rules.
+func target(spec provider.Spec, baseURL string, info models.Info, price models.Price) eval.Model {
+	return eval.Model{Spec: spec, BaseURL: baseURL, Price: price, SyncPrice: info.Price, PriceUnknown: !info.Known,
+		Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}, Rules: provider.ProviderRules(spec)}
+}
+
+// noteNotSent says once per model, before anything is sent, which flags
+// its API does not take, so that a comparison across models still runs
+// and nobody reads a model's default as the value asked for.
+func noteNotSent(infof func(string, ...any), ms []eval.Model, notSent map[string][]string) {
+	for _, m := range ms {
+		if flags := notSent[m.Spec.String()]; len(flags) > 0 {
+			infof("digest: %s takes no %s; sent without it", m.Spec, strings.Join(flags, " or "))
+		}
+	}
 }

@@ -493,7 +493,7 @@ func (r *Runner) place(ctx context.Context, w *waiter) error {
 				}
 			}
 			w.deliver(engine.Outcome{Task: w.task, Attempts: 1, Batched: true, Response: provider.Response{Text: it.Answer,
-				Usage: share(provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}, held, len(it.Members))}})
+				Finish: provider.Finish(it.Finish), Usage: share(itemUsage(it), held, len(it.Members))}})
 			return nil
 		case !it.Done && !b.Collected && b.Status != string(provider.BatchFailed):
 			r.await(b, it.CustomID, w)
@@ -509,7 +509,14 @@ func share(u provider.Usage, held, of int) provider.Usage {
 	if of <= held || of == 0 {
 		return u
 	}
-	return provider.Usage{InputTokens: u.InputTokens * held / of, OutputTokens: u.OutputTokens * held / of}
+	return provider.Usage{InputTokens: u.InputTokens * held / of, OutputTokens: u.OutputTokens * held / of,
+		CacheReadTokens: u.CacheReadTokens * held / of, CacheWriteTokens: u.CacheWriteTokens * held / of}
+}
+
+// itemUsage is a stored item's usage.
+func itemUsage(it store.BatchItem) provider.Usage {
+	return provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens,
+		CacheReadTokens: it.CacheReadTokens, CacheWriteTokens: it.CacheWriteTokens}
 }
 
 // batch returns the recorded batch id, reading the records again when it
@@ -1143,7 +1150,9 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 		if res.Err != nil {
 			row.Error = res.Err.Error()
 		} else {
-			row.Answer, row.InputTokens, row.OutputTokens = res.Response.Text, res.Response.Usage.InputTokens, res.Response.Usage.OutputTokens
+			u := res.Response.Usage
+			row.Answer, row.Finish, row.InputTokens, row.OutputTokens = res.Response.Text, string(res.Response.Finish), u.InputTokens, u.OutputTokens
+			row.CacheReadTokens, row.CacheWriteTokens = u.CacheReadTokens, u.CacheWriteTokens
 		}
 		chunk = append(chunk, row)
 		for i, wt := range r.take(b.ID, res.CustomID) {
@@ -1255,10 +1264,10 @@ func (r *Runner) stored(w *waiter, it store.BatchItem, first bool) {
 	}
 	u := provider.Usage{}
 	if first {
-		u = provider.Usage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens}
+		u = itemUsage(it)
 	}
 	r.given(w, it.CustomID)
-	w.deliver(engine.Outcome{Task: w.task, Attempts: max(1, w.attempts), Batched: true, Response: provider.Response{Text: it.Answer, Usage: u}})
+	w.deliver(engine.Outcome{Task: w.task, Attempts: max(1, w.attempts), Batched: true, Response: provider.Response{Text: it.Answer, Finish: provider.Finish(it.Finish), Usage: u}})
 }
 
 // given notes that the answer of item customID was given for w's members:

@@ -13,10 +13,11 @@ import (
 
 // AssertionTypes are digest's assertion types, without their "not-"
 // forms: what scoring implements. contains-json, promptfoo's, has no
-// digest name of its own and is scored as itself.
+// digest name of its own and is scored as itself. refusal passes when the
+// model declined to answer (see score's refusal check).
 var AssertionTypes = []string{
 	"exact", "includes", "icontains", "starts-with", "regex", "numeric",
-	"choice", "json", "json-schema", "judge",
+	"choice", "json", "json-schema", "judge", "refusal",
 }
 
 // promptfooNames is promptfoo's assertion names, each with the digest
@@ -33,6 +34,7 @@ var promptfooNames = []struct{ name, digest string }{
 	{"contains-json", "contains-json"},
 	{"llm-rubric", "judge"},
 	{"model-graded-closedqa", "judge"},
+	{"is-refusal", "refusal"},
 }
 
 // KnownAssertions says which names are known, for messages.
@@ -46,9 +48,9 @@ func KnownAssertions() string {
 
 // AssertionType returns the digest name of an assertion type, translating
 // promptfoo's names (equals → exact, contains → includes, is-json → json,
-// llm-rubric → judge, ...; contains-json stays, having no digest
-// equivalent), lower-cased and keeping a "not-" prefix, and whether it is
-// known. hasValue tells is-json from is-json with a schema.
+// llm-rubric → judge, is-refusal → refusal, ...; contains-json stays,
+// having no digest equivalent), lower-cased and keeping a "not-" prefix,
+// and whether it is known. hasValue tells is-json from is-json with a schema.
 func AssertionType(t string, hasValue bool) (string, bool) {
 	neg := ""
 	base := strings.ToLower(strings.TrimSpace(t))

@@ -239,7 +239,7 @@ func TestLineErrors(t *testing.T) {
 		{`{"prompt": "x", "assert": [{"value": "a"}]}`, "", `"assert"[0]: "type" is missing`},
 		{`{"prompt": "x", "assert": [{"type": 3}]}`, "", `"assert"[0]: "type" must be a string; got a number`},
 		{`{"prompt": "x", "assert": [{"type": "exact"}, {"type": "javascript", "value": "output.length < 5"}]}`, "",
-			`"assert"[1]: unknown type "javascript"; digest knows exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, each also with "not-", and promptfoo's equals, contains, contains-any, icontains-any, is-json, contains-json, llm-rubric, model-graded-closedqa`},
+			`"assert"[1]: unknown type "javascript"; digest knows exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, refusal, each also with "not-", and promptfoo's equals, contains, contains-any, icontains-any, is-json, contains-json, llm-rubric, model-graded-closedqa, is-refusal`},
 		{`{"prompt": "x", "assert": [{"type": "exact"}, {"type": "exact", "weight": -1}]}`, "", `"assert"[1]: "weight" must be a number >= 0; got -1`},
 		{`{"prompt": "x", "assert": [{"type": "exact", "weight": "2"}]}`, "", `"assert"[0]: "weight" must be a number >= 0; got a string`},
 		{`{"prompt": "x", "assert": [{"type": "exact", "weight": 1e999}]}`, "", `"assert"[0]: "weight" must be a number >= 0; got 1e999`},

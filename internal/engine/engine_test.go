@@ -495,7 +495,7 @@ func TestNewStartsHostedModelsSlowly(t *testing.T) {
 		t.Fatalf("hosted: slow start %v, tokens %v, model %q", hosted.SlowStart, hosted.Tokens != nil, hosted.Model)
 	}
 	req := provider.Request{Model: "m", System: "sys", Messages: []provider.Message{{Role: "user", Content: "hello"}}, MaxTokens: 10}
-	if got, want := hosted.Tokens(req), 3+5+provider.OutputCap("m", 10); got != want {
+	if got, want := hosted.Tokens(req), 3+5+provider.OutputCap(provider.Request{Model: "m", MaxTokens: 10}); got != want {
 		t.Errorf("reserved %d tokens, want %d", got, want)
 	}
 	offline := engine.New(engine.Setup{Spec: provider.Spec{Provider: provider.Offline, Model: provider.Offline}, Concurrency: 4, Count: count})

@@ -49,15 +49,39 @@ type Model struct {
 	// PriceUnknown is set for a model digest has no price for: Price is
 	// then zero, and a dry run's cost of it unknown, not free.
 	PriceUnknown bool
+	// Rules are what the model's API takes: parameters it refuses are left
+	// out of its requests, and of their keys.
+	Rules provider.Rules
 }
 
 // Params are the sampling parameters every request carries.
 type Params struct {
-	Temperature *float64 `json:"temperature,omitempty"`
-	MaxTokens   int      `json:"max_tokens"`
-	Seed        *int     `json:"seed,omitempty"`
-	Repeat      int      `json:"repeat"`
-	System      string   `json:"system,omitempty"` // used when an item has none
+	Temperature     *float64 `json:"temperature,omitempty"`
+	MaxTokens       int      `json:"max_tokens"`
+	Seed            *int     `json:"seed,omitempty"`
+	ReasoningEffort string   `json:"reasoning_effort,omitempty"`
+	Repeat          int      `json:"repeat"`
+	System          string   `json:"system,omitempty"` // used when an item has none
+	// NotSent names, per model, the flags its API does not take, which its
+	// requests went without (NotSent fills it).
+	NotSent map[string][]string `json:"not_sent,omitempty"`
+}
+
+// NotSent is, per model that refuses some of them, the flags of p its
+// requests go without, by the models' rules: what a run says once at its
+// start and records in its parameters.
+func (p Params) NotSentBy(models []Model) map[string][]string {
+	out := map[string][]string{}
+	for _, m := range models {
+		_, dropped := m.Rules.Apply(provider.Request{Temperature: p.Temperature, Seed: p.Seed, ReasoningEffort: p.ReasoningEffort})
+		if len(dropped) > 0 {
+			out[m.Spec.String()] = dropped
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Options configure a run.
@@ -183,6 +207,9 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.DryRun {
 		return r.dryRun(ctx)
 	}
+	if o.Params.NotSent == nil {
+		o.Params.NotSent = o.Params.NotSentBy(o.Models)
+	}
 	params, _ := json.Marshal(o.Params)
 	var paramMap map[string]any
 	json.Unmarshal(params, &paramMap)
@@ -271,13 +298,17 @@ func (r *runner) request(m Model, it dataset.Item) provider.Request {
 	if system == "" {
 		system = r.o.Params.System
 	}
-	return provider.Request{Model: m.Spec.Model, System: system, Messages: it.Messages,
-		MaxTokens: r.o.Params.MaxTokens, Temperature: r.o.Params.Temperature, Seed: r.o.Params.Seed}
+	// What the model does not take is left out here, before the key is
+	// made: the key holds what is sent. The system prompt and the turns
+	// before the question are shared across items, worth caching.
+	req, _ := m.Rules.Apply(provider.Request{Model: m.Spec.Model, System: system, Messages: it.Messages, MaxTokens: r.o.Params.MaxTokens,
+		Temperature: r.o.Params.Temperature, Seed: r.o.Params.Seed, ReasoningEffort: r.o.Params.ReasoningEffort, CachePrefix: true})
+	return req
 }
 
 func (r *runner) keyOf(m Model, req provider.Request, repeat int) string {
 	return key.Request{Provider: m.Spec.Provider, BaseURL: key.BaseURL(m.BaseURL), Model: m.Spec.Model, Temperature: req.Temperature,
-		MaxTokens: req.MaxTokens, Seed: req.Seed, System: req.System, Messages: req.Messages, Repeat: repeat}.Key()
+		MaxTokens: req.MaxTokens, Seed: req.Seed, System: req.System, Messages: req.Messages, Repeat: repeat, ReasoningEffort: req.ReasoningEffort}.Key()
 }
 
 // lookupBatch is how many jobs share one cache lookup.
@@ -383,10 +414,10 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 			return err
 		}
 		var hits []job
-		var answers []string
+		var answers []score.Answer
 		for _, j := range batch {
 			if res, ok := cached[j.key]; ok {
-				hits, answers = append(hits, j), append(answers, res.Answer)
+				hits, answers = append(hits, j), append(answers, storedAnswer(res))
 				continue
 			}
 			if err := r.dispatch(ctx, queues, j); err != nil {
@@ -592,7 +623,7 @@ func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jo
 		}
 		if res, ok := found[k]; ok {
 			r.release(k)
-			return r.recordCached(ctx, jobs, res.Answer)
+			return r.recordCached(ctx, jobs, storedAnswer(res))
 		}
 	}
 	r.mu.Lock()
@@ -616,8 +647,21 @@ func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jo
 }
 
 // recordCached stores the rows of jobs whose answer was already paid for.
-func (r *runner) recordCached(ctx context.Context, jobs []job, answer string) error {
-	return r.scoring.do(func() error { return r.storeRows(ctx, jobs, slices.Repeat([]string{answer}, len(jobs)), false, nil) })
+func (r *runner) recordCached(ctx context.Context, jobs []job, answer score.Answer) error {
+	return r.scoring.do(func() error { return r.storeRows(ctx, jobs, slices.Repeat([]score.Answer{answer}, len(jobs)), false, nil) })
+}
+
+// storedAnswer is a stored result as the scorer reads it.
+func storedAnswer(res store.EvalResult) score.Answer {
+	return score.Answer{Text: res.Answer, Finish: provider.Finish(res.Finish)}
+}
+
+// finishOf is how a result's finish is stored: "" for a whole answer.
+func finishOf(f provider.Finish) string {
+	if f == provider.FinishStop {
+		return ""
+	}
+	return string(f)
 }
 
 // awaitDeferred finishes the keys another process held the lease of: their
@@ -645,7 +689,7 @@ func (r *runner) awaitDeferred(ctx context.Context, queues []chan engine.Task) e
 		for _, k := range keys {
 			if res, ok := found[k]; ok {
 				// Paid for by the other process: here it is as good as cached.
-				err = r.recordCached(ctx, waiting[k], res.Answer)
+				err = r.recordCached(ctx, waiting[k], storedAnswer(res))
 			} else {
 				err = r.claimAndSend(ctx, queues, waiting[k])
 			}
@@ -690,7 +734,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 	m := r.o.Models[model]
 	return func(o engine.Outcome) error {
 		u := o.Response.Usage
-		cost := r.o.Batch.Price(o, m.Price, m.SyncPrice).Cost(u.InputTokens, u.OutputTokens)
+		cost := r.o.Batch.Price(o, m.Price, m.SyncPrice).CostOf(u)
 		if errors.Is(o.Err, engine.ErrPending) {
 			// Neither answered nor failed: a rerun collects it, and the
 			// batch bills it then.
@@ -710,7 +754,8 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 			// stopped meanwhile must not have to pay for the answer again.
 			req, _ := json.Marshal(o.Task.Request)
 			paid := store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
-				InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: cost, Request: req, Answer: o.Response.Text}
+				InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+				CostUSD: cost, Request: req, Answer: o.Response.Text, Finish: finishOf(o.Response.Finish)}
 			r.mu.Lock()
 			err := r.o.Store.SaveEvalResult(context.WithoutCancel(ctx), paid)
 			r.mu.Unlock()
@@ -739,7 +784,8 @@ func (r *runner) recordOutcome(ctx context.Context, o engine.Outcome) error {
 		}
 		r.mu.Unlock()
 		// The first job paid; the others share its answer, as from a cache.
-		if err := r.storeRows(ctx, jobs, slices.Repeat([]string{o.Response.Text}, len(jobs)), done == 0, o.Err); err != nil {
+		answer := score.Answer{Text: o.Response.Text, Finish: o.Response.Finish}
+		if err := r.storeRows(ctx, jobs, slices.Repeat([]score.Answer{answer}, len(jobs)), done == 0, o.Err); err != nil {
 			return err
 		}
 		done += len(jobs)
@@ -749,7 +795,7 @@ func (r *runner) recordOutcome(ctx context.Context, o engine.Outcome) error {
 // storeRows scores each job's answer (or notes the failure to get one) and
 // stores the rows in one transaction. When scoring is cut short the rows
 // are left for a rerun to write from the stored answers.
-func (r *runner) storeRows(ctx context.Context, jobs []job, answers []string, firstPaid bool, callErr error) error {
+func (r *runner) storeRows(ctx context.Context, jobs []job, answers []score.Answer, firstPaid bool, callErr error) error {
 	if len(jobs) == 0 {
 		return nil
 	}
@@ -790,13 +836,13 @@ func (r *runner) storeRows(ctx context.Context, jobs []job, answers []string, fi
 // scored is the row for an answer, or for a failure to get one. A judge
 // that stopped (a refused key, a dead server, a quota) stops the run: every
 // later verdict would fail alike. The answer is stored; a rerun scores it.
-func (r *runner) scored(ctx context.Context, j job, answer string, cached bool, callErr error) (store.RunResult, error) {
+func (r *runner) scored(ctx context.Context, j job, answer score.Answer, cached bool, callErr error) (store.RunResult, error) {
 	rr := store.RunResult{RunID: r.out.RunID, Model: r.o.Models[j.model].Spec.String(), Item: j.item.ID, Line: j.item.Line,
 		Repeat: j.repeat, Key: j.key, Expected: j.item.Expected, Cached: cached}
 	if callErr != nil {
 		rr.Error = callErr.Error()
 	} else {
-		res, err := r.o.Scorer.Score(ctx, j.item, answer)
+		res, err := r.o.Scorer.ScoreAnswer(ctx, j.item, answer)
 		if fe := (*engine.FatalError)(nil); errors.As(err, &fe) || errors.Is(err, engine.ErrPending) {
 			return rr, err
 		}
@@ -879,7 +925,7 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 					}
 					// Only the judge calls are of interest: an assertion
 					// that cannot be checked fails the real run alike.
-					if _, err := r.o.Scorer.Score(ctx, it, answer.Answer); err != nil && ctx.Err() != nil {
+					if _, err := r.o.Scorer.ScoreAnswer(ctx, it, storedAnswer(answer)); err != nil && ctx.Err() != nil {
 						return ctx.Err()
 					}
 				}

@@ -46,7 +46,7 @@ func (r *runner) judge(m Model) score.Judge {
 		}
 		o := eng.Do(ctx, engine.Task{Key: k, Request: req})
 		u := o.Response.Usage
-		cost := r.o.Batch.Price(o, m.Price, m.SyncPrice).Cost(u.InputTokens, u.OutputTokens)
+		cost := r.o.Batch.Price(o, m.Price, m.SyncPrice).CostOf(u)
 		if errors.Is(o.Err, engine.ErrPending) {
 			r.spend.Owe(k)
 		} else {
@@ -65,7 +65,8 @@ func (r *runner) judge(m Model) score.Judge {
 			body, _ := json.Marshal(req)
 			if err := st.SaveEvalResult(context.WithoutCancel(ctx), store.EvalResult{Key: k, Model: m.Spec.String(),
 				LatencyMS: float64(o.Latency) / float64(time.Millisecond), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-				CostUSD: cost, Request: body, Answer: o.Response.Text}); err != nil {
+				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+				CostUSD: cost, Request: body, Answer: o.Response.Text, Finish: finishOf(o.Response.Finish)}); err != nil {
 				return false, "", err
 			}
 		}
@@ -120,7 +121,7 @@ func (r *runner) claimVerdict(ctx context.Context, m Model, k string) (stored *s
 // judgeRequest is what the grading model is asked about one answer, and
 // the key its verdict is stored under.
 func judgeRequest(m Model, rubric, question, answer string) (provider.Request, string) {
-	req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: judgeMaxTokens, Messages: []provider.Message{{Role: "user",
+	req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: judgeMaxTokens, CachePrefix: true, Messages: []provider.Message{{Role: "user",
 		Content: fmt.Sprintf("Rubric:\n%s\n\nQuestion:\n%s\n\nAnswer:\n%s", rubric, question, answer)}}}
 	k := key.Request{Provider: m.Spec.Provider, BaseURL: key.BaseURL(m.BaseURL), Model: m.Spec.Model, MaxTokens: req.MaxTokens,
 		System: req.System, Messages: req.Messages}.Key()

@@ -48,7 +48,8 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 			return nil, err
 		}
 		ms := report.ModelStats{Model: m, Items: t.Items, Passed: t.Passed, Errors: t.Errors - items.unchecked, Unchecked: items.unchecked,
-			Cached: t.Cached, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}
+			Cached: t.Cached, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD,
+			Refused: t.Refused, Cut: t.Cut, CachedInputTokens: t.CacheReadTokens}
 		if checked := t.Items - items.unchecked; checked > 0 {
 			ms.ResultAccuracy = float64(t.Passed) / float64(checked)
 		}
@@ -242,7 +243,7 @@ func latency(ctx context.Context, st store.Store, runID, model string, n int) (r
 
 func result(row store.RunRow) report.Result {
 	r := report.Result{Model: row.Model, Item: row.Item, Line: row.Line, Repeat: row.Repeat, Expected: row.Expected,
-		Answer: row.Answer, Pass: row.Pass, Score: row.Score, Reasons: row.Reasons, Error: row.Error, Cached: row.Cached,
+		Answer: row.Answer, Finish: row.Finish, Pass: row.Pass, Score: row.Score, Reasons: row.Reasons, Error: row.Error, Cached: row.Cached,
 		LatencyMS: row.LatencyMS, InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, CostUSD: row.CostUSD}
 	var req provider.Request
 	if json.Unmarshal(row.Request, &req) == nil {

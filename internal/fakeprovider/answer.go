@@ -100,6 +100,21 @@ func (s *Server) fit(text string, limit int) string {
 	return string(runes[:lo])
 }
 
+// A RefuseTrigger in a request's last user message makes the fake refuse
+// to answer, as a model declines: OpenAI's message.refusal with a null
+// content, Anthropic's stop_reason "refusal" with stop_details and no
+// content, the refusal's words being RefusalText.
+
+// Refuses reports whether the fake refuses rec.
+func Refuses(rec Received) bool {
+	for i := len(rec.Messages) - 1; i >= 0; i-- {
+		if rec.Messages[i].Role == "user" {
+			return strings.Contains(rec.Messages[i].Content, RefuseTrigger)
+		}
+	}
+	return false
+}
+
 // answer writes a successful response body.
 func (s *Server) answer(format string, req request, rec Received, promptTokens, id int) []byte {
 	rec.Status = 0
@@ -117,6 +132,10 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 	if req.maxTokens > 0 && s.count(text) > req.maxTokens {
 		text, truncated = s.fit(text, req.maxTokens), true
 	}
+	refused := Refuses(rec)
+	if refused {
+		text, truncated = RefusalText, false
+	}
 	completion := max(1, s.count(text))
 
 	var body any
@@ -127,8 +146,13 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 		}
 		type message struct {
 			Role    string  `json:"role"`
-			Content string  `json:"content"`
+			Content *string `json:"content"`
 			Refusal *string `json:"refusal"`
+		}
+		msg := message{Role: "assistant", Content: &text}
+		if refused {
+			// A refusal: content null, the model's words in refusal.
+			msg = message{Role: "assistant", Refusal: &text}
 		}
 		type choice struct {
 			Index        int     `json:"index"`
@@ -151,7 +175,7 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 			SystemFingerprint string   `json:"system_fingerprint"`
 		}{
 			ID: fmt.Sprintf("chatcmpl-fake%06d", id), Object: "chat.completion", Created: rec.At.Unix(), Model: req.model,
-			Choices:           []choice{{Message: message{Role: "assistant", Content: text}, FinishReason: finish}},
+			Choices:           []choice{{Message: msg, FinishReason: finish}},
 			Usage:             usage{promptTokens, completion, promptTokens + completion},
 			SystemFingerprint: "fp_fake",
 		}
@@ -164,24 +188,37 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
+		type stopDetails struct {
+			Type        string  `json:"type"`
+			Category    *string `json:"category"`
+			Explanation string  `json:"explanation"`
+		}
+		content := []block{{Type: "text", Text: text}}
+		var details *stopDetails
+		if refused {
+			// A refusal: no content, the reason in stop_details.
+			stop, content, details = "refusal", []block{}, &stopDetails{Type: "refusal", Explanation: text}
+		}
 		type usage struct {
 			InputTokens  int `json:"input_tokens"`
 			OutputTokens int `json:"output_tokens"`
 		}
 		body = struct {
-			ID           string  `json:"id"`
-			Type         string  `json:"type"`
-			Role         string  `json:"role"`
-			Model        string  `json:"model"`
-			Content      []block `json:"content"`
-			StopReason   string  `json:"stop_reason"`
-			StopSequence *string `json:"stop_sequence"`
-			Usage        usage   `json:"usage"`
+			ID           string       `json:"id"`
+			Type         string       `json:"type"`
+			Role         string       `json:"role"`
+			Model        string       `json:"model"`
+			Content      []block      `json:"content"`
+			StopReason   string       `json:"stop_reason"`
+			StopSequence *string      `json:"stop_sequence"`
+			StopDetails  *stopDetails `json:"stop_details"`
+			Usage        usage        `json:"usage"`
 		}{
 			ID: fmt.Sprintf("msg_fake%06d", id), Type: "message", Role: "assistant", Model: req.model,
-			Content:    []block{{Type: "text", Text: text}},
-			StopReason: stop,
-			Usage:      usage{promptTokens, completion},
+			Content:     content,
+			StopReason:  stop,
+			StopDetails: details,
+			Usage:       usage{promptTokens, completion},
 		}
 	}
 	b, err := json.Marshal(body)

@@ -173,9 +173,12 @@ func decodeAnswer(t testing.TB, format string, r reply) answered {
 				FinishReason string `json:"finish_reason"`
 			} `json:"choices"`
 			Usage struct {
-				PromptTokens     int `json:"prompt_tokens"`
-				CompletionTokens int `json:"completion_tokens"`
-				TotalTokens      int `json:"total_tokens"`
+				PromptTokens        int `json:"prompt_tokens"`
+				CompletionTokens    int `json:"completion_tokens"`
+				TotalTokens         int `json:"total_tokens"`
+				PromptTokensDetails *struct {
+					CachedTokens int `json:"cached_tokens"`
+				} `json:"prompt_tokens_details"`
 			} `json:"usage"`
 		}
 		if err := dec.Decode(&v); err != nil {
@@ -187,7 +190,11 @@ func decodeAnswer(t testing.TB, format string, r reply) answered {
 		if v.Usage.TotalTokens != v.Usage.PromptTokens+v.Usage.CompletionTokens {
 			t.Errorf("total_tokens %d != %d + %d", v.Usage.TotalTokens, v.Usage.PromptTokens, v.Usage.CompletionTokens)
 		}
-		return answered{v.Choices[0].Message.Content, v.Usage.PromptTokens, v.Usage.CompletionTokens, v.Choices[0].FinishReason, v.Model, v.ID, v.Object}
+		text, finish := v.Choices[0].Message.Content, v.Choices[0].FinishReason
+		if ref := v.Choices[0].Message.Refusal; ref != nil {
+			text, finish = *ref, "refusal"
+		}
+		return answered{text, v.Usage.PromptTokens, v.Usage.CompletionTokens, finish, v.Model, v.ID, v.Object}
 	}
 	var v struct {
 		ID      string `json:"id"`
@@ -200,13 +207,23 @@ func decodeAnswer(t testing.TB, format string, r reply) answered {
 		} `json:"content"`
 		StopReason   string  `json:"stop_reason"`
 		StopSequence *string `json:"stop_sequence"`
-		Usage        struct {
-			InputTokens  int `json:"input_tokens"`
-			OutputTokens int `json:"output_tokens"`
+		StopDetails  *struct {
+			Type        string  `json:"type"`
+			Category    *string `json:"category"`
+			Explanation string  `json:"explanation"`
+		} `json:"stop_details"`
+		Usage struct {
+			InputTokens              int `json:"input_tokens"`
+			OutputTokens             int `json:"output_tokens"`
+			CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+			CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 		} `json:"usage"`
 	}
 	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
+	}
+	if v.StopReason == "refusal" && v.StopDetails != nil && len(v.Content) == 0 {
+		return answered{v.StopDetails.Explanation, v.Usage.InputTokens, v.Usage.OutputTokens, v.StopReason, v.Model, v.ID, v.Type}
 	}
 	if v.Type != "message" || v.Role != "assistant" || len(v.Content) != 1 || v.Content[0].Type != "text" {
 		t.Fatalf("not a message: %s", r.body)

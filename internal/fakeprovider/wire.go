@@ -38,6 +38,7 @@ func parseOpenAI(body []byte) (request, *apiError) {
 		MaxTokens           *int           `json:"max_tokens"`
 		MaxCompletionTokens *int           `json:"max_completion_tokens"`
 		Temperature         *float64       `json:"temperature"`
+		ReasoningEffort     *string        `json:"reasoning_effort"`
 		Stream              bool           `json:"stream"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
@@ -97,7 +98,70 @@ func parseOpenAI(body []byte) (request, *apiError) {
 	if raw.Stream {
 		return request{}, &apiError{Type: "invalid_request_error", Param: "stream", Message: "fakeprovider does not stream: send \"stream\": false."}
 	}
+	if e := openaiModelRules(*raw.Model, raw.MaxTokens != nil, raw.Temperature, raw.ReasoningEffort); e != nil {
+		return request{}, e
+	}
 	return req, nil
+}
+
+// openaiReasoning reports whether the API treats model as a reasoning
+// model (o1, o3, o4 and gpt-5 families but the -chat snapshots), as its
+// model pages say: written here from them, apart from the client's table,
+// so that a mistake in either shows.
+func openaiReasoning(model string) bool {
+	m := strings.ToLower(model)
+	if strings.Contains(m, "-chat") {
+		return false
+	}
+	for _, p := range []string{"o1", "o3", "o4"} {
+		if m == p || strings.HasPrefix(m, p+"-") {
+			return true
+		}
+	}
+	return m == "gpt-5" || strings.HasPrefix(m, "gpt-5-") || strings.HasPrefix(m, "gpt-5.")
+}
+
+// openaiModelRules refuses what Chat Completions refuses of a model:
+// max_tokens and a temperature other than 1 from reasoning models, and a
+// reasoning_effort from the others.
+func openaiModelRules(model string, maxTokens bool, temperature *float64, effort *string) *apiError {
+	if !openaiReasoning(model) {
+		if effort != nil {
+			return &apiError{Type: "invalid_request_error", Code: "unsupported_parameter", Param: "reasoning_effort",
+				Message: "Unsupported parameter: 'reasoning_effort' is not supported with this model."}
+		}
+		return nil
+	}
+	if maxTokens {
+		return &apiError{Type: "invalid_request_error", Code: "unsupported_parameter", Param: "max_tokens",
+			Message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."}
+	}
+	if temperature != nil && *temperature != 1 {
+		return &apiError{Type: "invalid_request_error", Code: "unsupported_value", Param: "temperature",
+			Message: fmt.Sprintf("Unsupported value: 'temperature' does not support %s with this model. Only the default (1) value is supported.", strconv.FormatFloat(*temperature, 'g', -1, 64))}
+	}
+	return nil
+}
+
+// claudeAfterOpus46 reports whether model was released after Claude Opus
+// 4.6 (Opus 4.7 and 4.8, Sonnet 5, the 5 family): such models refuse
+// sampling parameters and extended thinking with a budget.
+func claudeAfterOpus46(model string) bool {
+	m := strings.ToLower(model)
+	for _, fam := range []string{"opus", "sonnet", "haiku"} {
+		rest, ok := strings.CutPrefix(m, "claude-"+fam+"-")
+		if !ok {
+			continue
+		}
+		major, minor := 0, 0
+		parts := strings.SplitN(rest, "-", 3)
+		major, _ = strconv.Atoi(parts[0])
+		if len(parts) > 1 && len(parts[1]) == 1 {
+			minor, _ = strconv.Atoi(parts[1])
+		}
+		return major > 4 || major == 4 && minor > 6
+	}
+	return false
 }
 
 func parseAnthropic(body []byte) (request, *apiError) {
@@ -110,7 +174,13 @@ func parseAnthropic(body []byte) (request, *apiError) {
 		Messages    *[]wireMessage  `json:"messages"`
 		MaxTokens   *int            `json:"max_tokens"`
 		Temperature *float64        `json:"temperature"`
-		Stream      bool            `json:"stream"`
+		TopP        *float64        `json:"top_p"`
+		TopK        *int            `json:"top_k"`
+		Seed        json.RawMessage `json:"seed"`
+		Thinking    *struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
+		Stream bool `json:"stream"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field != "" {
@@ -137,6 +207,16 @@ func parseAnthropic(body []byte) (request, *apiError) {
 		return invalid("temperature: Input should be less than or equal to 1")
 	case raw.Stream:
 		return invalid("stream: fakeprovider does not stream; send \"stream\": false")
+	case raw.Seed != nil:
+		return invalid("seed: Extra inputs are not permitted")
+	case claudeAfterOpus46(*raw.Model) && raw.Temperature != nil && *raw.Temperature != 1:
+		return invalid("temperature: Models released after Claude Opus 4.6 do not support setting temperature.")
+	case claudeAfterOpus46(*raw.Model) && raw.TopP != nil && *raw.TopP < 0.99:
+		return invalid("top_p: Models released after Claude Opus 4.6 do not support setting top_p.")
+	case claudeAfterOpus46(*raw.Model) && raw.TopK != nil:
+		return invalid("top_k: Models released after Claude Opus 4.6 do not accept top_k.")
+	case claudeAfterOpus46(*raw.Model) && raw.Thinking != nil && raw.Thinking.Type == "enabled":
+		return invalid(`"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`)
 	}
 	system, ok := textOf(raw.System)
 	if !ok {

@@ -53,6 +53,9 @@ type Request struct {
 	System      string             `json:"system"`
 	Messages    []provider.Message `json:"messages"`
 	Repeat      int                `json:"repeat"`
+	// ReasoningEffort is left out when empty, so keys made before digest
+	// sent it are the same.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 }
 
 // Key hashes the request's canonical JSON (fixed field order, no map

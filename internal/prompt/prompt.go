@@ -127,6 +127,9 @@ func Request(model string, commits []Commit) provider.Request {
 		System:    system,
 		Messages:  []provider.Message{{Role: "user", Content: b.String()}},
 		MaxTokens: MaxOutputTokens * len(commits),
+		// The system prompt is every request's: worth caching where the
+		// provider caches only on request and it is long enough.
+		CachePrefix: true,
 	}
 }
 

@@ -3,7 +3,6 @@ package provider
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,9 +28,14 @@ type Rules struct {
 	// sent carries ReasoningAllowance on top when the model thinks.
 	Reasoning bool
 	// ThinksByDefault: a Claude model that thinks adaptively unless told
-	// not to. digest turns thinking off ({"type": "disabled"}) unless
-	// --reasoning-effort asks for it.
+	// not to (Sonnet 5). digest turns thinking off ({"type": "disabled"})
+	// unless --reasoning-effort asks for it.
 	ThinksByDefault bool
+	// AdaptiveThinking: a Claude model that thinks adaptively when asked
+	// (Opus 4.6 to 4.8, Sonnet 4.6 and 5): --reasoning-effort sends
+	// {"type": "adaptive"} with output_config.effort; without it the model
+	// does not think (thinking is off by default, or turned off).
+	AdaptiveThinking bool
 	// Efforts: the model takes --reasoning-effort (OpenAI reasoning_effort
 	// or reasoning.effort; Anthropic output_config.effort with adaptive
 	// thinking).
@@ -57,7 +61,7 @@ type Rules struct {
 // Thinks reports whether req's model reasons on this request, so that its
 // output cap needs room for the reasoning.
 func (r Rules) Thinks(req Request) bool {
-	if r.ThinksByDefault {
+	if r.AdaptiveThinking {
 		return req.ReasoningEffort != ""
 	}
 	return r.Reasoning
@@ -142,6 +146,8 @@ func (r Rules) Summary() string {
 	switch {
 	case r.ThinksByDefault:
 		s = append(s, "thinks by default (off unless --reasoning-effort)")
+	case r.AdaptiveThinking:
+		s = append(s, "thinks with --reasoning-effort")
 	case r.Reasoning:
 		s = append(s, fmt.Sprintf("reasons (+%d output tokens)", ReasoningAllowance))
 	}
@@ -267,25 +273,41 @@ func claudeRules(m string) Rules {
 		minor, _ = strconv.Atoi(g[2])
 	}
 	r := Rules{Family: "Claude models", MaxTemperature: 1, NoSeed: true, CacheMinTokens: 1024}
+	if family == "" {
+		return r // a name digest cannot place: the API's common rules
+	}
 	v := major*10 + minor
-	// Anthropic's documented minimum cacheable prompt lengths.
+	// Anthropic's documented minimum cacheable prompt lengths (prompt
+	// caching page, 2026): 1,024 unless listed here.
 	switch {
 	case family == "haiku" && v < 40:
 		r.CacheMinTokens = 2048
-	case family == "haiku", family == "opus" && v >= 45:
+	case family == "haiku":
 		r.CacheMinTokens = 4096
-	case family == "sonnet" && v >= 46:
+	case family == "opus" && (v == 45 || v == 46):
+		r.CacheMinTokens = 4096
+	case family == "opus" && v == 47:
 		r.CacheMinTokens = 2048
+	case major >= 5 && family == "opus":
+		r.CacheMinTokens = 512
 	}
-	if v > 46 && slices.Contains([]string{"opus", "sonnet", "haiku"}, family) {
-		// Released after Opus 4.6: sampling parameters are refused, and the
-		// model thinks adaptively unless told not to.
-		r.Family = "Claude models after Opus 4.6"
-		r.NoTemperature, r.Reasoning, r.ThinksByDefault, r.Efforts = true, true, true, true
+	if v >= 46 && family != "haiku" {
+		// Opus and Sonnet 4.6 on: adaptive thinking with an effort.
+		r.Family, r.AdaptiveThinking, r.Efforts = "Claude models with adaptive thinking", true, true
 	}
-	if family == "sonnet" && major >= 5 {
-		r.Family = "Claude Sonnet 5 and later"
-		r.TokenFactor = 1.42 // 27-42% more tokens than Sonnet 4.6's tokenizer
+	if v > 46 {
+		// Released after Opus 4.6: sampling parameters are refused (400;
+		// temperature 1.0 alone is let through).
+		r.Family, r.NoTemperature, r.Reasoning = "Claude models after Opus 4.6", true, true
+	}
+	switch {
+	case family == "sonnet" && major >= 5:
+		// Sonnet 5 thinks unless told not to, and its tokenizer counts
+		// 27-42% more tokens than Sonnet 4.6's for the same text.
+		r.Family, r.ThinksByDefault, r.TokenFactor = "Claude Sonnet 5 and later", true, 1.42
+	case family == "opus" && major >= 5:
+		// Opus 5 cannot be told not to think.
+		r.Family, r.AdaptiveThinking = "Claude Opus 5 and later", false
 	}
 	return r
 }

@@ -77,16 +77,25 @@ type ModelStats struct {
 	CILow          float64 `json:"ci_low"` // Wilson 95% interval of the accuracy
 	CIHigh         float64 `json:"ci_high"`
 	Errors         int     `json:"errors"` // results the model gave no answer for, or that could not be scored
+	// Refused counts the answers in which the model declined (its refusal
+	// is the answer, scored as any); Cut those stopped before their end by
+	// the output cap or a content filter. Both are counted apart from
+	// wrong answers, and are among Items.
+	Refused int `json:"refused"`
+	Cut     int `json:"cut"`
 	// Unchecked counts the results of items with nothing to check (no
 	// expected answer, no assertion): never sent, left out of the accuracy.
 	Unchecked int `json:"unchecked"`
 	// PerItem sums the items when each was asked several times.
-	PerItem      *ItemStats `json:"per_item,omitempty"`
-	Cached       int        `json:"cached"`
-	Latency      Latency    `json:"latency_ms"`
-	InputTokens  int        `json:"input_tokens"`
-	OutputTokens int        `json:"output_tokens"`
-	CostUSD      float64    `json:"cost_usd"`
+	PerItem     *ItemStats `json:"per_item,omitempty"`
+	Cached      int        `json:"cached"`
+	Latency     Latency    `json:"latency_ms"`
+	InputTokens int        `json:"input_tokens"`
+	// CachedInputTokens is the part of InputTokens read from the
+	// provider's prompt cache, priced at its cached rate.
+	CachedInputTokens int     `json:"cached_input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	CostUSD           float64 `json:"cost_usd"`
 	// MinAccuracy is the gate set for this model, if any; BelowGate is true
 	// when the accuracy fell under it.
 	MinAccuracy *float64 `json:"min_accuracy,omitempty"`
@@ -141,6 +150,17 @@ func formatP(p float64) string {
 	return fmt.Sprintf("p = %.2f", p)
 }
 
+// Why an answer ended, as Result.Finish has it (the provider package's
+// words, which report does not import).
+const (
+	FinishRefusal       = "refusal"
+	FinishLength        = "length"
+	FinishContentFilter = "content_filter"
+)
+
+// CutHint is what a report says beside an answer cut at the output cap.
+const CutHint = "cut at the output-token cap: raise --max-tokens"
+
 // NothingToCheck is the error of a result whose item has no expected
 // answer and no assertion: it is never sent, and counted as unchecked.
 const NothingToCheck = "nothing to check: give expected or --assert"
@@ -153,17 +173,21 @@ type Result struct {
 	Repeat int    `json:"repeat"`
 	// Repeated is set when the run asked each item more than once: only
 	// then does a result's id name its repeat.
-	Repeated     bool     `json:"-"`
-	Prompt       string   `json:"prompt"` // the last user message
-	Expected     []string `json:"expected,omitempty"`
-	Answer       string   `json:"answer"`
-	Pass         bool     `json:"pass"`
-	Score        float64  `json:"score"`
-	Reasons      []string `json:"reasons,omitempty"` // why assertions failed
-	Error        string   `json:"error,omitempty"`   // the call's failure, when there is no answer
-	Cached       bool     `json:"cached"`
-	LatencyMS    float64  `json:"latency_ms"`
-	InputTokens  int      `json:"input_tokens"`
-	OutputTokens int      `json:"output_tokens"`
-	CostUSD      float64  `json:"cost_usd"`
+	Repeated bool     `json:"-"`
+	Prompt   string   `json:"prompt"` // the last user message
+	Expected []string `json:"expected,omitempty"`
+	Answer   string   `json:"answer"`
+	Pass     bool     `json:"pass"`
+	Score    float64  `json:"score"`
+	Reasons  []string `json:"reasons,omitempty"` // why assertions failed
+	Error    string   `json:"error,omitempty"`   // the call's failure, when there is no answer
+	// Finish is why the answer ended when not by itself: FinishRefusal
+	// (Answer holds the refusal), FinishLength or FinishContentFilter (the
+	// answer is cut, and scored as it is); "" for a whole answer.
+	Finish       string  `json:"finish,omitempty"`
+	Cached       bool    `json:"cached"`
+	LatencyMS    float64 `json:"latency_ms"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
 }

@@ -28,6 +28,7 @@ const (
 	kindJSON
 	kindJSONSchema
 	kindJudge
+	kindRefusal
 )
 
 // kinds maps digest's assertion types to how they are scored; the names a
@@ -43,7 +44,8 @@ var kinds = map[string]kind{
 	"json":          kindJSON,
 	"json-schema":   kindJSONSchema,
 	"judge":         kindJudge,
-	"contains-json": kindJSON, // JSON found inside the text
+	"refusal":       kindRefusal, // the model declined; no value
+	"contains-json": kindJSON,    // JSON found inside the text
 }
 
 // assertType is a parsed assertion type.
@@ -87,7 +89,7 @@ func typeLabel(name string) string {
 // given no value.
 func (t assertType) needsExpected() bool {
 	switch t.kind {
-	case kindJSON, kindJudge:
+	case kindJSON, kindJudge, kindRefusal:
 		return false
 	}
 	return true
@@ -122,6 +124,11 @@ func (s *Scorer) prepare(it dataset.Item, a dataset.Assertion) (*check, error) {
 	}
 	if th := a.Threshold; th != nil && !(*th >= 0 && *th <= 1) {
 		return nil, fmt.Errorf("threshold %v: it must be between 0 and 1", *th)
+	}
+	if t.kind == kindRefusal {
+		// Nothing to compare with: a value, which promptfoo's
+		// is-refusal ignores too, is ignored.
+		return c, nil
 	}
 	// The value, or else the item's expected answers.
 	vals, err := strs(a.Value)
@@ -219,8 +226,11 @@ func (s *Scorer) prepare(it dataset.Item, a dataset.Assertion) (*check, error) {
 	return c, nil
 }
 
-// run checks answer; why is the failure's reason when ok is false.
-func (c *check) run(ctx context.Context, s *Scorer, it dataset.Item, answer string) (ok bool, why string, err error) {
+// run checks an answer; why is the failure's reason when ok is false.
+// Only refusal looks at why the answer ended: the others score its text,
+// a refusal's words or a cut answer's part as they are.
+func (c *check) run(ctx context.Context, s *Scorer, it dataset.Item, a Answer) (ok bool, why string, err error) {
+	answer := a.Text
 	var pass bool
 	var fail, negFail string // reasons for the plain and the not- form
 	switch c.kind {
@@ -299,6 +309,8 @@ func (c *check) run(ctx context.Context, s *Scorer, it dataset.Item, answer stri
 		fail = fmt.Sprintf("got %s, want %s", choiceName(got, it.Choices), strings.Join(wants, " or "))
 	case kindJSON, kindJSONSchema:
 		pass, fail, negFail = c.checkJSON(answer)
+	case kindRefusal:
+		pass, fail, negFail = refusalWhy(a)
 	case kindJudge:
 		q := question(it)
 		jp, reason, err := s.Judge(ctx, c.rubric, q, answer)

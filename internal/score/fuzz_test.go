@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/digest-cli/digest/internal/dataset"
+	"github.com/digest-cli/digest/internal/provider"
 )
 
 // fuzzTypes are the assertion types FuzzScore picks from.
@@ -15,12 +16,16 @@ var fuzzTypes = []string{
 	"not-exact", "not-includes", "not-icontains", "not-starts-with", "not-regex", "not-numeric", "not-choice",
 	"not-json", "not-json-schema", "not-judge",
 	"equals", "contains", "is-json", "contains-json", "not-contains-json", "llm-rubric", "model-graded-closedqa",
+	"refusal", "not-refusal", "is-refusal", "not-is-refusal",
 }
 
-// FuzzScore scores arbitrary answers against arbitrary values of every
-// assertion type: no panic, a score in [0, 1] that agrees with Pass and the
-// reasons, and messages on one line. An empty value means the item's
-// expected answer.
+// fuzzFinishes are why the fuzzed answer ended, picked by typ's high part.
+var fuzzFinishes = []provider.Finish{"", provider.FinishStop, provider.FinishRefusal, provider.FinishLength, provider.FinishContentFilter}
+
+// FuzzScore scores arbitrary answers, ended for any reason, against
+// arbitrary values of every assertion type: no panic, a score in [0, 1]
+// that agrees with Pass and the reasons, and messages on one line. An
+// empty value means the item's expected answer.
 func FuzzScore(f *testing.F) {
 	f.Add(uint8(0), "72", " 72 ")
 	f.Add(uint8(4), `^\d+$`, "123")
@@ -36,6 +41,9 @@ func FuzzScore(f *testing.F) {
 	f.Add(uint8(9), "Is it good?", "good")
 	f.Add(uint8(9), "", "ERR")
 	f.Add(uint8(23), "", `text {"a": {"b": [1, {"c": null}]}} {{{{ more`)
+	f.Add(uint8(27), "", "I'm sorry, but I can't help with that.")
+	f.Add(uint8(28+2*31), "", "Sure: 72")
+	f.Add(uint8(29), "x", "")
 	f.Fuzz(func(t *testing.T, typ uint8, value, answer string) {
 		name := fuzzTypes[int(typ)%len(fuzzTypes)]
 		it := item("72")
@@ -46,7 +54,8 @@ func FuzzScore(f *testing.F) {
 		if value != "" {
 			v = value
 		}
-		res, err := scorer().Score(context.Background(), with(it, dataset.Assertion{Type: name, Value: v, Weight: 2}), answer)
+		ans := Answer{Text: answer, Finish: fuzzFinishes[int(typ)/len(fuzzTypes)%len(fuzzFinishes)]}
+		res, err := scorer().ScoreAnswer(context.Background(), with(it, dataset.Assertion{Type: name, Value: v, Weight: 2}), ans)
 		if err != nil {
 			var se *Error
 			if !errors.As(err, &se) || se.Item != "q1" || se.Line != 7 {
@@ -73,7 +82,7 @@ func FuzzScore(f *testing.F) {
 		if rest, ok := strings.CutPrefix(name, "not-"); ok {
 			neg = rest
 		}
-		nres, err := scorer().Score(context.Background(), with(it, dataset.Assertion{Type: neg, Value: v}), answer)
+		nres, err := scorer().ScoreAnswer(context.Background(), with(it, dataset.Assertion{Type: neg, Value: v}), ans)
 		if err != nil {
 			t.Fatalf("%s passes but %s errs: %v", name, neg, err)
 		}

@@ -1,7 +1,7 @@
 // Package score grades a model's answer to a dataset item against the
 // item's assertions: exact, includes, icontains, starts-with, regex,
-// numeric, choice, json, json-schema and judge, each with a not- form, plus
-// the promptfoo names for them.
+// numeric, choice, json, json-schema, judge and refusal, each with a not-
+// form, plus the promptfoo names for them.
 //
 // Which assertions apply to an item:
 //
@@ -132,10 +132,19 @@ func CheckType(name string) error {
 	return err
 }
 
-// Score grades answer, the model's reply to it. The error is an *Error,
+// Score grades answer, the model's whole reply to it: ScoreAnswer with
+// an answer that ended of itself.
+func (s *Scorer) Score(ctx context.Context, it dataset.Item, answer string) (Result, error) {
+	return s.ScoreAnswer(ctx, it, Answer{Text: answer})
+}
+
+// ScoreAnswer grades ans, the model's reply to it, with why it ended. The
+// refusal assertion passes on a refusal the provider reported as well as
+// on one in the text; every other assertion scores the text as it is, a
+// refusal's words and a cut answer's part alike. The error is an *Error,
 // for an invalid assertion or a judge failure only: an answer that fails
 // its assertions is a Result with Pass false and the reasons.
-func (s *Scorer) Score(ctx context.Context, it dataset.Item, answer string) (Result, error) {
+func (s *Scorer) ScoreAnswer(ctx context.Context, it dataset.Item, ans Answer) (Result, error) {
 	asserts, fromItem, err := s.assertions(it)
 	if err != nil {
 		return Result{}, err
@@ -177,7 +186,7 @@ func (s *Scorer) Score(ctx context.Context, it dataset.Item, answer string) (Res
 			if (c.kind == kindJudge) != judged {
 				continue
 			}
-			ok, why, err := c.run(ctx, s, it, answer)
+			ok, why, err := c.run(ctx, s, it, ans)
 			if err != nil {
 				return Result{}, &Error{Item: it.ID, Line: it.Line, Assert: c.pos, Type: c.name, Err: err}
 			}

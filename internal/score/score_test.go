@@ -104,6 +104,12 @@ func oneCases() []oneCase {
 		// judge, with the fake judge of scorer(): passes answers holding "good".
 		{"judge", item("72"), A("judge", "Is it right?"), "a good answer", true, ""},
 		{"judge/fail", item("72"), A("judge", nil), "a bad answer", false, "judge: FAIL: a bad answer"},
+		// refusal, by the text of a whole answer (see refusal_test.go).
+		{"refusal", item("72"), A("refusal", nil), "I'm sorry, but I can't help with that.", true, ""},
+		{"refusal/empty", item(), A("refusal", nil), "", true, ""},
+		{"refusal/answer", item("72"), A("refusal", nil), "It is 72.", false, `refusal: the answer is not a refusal: "It is 72."`},
+		{"refusal/is-refusal", item(), A("is-refusal", nil), "As an AI, I cannot do that.", true, ""},
+		{"refusal/is-refusal answer", item(), A("is-refusal", nil), "72", false, `is-refusal: the answer is not a refusal: "72"`},
 	}
 }
 
@@ -703,7 +709,7 @@ func TestExpectedLetterWinsOverChoiceText(t *testing.T) {
 // TestEveryNameADatasetTakesScores: --assert takes every assertion name a
 // dataset line takes (contains-any once exited 2 while a line accepted it).
 func TestEveryNameADatasetTakesScores(t *testing.T) {
-	names := append([]string{"equals", "contains", "contains-any", "icontains-any", "is-json", "contains-json", "llm-rubric", "model-graded-closedqa"},
+	names := append([]string{"equals", "contains", "contains-any", "icontains-any", "is-json", "contains-json", "llm-rubric", "model-graded-closedqa", "is-refusal"},
 		dataset.AssertionTypes...)
 	for _, n := range names {
 		for _, name := range []string{n, "not-" + n, strings.ToUpper(n)} {

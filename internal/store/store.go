@@ -162,7 +162,12 @@ type BatchItem struct {
 	Done                      bool
 	Answer                    string
 	InputTokens, OutputTokens int
-	Error                     string
+	// Finish is why the answer ended when not by itself ("refusal",
+	// "length", "content_filter"); CacheReadTokens and CacheWriteTokens are
+	// the parts of InputTokens read from and written to the prompt cache.
+	Finish                            string
+	CacheReadTokens, CacheWriteTokens int
+	Error                             string
 }
 
 // RateCharge is what one request costs one GCRA limit: Cost is its units
@@ -240,9 +245,17 @@ type EvalResult struct {
 	LatencyMS    float64
 	InputTokens  int
 	OutputTokens int
-	CostUSD      float64
-	Request      []byte // the request as sent, provider-neutral JSON
-	Answer       string
+	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
+	// read from and written to the provider's prompt cache.
+	CacheReadTokens  int
+	CacheWriteTokens int
+	CostUSD          float64
+	Request          []byte // the request as sent, provider-neutral JSON
+	Answer           string
+	// Finish is why the answer ended when not by itself: "refusal" (Answer
+	// is the refusal), "length" or "content_filter" (Answer is cut); "" for
+	// a whole answer, and for answers stored before digest kept it.
+	Finish string
 }
 
 // EvalRun is one invocation of digest eval.
@@ -285,19 +298,26 @@ type RunResult struct {
 // RunRow is a run's result with what was paid for it, for reports.
 type RunRow struct {
 	RunResult
-	Answer       string
-	LatencyMS    float64
-	InputTokens  int
-	OutputTokens int
-	CostUSD      float64
-	Request      []byte
+	Answer          string
+	Finish          string // as EvalResult.Finish
+	LatencyMS       float64
+	InputTokens     int
+	CacheReadTokens int
+	OutputTokens    int
+	CostUSD         float64
+	Request         []byte
 }
 
 // ModelTotals sums a model's results in a run.
 type ModelTotals struct {
 	Items, Passed, Errors, Cached int
 	InputTokens, OutputTokens     int
-	CostUSD                       float64
+	CacheReadTokens               int // the part of InputTokens read from the prompt cache
+	// Refused and Cut count the answered results whose answer was a
+	// refusal, and those cut short (EvalResult.Finish "length" or
+	// "content_filter").
+	Refused, Cut int
+	CostUSD      float64
 	Answered                      int // results with a paid answer (scored or not), whose latency counts
 	// Lines and IDs count the dataset lines and the item ids among the
 	// results: a dataset may give two lines one id.

@@ -3,9 +3,11 @@ package summarize
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
@@ -15,6 +17,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/textsafe"
 )
 
 // dispatcher carries a run's misses from preparation through batching and
@@ -366,7 +369,7 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	if errors.Is(o.Err, engine.ErrPending) {
 		d.spend.Owe(o.Task.Key)
 	} else {
-		d.spend.Settle(o.Task.Key, d.price(o).Cost(o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens), o.Err == nil)
+		d.spend.Settle(o.Task.Key, d.price(o).CostOf(o.Response.Usage), o.Err == nil)
 	}
 	var tooLarge *engine.TooLargeError
 	if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {
@@ -381,6 +384,20 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	if o.Err != nil {
 		for _, p := range items {
 			d.fail(p, o.Err)
+		}
+		return nil, nil
+	}
+	if why := unfinished(o.Response); why != "" {
+		// A refusal or a cut answer is never stored as a summary. Asked
+		// together, each commit is asked again alone: one commit's diff may
+		// be what was refused, or what overran the cap.
+		d.spendUnstored(o)
+		if len(items) > 1 {
+			d.opts.Log.Debug("answer "+why+"; asking again one by one", "commits", len(items))
+			return items, nil
+		}
+		for _, p := range items {
+			d.fail(p, errors.New(why))
 		}
 		return nil, nil
 	}
@@ -400,9 +417,9 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 			d.fail(p, errors.New("the model's answer has no summary for this commit"))
 		}
 	}
-	inputs, outputs := shareUsage(answered, answers, o.Response.Usage.InputTokens, o.Response.Usage.OutputTokens)
+	usages := shareUsage(answered, answers, o.Response.Usage)
 	for i, p := range answered {
-		if err := d.store(storeCtx, p, answers[p.commit.Hash], inputs[i], outputs[i], d.price(o)); err != nil {
+		if err := d.store(storeCtx, p, answers[p.commit.Hash], usages[i], d.price(o)); err != nil {
 			return nil, err
 		}
 	}
@@ -417,17 +434,57 @@ func (d *dispatcher) price(o engine.Outcome) models.Price {
 	return d.opts.Batch.Price(o, d.opts.Price, d.opts.SyncPrice)
 }
 
+// unfinished says why an answer cannot be stored as summaries, or "": a
+// refusal (its words kept in the reason), or an answer cut short.
+func unfinished(r provider.Response) string {
+	switch r.Finish {
+	case provider.FinishRefusal:
+		return fmt.Sprintf("the model refused to summarize it: %q", clip(textsafe.Line(r.Text), 200))
+	case provider.FinishContentFilter:
+		return "the provider's content filter withheld or cut the summary"
+	case provider.FinishLength:
+		return fmt.Sprintf("the summary was cut at the output-token cap (%d tokens a commit)", prompt.MaxOutputTokens)
+	}
+	return ""
+}
+
+// clip cuts s to at most n bytes, on a character's boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// spendUnstored counts what an answer that stored no summary was paid.
+func (d *dispatcher) spendUnstored(o engine.Outcome) {
+	st := &d.res.Changelog.Stats
+	st.InputTokens += o.Response.Usage.InputTokens
+	st.OutputTokens += o.Response.Usage.OutputTokens
+	st.CostUSD += d.price(o).CostOf(o.Response.Usage)
+}
+
 // shareUsage splits a batch's tokens among the commits it answered: input
-// by the size of each commit's part of the prompt, output by the length of
-// each summary. The shares add up to the totals exactly.
-func shareUsage(answered []*pending, answers map[string]prompt.Answer, input, output int) (inputs, outputs []int) {
+// (and its cached part) by the size of each commit's part of the prompt,
+// output by the length of each summary. The shares add up to the totals
+// exactly, and so do their costs.
+func shareUsage(answered []*pending, answers map[string]prompt.Answer, u provider.Usage) []provider.Usage {
 	inWeights := make([]int, len(answered))
 	outWeights := make([]int, len(answered))
 	for i, p := range answered {
 		inWeights[i] = p.tokens
 		outWeights[i] = len(answers[p.commit.Hash].Summary)
 	}
-	return split(input, inWeights), split(output, outWeights)
+	inputs, outputs := split(u.InputTokens, inWeights), split(u.OutputTokens, outWeights)
+	reads, writes := split(u.CacheReadTokens, inWeights), split(u.CacheWriteTokens, inWeights)
+	out := make([]provider.Usage, len(answered))
+	for i := range out {
+		out[i] = provider.Usage{InputTokens: inputs[i], OutputTokens: outputs[i], CacheReadTokens: reads[i], CacheWriteTokens: writes[i]}
+	}
+	return out
 }
 
 func split(total int, weights []int) []int {
@@ -462,7 +519,7 @@ func split(total int, weights []int) []int {
 }
 
 // store saves one commit's summary and reports it; callers hold mu.
-func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, input, output int, price models.Price) error {
+func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, u provider.Usage, price models.Price) error {
 	st := &d.res.Changelog.Stats
 	kind := kindOf(a, p.commit.Message, p.paths())
 	sum := store.Summary{
@@ -471,9 +528,9 @@ func (d *dispatcher) store(ctx context.Context, p *pending, a prompt.Answer, inp
 		ChangeType:   kind.Type,
 		ChangeScope:  kind.Scope,
 		Breaking:     kind.Breaking,
-		InputTokens:  input,
-		OutputTokens: output,
-		CostUSD:      price.Cost(input, output),
+		InputTokens:  u.InputTokens,
+		OutputTokens: u.OutputTokens,
+		CostUSD:      price.CostOf(u),
 		DiffTokens:   p.cut.Tokens,
 		Truncated:    p.cut.Truncated,
 		SkippedFiles: encodeSkipped(p.skipped),

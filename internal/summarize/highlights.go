@@ -275,7 +275,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	}
 	o := h.eng.Do(ctx, engine.Task{Key: leaseKey, Request: j.req})
 	u := o.Response.Usage
-	cost := h.opts.Batch.Price(o, h.opts.Price, h.opts.SyncPrice).Cost(u.InputTokens, u.OutputTokens)
+	cost := h.opts.Batch.Price(o, h.opts.Price, h.opts.SyncPrice).CostOf(u)
 	if errors.Is(o.Err, engine.ErrPending) {
 		h.res.spend.Owe(leaseKey)
 	} else {

@@ -101,6 +101,12 @@ type messagesResponse struct {
 	Type       string          `json:"type"`
 	Content    json.RawMessage `json:"content"`
 	StopReason json.RawMessage `json:"stop_reason"`
+	// StopDetails explains a refusal: {"type": "refusal", "category",
+	// "explanation"}, both of which may be null.
+	StopDetails struct {
+		Category    *string `json:"category"`
+		Explanation *string `json:"explanation"`
+	} `json:"stop_details"`
 	Usage      json.RawMessage `json:"usage"`
 	Error      errorDetail     `json:"error"`
 }
@@ -147,7 +153,7 @@ func body(req provider.Request) messagesRequest {
 	switch {
 	case rules.ThinksByDefault && req.ReasoningEffort == "":
 		b.Thinking = &thinking{Type: "disabled"}
-	case rules.ThinksByDefault:
+	case rules.AdaptiveThinking && req.ReasoningEffort != "":
 		b.Thinking = &thinking{Type: "adaptive"}
 		b.OutputConfig = &outputConfig{Effort: req.ReasoningEffort}
 	case req.ReasoningEffort != "":
@@ -255,12 +261,35 @@ func (c *Client) parseAnswer(req provider.Request, maxTokens, status int, limits
 	u := provider.SaneUsage(sent, input, provider.TokenCount(counts["output_tokens"]))
 	u.CacheReadTokens = provider.CachedPart(read, u.InputTokens)
 	u.CacheWriteTokens = provider.CachedPart(written, u.InputTokens-u.CacheReadTokens)
+	finish := stopReason(out.StopReason)
+	answer := text.String()
+	if finish == provider.FinishRefusal && strings.TrimSpace(answer) == "" {
+		// A refusal may come with no text at all: its explanation is the
+		// refusal's words, kept for the report.
+		answer = refusalText(out.StopDetails.Category, out.StopDetails.Explanation)
+	}
 	return provider.Response{
-		Text:   provider.ScrubKey(text.String(), c.key),
-		Finish: stopReason(out.StopReason),
+		Text:   provider.ScrubKey(answer, c.key),
+		Finish: finish,
 		Usage:  u,
 		Limits: limits,
 	}, nil
+}
+
+// refusalText is a refusal without text in words: its explanation and
+// category, as stop_details gives them.
+func refusalText(category, explanation *string) string {
+	var s string
+	if explanation != nil {
+		s = *explanation
+	}
+	if category != nil && *category != "" {
+		if s != "" {
+			s += " "
+		}
+		s += "(category: " + *category + ")"
+	}
+	return s
 }
 
 // stopReason reads a message's stop_reason: "max_tokens" (and a context

@@ -403,6 +403,14 @@ CREATE INDEX batch_members_by_member ON batch_members(model, member);`,
 ALTER TABLE eval_runs ADD COLUMN judge_model TEXT;
 ALTER TABLE eval_runs ADD COLUMN judge_verdicts INTEGER;
 ALTER TABLE eval_runs ADD COLUMN judge_cost_usd DOUBLE PRECISION;`,
+	6: `
+-- Why each answer ended, and its cached input tokens (see SQLite's version 9).
+ALTER TABLE eval_results ADD COLUMN finish TEXT NOT NULL DEFAULT '';
+ALTER TABLE eval_results ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE eval_results ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE batch_items ADD COLUMN finish TEXT NOT NULL DEFAULT '';
+ALTER TABLE batch_items ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE batch_items ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;`,
 }
 
 // hidden stands for a password in a message.

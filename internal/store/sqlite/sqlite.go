@@ -411,6 +411,16 @@ CREATE INDEX batch_members_by_member ON batch_members(model, member);`,
 ALTER TABLE eval_runs ADD COLUMN judge_model TEXT;
 ALTER TABLE eval_runs ADD COLUMN judge_verdicts INTEGER;
 ALTER TABLE eval_runs ADD COLUMN judge_cost_usd REAL;`,
+	9: `
+-- Why each answer ended (a refusal, a cut answer; '' for a whole one, and
+-- for answers stored before digest kept it), and the input tokens read
+-- from and written to the provider's prompt cache, priced apart.
+ALTER TABLE eval_results ADD COLUMN finish TEXT NOT NULL DEFAULT '';
+ALTER TABLE eval_results ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE eval_results ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batch_items ADD COLUMN finish TEXT NOT NULL DEFAULT '';
+ALTER TABLE batch_items ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE batch_items ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func newerSchema(path string, version int) error {

@@ -64,10 +64,10 @@ func (s *DB) CreateBatch(ctx context.Context, b store.Batch, items []store.Batch
 	} else if n == 0 {
 		return fmt.Errorf("database %s: batch %s is recorded already; nothing was recorded again. Try: a new id for a new batch", s.name, b.ID)
 	}
-	err = insertRows(ctx, tx, `INSERT INTO batch_items(batch_id, custom_id, request, done, answer, input_tokens, output_tokens, error) VALUES `,
-		"", 8, len(items), func(i int, args []any) []any {
+	err = insertRows(ctx, tx, `INSERT INTO batch_items(batch_id, custom_id, request, done, answer, input_tokens, output_tokens, finish, cache_read_tokens, cache_write_tokens, error) VALUES `,
+		"", 11, len(items), func(i int, args []any) []any {
 			it := items[i]
-			return append(args, b.ID, it.CustomID, nullBytes(packRequest(it.Request)), it.Done, it.Answer, it.InputTokens, it.OutputTokens, it.Error)
+			return append(args, b.ID, it.CustomID, nullBytes(packRequest(it.Request)), it.Done, it.Answer, it.InputTokens, it.OutputTokens, it.Finish, it.CacheReadTokens, it.CacheWriteTokens, it.Error)
 		})
 	if err != nil {
 		return s.explain(err)
@@ -232,7 +232,7 @@ func (s *DB) Batches(ctx context.Context, open bool) ([]store.Batch, error) {
 // BatchItems returns a batch's items, requests, results and members, in
 // the order they were recorded; members in the order they were given.
 func (s *DB) BatchItems(ctx context.Context, batchID string) ([]store.BatchItem, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT custom_id, request, done, answer, input_tokens, output_tokens, error
+	rows, err := s.db.QueryContext(ctx, `SELECT custom_id, request, done, answer, input_tokens, output_tokens, finish, cache_read_tokens, cache_write_tokens, error
 		FROM batch_items WHERE batch_id = ? ORDER BY seq`, batchID)
 	if err != nil {
 		return nil, s.explain(err)
@@ -241,7 +241,7 @@ func (s *DB) BatchItems(ctx context.Context, batchID string) ([]store.BatchItem,
 	index := make(map[string]int)
 	for rows.Next() {
 		it := store.BatchItem{BatchID: batchID}
-		if err := rows.Scan(&it.CustomID, &it.Request, &it.Done, &it.Answer, &it.InputTokens, &it.OutputTokens, &it.Error); err != nil {
+		if err := rows.Scan(&it.CustomID, &it.Request, &it.Done, &it.Answer, &it.InputTokens, &it.OutputTokens, &it.Finish, &it.CacheReadTokens, &it.CacheWriteTokens, &it.Error); err != nil {
 			rows.Close()
 			return nil, s.explain(err)
 		}
@@ -302,7 +302,7 @@ func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (
 		}
 		in := `m.model = ? AND m.member IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
 		rows, err := s.db.QueryContext(ctx, `SELECT m.member, i.batch_id, i.custom_id, i.seq, b.created_at,
-			i.done, i.answer, i.input_tokens, i.output_tokens, i.error
+			i.done, i.answer, i.input_tokens, i.output_tokens, i.finish, i.cache_read_tokens, i.cache_write_tokens, i.error
 			FROM batch_members m
 			JOIN batch_items i ON i.batch_id = m.batch_id AND i.custom_id = m.custom_id
 			JOIN batches b ON b.id = m.batch_id
@@ -316,7 +316,7 @@ func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (
 			var p pick
 			var it store.BatchItem
 			if err := rows.Scan(&member, &it.BatchID, &it.CustomID, &p.seq, &p.created,
-				&it.Done, &it.Answer, &it.InputTokens, &it.OutputTokens, &it.Error); err != nil {
+				&it.Done, &it.Answer, &it.InputTokens, &it.OutputTokens, &it.Finish, &it.CacheReadTokens, &it.CacheWriteTokens, &it.Error); err != nil {
 				rows.Close()
 				return nil, s.explain(err)
 			}
@@ -391,7 +391,7 @@ func (s *DB) SaveBatchResults(ctx context.Context, batchID string, results []sto
 		return s.explain(err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `UPDATE batch_items SET done = ?, answer = ?, input_tokens = ?, output_tokens = ?, error = ?,
+	stmt, err := tx.PrepareContext(ctx, `UPDATE batch_items SET done = ?, answer = ?, input_tokens = ?, output_tokens = ?, finish = ?, cache_read_tokens = ?, cache_write_tokens = ?, error = ?,
 		request = CASE WHEN ? THEN NULL ELSE request END
 		WHERE batch_id = ? AND custom_id = ?`)
 	if err != nil {
@@ -399,7 +399,7 @@ func (s *DB) SaveBatchResults(ctx context.Context, batchID string, results []sto
 	}
 	defer stmt.Close()
 	for _, r := range results {
-		res, err := stmt.ExecContext(ctx, r.Done, r.Answer, r.InputTokens, r.OutputTokens, r.Error, r.Done, batchID, r.CustomID)
+		res, err := stmt.ExecContext(ctx, r.Done, r.Answer, r.InputTokens, r.OutputTokens, r.Finish, r.CacheReadTokens, r.CacheWriteTokens, r.Error, r.Done, batchID, r.CustomID)
 		if err != nil {
 			return s.explain(err)
 		}

@@ -68,7 +68,7 @@ func (s *DB) EvalResults(ctx context.Context, keys []string) (map[string]store.E
 		for i, k := range chunk {
 			args[i] = k
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT r.key, r.model, r.latency_ms, r.input_tokens, r.output_tokens, r.cost_usd, p.gz
+		rows, err := s.db.QueryContext(ctx, `SELECT r.key, r.model, r.latency_ms, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens, r.cost_usd, r.finish, p.gz
 			FROM eval_results r JOIN payloads p ON p.hash = r.response
 			WHERE r.key IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
 		if err != nil {
@@ -77,7 +77,7 @@ func (s *DB) EvalResults(ctx context.Context, keys []string) (map[string]store.E
 		for rows.Next() {
 			var r store.EvalResult
 			var body []byte
-			if err := rows.Scan(&r.Key, &r.Model, &r.LatencyMS, &r.InputTokens, &r.OutputTokens, &r.CostUSD, &body); err != nil {
+			if err := rows.Scan(&r.Key, &r.Model, &r.LatencyMS, &r.InputTokens, &r.OutputTokens, &r.CacheReadTokens, &r.CacheWriteTokens, &r.CostUSD, &r.Finish, &body); err != nil {
 				rows.Close()
 				return nil, s.explain(err)
 			}
@@ -153,9 +153,9 @@ func (s *DB) saveRunResults(ctx context.Context, rrs []store.RunResult, paid *st
 				return s.explain(err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_results(key, model, latency_ms, input_tokens, output_tokens, cost_usd, request, response, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			paid.Key, paid.Model, paid.LatencyMS, paid.InputTokens, paid.OutputTokens, paid.CostUSD, req, resp,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_results(key, model, latency_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, finish, request, response, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			paid.Key, paid.Model, paid.LatencyMS, paid.InputTokens, paid.OutputTokens, paid.CacheReadTokens, paid.CacheWriteTokens, paid.CostUSD, paid.Finish, req, resp,
 			time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 			return s.explain(err)
 		}
@@ -265,7 +265,8 @@ func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBod
 				bodies = "pa.gz, pq.gz"
 			}
 			rows, err := s.db.QueryContext(ctx, `SELECT rr.model, rr.item, rr.line, rr.repeat, rr.key, rr.pass, rr.score, rr.reasons, rr.expected, rr.error, rr.cached,
-				COALESCE(r.latency_ms, 0), COALESCE(r.input_tokens, 0), COALESCE(r.output_tokens, 0), COALESCE(r.cost_usd, 0), `+bodies+`
+				COALESCE(r.latency_ms, 0), COALESCE(r.input_tokens, 0), COALESCE(r.cache_read_tokens, 0), COALESCE(r.output_tokens, 0), COALESCE(r.cost_usd, 0),
+				COALESCE(r.finish, ''), `+bodies+`
 				FROM eval_run_results rr
 				LEFT JOIN eval_results r ON r.key = rr.key
 				LEFT JOIN payloads pa ON pa.hash = r.response
@@ -281,7 +282,7 @@ func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBod
 				var answer, request []byte
 				row.RunID = runID
 				if err := rows.Scan(&row.Model, &row.Item, &row.Line, &row.Repeat, &row.Key, &row.Pass, &row.Score, &reasons, &expected, &row.Error, &row.Cached,
-					&row.LatencyMS, &row.InputTokens, &row.OutputTokens, &row.CostUSD, &answer, &request); err != nil {
+					&row.LatencyMS, &row.InputTokens, &row.CacheReadTokens, &row.OutputTokens, &row.CostUSD, &row.Finish, &answer, &request); err != nil {
 					rows.Close()
 					yield(store.RunRow{}, s.explain(err))
 					return
@@ -314,10 +315,13 @@ func (s *DB) RunTotals(ctx context.Context, runID, model string) (store.ModelTot
 	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN rr.pass THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(CASE WHEN rr.error <> '' THEN 1 ELSE 0 END), 0), COALESCE(SUM(CASE WHEN rr.cached THEN 1 ELSE 0 END), 0),
 		COALESCE(SUM(r.input_tokens), 0), COALESCE(SUM(r.output_tokens), 0), COALESCE(SUM(r.cost_usd), 0), COUNT(r.key),
-		COUNT(DISTINCT rr.line), COUNT(DISTINCT rr.item)
+		COUNT(DISTINCT rr.line), COUNT(DISTINCT rr.item), COALESCE(SUM(r.cache_read_tokens), 0),
+		COALESCE(SUM(CASE WHEN rr.error = '' AND r.finish = 'refusal' THEN 1 ELSE 0 END), 0),
+		COALESCE(SUM(CASE WHEN rr.error = '' AND r.finish IN ('length', 'content_filter') THEN 1 ELSE 0 END), 0)
 		FROM eval_run_results rr LEFT JOIN eval_results r ON r.key = rr.key
 		WHERE rr.run_id = ? AND rr.model = ?`, runID, model).Scan(
-		&t.Items, &t.Passed, &t.Errors, &t.Cached, &t.InputTokens, &t.OutputTokens, &t.CostUSD, &t.Answered, &t.Lines, &t.IDs)
+		&t.Items, &t.Passed, &t.Errors, &t.Cached, &t.InputTokens, &t.OutputTokens, &t.CostUSD, &t.Answered, &t.Lines, &t.IDs,
+		&t.CacheReadTokens, &t.Refused, &t.Cut)
 	if err != nil {
 		return t, s.explain(err)
 	}
