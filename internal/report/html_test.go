@@ -58,7 +58,7 @@ func TestEvalHTMLDataBlockCannotBeClosed(t *testing.T) {
 	}
 	for i, rec := range data.Results {
 		want := textsafe.Text(answers[i])
-		if rec[7] != want || rec[10] != want || rec[11] != want {
+		if rec[7] != want || rec[11] != want || rec[12] != want {
 			t.Errorf("result %d reads back as %q, want %q", i, rec, want)
 		}
 	}
@@ -81,7 +81,7 @@ func TestEvalHTMLDataBlockCannotBeClosed(t *testing.T) {
 	for i, rec := range repeated.Results {
 		want := textsafe.Text(answers[i])
 		first := rec[8].([]any)[0].([]any)
-		if first[6] != want || first[7] != want || rec[10] != want {
+		if first[6] != want || first[7] != want || rec[11] != want {
 			t.Errorf("repeated result %d reads back as %q, want %q", i, rec, want)
 		}
 	}
@@ -139,7 +139,7 @@ func TestEvalHTMLRepeatsMakeOneCellPerItem(t *testing.T) {
 			t.Errorf("cell %d is %v, want %v", i, got, want[i])
 		}
 	}
-	if ids := []any{data.Results[0][9], data.Results[3][9]}; ids[0] != "both" || ids[1] != "both" || len(data.Results[4]) != 9 {
+	if ids := []any{data.Results[0][10], data.Results[3][10]}; ids[0] != "both" || ids[1] != "both" || len(data.Results[4]) != 10 {
 		t.Errorf("items are not named once each, by their id alone: %v", data.Results)
 	}
 	if r := data.Results[4][8].([]any)[1].([]any); r[0] != 1.0 || r[1] != 2.0 || r[6] != "503 Service Unavailable" {
@@ -207,7 +207,7 @@ func TestEvalHTMLGridKeepsModelsApart(t *testing.T) {
 			t.Errorf("result %d is %v, want %v", i, got, want[i])
 		}
 	}
-	if len(data.Results[2]) != 12 || data.Results[2][9] != "y#1" || len(data.Results[3]) != 9 {
+	if len(data.Results[2]) != 13 || data.Results[2][10] != "y#1" || len(data.Results[3]) != 10 {
 		t.Errorf("items are not named once each: %v", data.Results)
 	}
 	if n := bytes.Count(page, []byte(`<td class="r none">`)); n != 2 {
@@ -240,7 +240,7 @@ func TestEvalHTMLItemsSharingAnIdKeepTheirRows(t *testing.T) {
 			t.Errorf("result %d is item %v answering %q, want item %v answering %q", i, got[0], got[1], want[i][0], want[i][1])
 		}
 	}
-	if len(data.Results) == 4 && (len(data.Results[1]) != 12 || data.Results[1][10] != "What is 40 + 3?") {
+	if len(data.Results) == 4 && (len(data.Results[1]) != 13 || data.Results[1][11] != "What is 40 + 3?") {
 		t.Errorf("the second line's item has no row of its own: %v", data.Results[1])
 	}
 	for _, prompt := range []string{"What is 40 + 2?", "What is 40 + 3?"} {
@@ -344,5 +344,88 @@ func BenchmarkEvalHTMLInChromium(b *testing.B) {
 				b.ReportMetric(float64(info.Size())/1e6, "MB/page")
 			})
 		}
+	}
+}
+
+// TestEvalHTMLBadgesRefusedAndCut: a refused or cut answer carries a badge
+// in the grid, drawn from the data block and written for readers without
+// JavaScript alike; a cell of repeats counts its refused and cut ones. A
+// refusal is model output like any answer: it stays text.
+func TestEvalHTMLBadgesRefusedAndCut(t *testing.T) {
+	const refusal = `I can't help with that. <img src=x onerror=alert(1)></script>`
+	rs := []report.Result{
+		{Model: "m", Item: "r", Answer: refusal, Finish: report.FinishRefusal, Pass: true, Score: 1},
+		{Model: "m", Item: "c", Answer: "The first three steps are", Finish: report.FinishLength, Reasons: []string{"wrong"}},
+		{Model: "m", Item: "f", Answer: "", Finish: report.FinishContentFilter},
+		{Model: "m", Item: "w", Answer: "whole", Pass: true, Score: 1},
+		{Model: "m", Item: "u", Answer: "odd", Finish: "<b>new</b>\u202e"},
+	}
+	e := &report.Eval{Models: []report.ModelStats{{Model: "m", Items: 5, Passed: 2, Refused: 1, Cut: 2}}, Results: slices.Values(rs)}
+	page := write(t, report.WriteHTML, e)
+	var data struct {
+		Results [][]any `json:"results"`
+	}
+	if err := json.Unmarshal(dataBlock(t, page), &data); err != nil {
+		t.Fatal(err)
+	}
+	// [item, model, state, score, latency, cost, cached, answer, reasons, finish, id, prompt, expected]
+	want := []string{"refused", "cut (raise --max-tokens)", "cut by a content filter", "", `finish: <b>new</b>\u202e`}
+	for i, rec := range data.Results {
+		if len(rec) != 13 || rec[9] != want[i] || rec[10] != rs[i].Item {
+			t.Errorf("result %d reads %q, want the finish %q", i, rec, want[i])
+		}
+	}
+	out := string(page)
+	for _, s := range []string{
+		`<td class="r pass"><div class="head"><span class="badge pass">pass</span> <span class="badge finish">refused</span> 1.00 · 0 ms · $0.0000</div><div class="text">I can&#39;t help with that. &lt;img src=x onerror=alert(1)&gt;&lt;/script&gt;</div></td>`,
+		`<td class="r fail"><div class="head"><span class="badge fail">fail</span> <span class="badge finish">cut (raise --max-tokens)</span> 0.00 · 0 ms · $0.0000</div>`,
+		`<span class="badge finish">cut by a content filter</span>`,
+		`<td class="r pass"><div class="head"><span class="badge pass">pass</span> 1.00 · 0 ms · $0.0000</div><div class="text">whole</div>`,
+		`<span class="badge finish">finish: &lt;b&gt;new&lt;/b&gt;\u202e</span>`,
+		`<th class="num">Refused</th><th class="num">Cut</th>`,
+		`<td class="num">0</td><td class="num">1</td><td class="num">2</td><td class="num">0</td>`,
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the page has no %s", s)
+		}
+	}
+	for _, bad := range []string{"<img", "<b>new"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the page has %s as markup", bad)
+		}
+	}
+
+	// Asked three times: the cell counts the repeats refused or cut, and
+	// each repeat has its own badge.
+	rs = []report.Result{
+		{Model: "m", Item: "q", Repeat: 0, Repeated: true, Answer: refusal, Finish: report.FinishRefusal},
+		{Model: "m", Item: "q", Repeat: 1, Repeated: true, Answer: "Paris", Pass: true, Score: 1},
+		{Model: "m", Item: "q", Repeat: 2, Repeated: true, Answer: "Par", Finish: report.FinishLength},
+		{Model: "m", Item: "all", Repeat: 0, Repeated: true, Answer: refusal, Finish: report.FinishRefusal},
+		{Model: "m", Item: "all", Repeat: 1, Repeated: true, Answer: refusal, Finish: report.FinishRefusal},
+	}
+	e = &report.Eval{Repeat: 3, Models: e.Models, Results: slices.Values(rs)}
+	page = write(t, report.WriteHTML, e)
+	if err := json.Unmarshal(dataBlock(t, page), &data); err != nil {
+		t.Fatal(err)
+	}
+	// [item, model, state, score, latency, cost, cached, passed, repeats, finish, id, prompt, expected]
+	if len(data.Results) != 2 || data.Results[0][9] != "1/3 refused, 1/3 cut (raise --max-tokens)" || data.Results[1][9] != "refused" ||
+		data.Results[0][10] != "q" || data.Results[0][8].([]any)[2].([]any)[8] != "cut (raise --max-tokens)" {
+		t.Errorf("repeated cells read %q", data.Results)
+	}
+	out = string(page)
+	for _, s := range []string{
+		`<td class="r fail"><div class="head"><span class="badge fail">fail</span> <span class="badge finish">1/3 refused, 1/3 cut (raise --max-tokens)</span> 1/3 passed · 0.33 · 0 ms · $0.0000</div>`,
+		`<li class="fail"><div class="head"><span class="badge fail">fail</span> <span class="badge finish">refused</span> #0 · 0.00 · 0 ms · $0.0000</div><div class="text">I can&#39;t help`,
+		`<li class="pass"><div class="head"><span class="badge pass">pass</span> #1 · 1.00`,
+		`<span class="badge fail">fail</span> <span class="badge finish">refused</span> 0/2 passed`,
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the repeated run's page has no %s", s)
+		}
+	}
+	if strings.Contains(out, "<img") {
+		t.Error("the repeated run's page has a refusal as markup")
 	}
 }

@@ -63,7 +63,8 @@ func headless(tb testing.TB, browser, page, fragment, output string) []byte {
 
 // browserEval is three models, A, B and C, on seven items: some they agree
 // on, some they do not, one only A was asked, and hostile text that
-// would run if the page ever wrote it as HTML.
+// would run if the page ever wrote it as HTML. B refused the sum (and
+// failed it), C's answer to the capital was cut (and passed).
 func browserEval() *report.Eval {
 	const a, b, c = "model-a", "model-b", "model-c"
 	const (
@@ -103,6 +104,14 @@ func browserEval() *report.Eval {
 			case failedCall:
 				r.Error, r.Answer = "503 Service Unavailable", ""
 				stats.Errors++
+			}
+			switch {
+			case model == b && it.id == "sum":
+				r.Finish = report.FinishRefusal
+				stats.Refused++
+			case model == c && it.id == "capital":
+				r.Finish = report.FinishLength
+				stats.Cut++
 			}
 			stats.Items++
 			results = append(results, r)
@@ -157,6 +166,7 @@ func TestEvalHTMLInChromium(t *testing.T) {
 		{"the pair's link", bc, []string{"math", "flaky"}}, // B and C
 		{"failures in any model", "filter=failed", []string{"sum", "math", "html", "down", "flaky"}},
 		{"errors", "filter=errors", []string{"down", "flaky"}},
+		{"refused or cut", "filter=finish", []string{"capital", "sum"}},
 		{"search", "q=BOILING", []string{"flaky"}},
 		{"a sort that is not a column", "filter=disagree&sort=%27%5D%5Bx&desc=1", []string{"math", "html", "flaky"}},
 		{"sorted by C's latency, slowest first", "sort=m2.latency&desc=1", []string{"flaky", "html", "math", "sum", "capital", "down", "only-a"}},
@@ -182,7 +192,29 @@ func TestEvalHTMLInChromium(t *testing.T) {
 			if view.fragment == "" && !bytes.Contains(dom, []byte(`<td class="prompt"><div class="text">What is the capital of France?</div>`)) {
 				t.Errorf("the grid does not show the question:\n%s", dom)
 			}
+			if view.fragment == "" && !bytes.Contains(dom, []byte(`<span class="badge fail">fail</span> <span class="badge finish">refused</span> 0.00 · 201 ms`)) {
+				t.Errorf("the grid does not badge B's refusal:\n%s", dom)
+			}
 		})
+	}
+	sameCells(t, page.Bytes(), headless(t, browser, path, "", "--dump-dom"), 7)
+}
+
+// sameCells fails when the script draws the models' cells other than the
+// page's HTML writes them for readers without it.
+func sameCells(t *testing.T, page, dom []byte, n int) {
+	t.Helper()
+	static := regexp.MustCompile(`<tr class="item static">.*?</td>(<td class="r .*?)</tr>`).FindAllSubmatch(page, -1)
+	drawn := regexp.MustCompile(`<tr class="item" data-n="\d+">.*?</td>(<td class="r .*?)</tr>`).FindAllSubmatch(dom, -1)
+	if len(static) != n || len(drawn) != n {
+		t.Fatalf("%d static rows, %d drawn, want %d", len(static), len(drawn), n)
+	}
+	for i := range static {
+		// The serializer writes ' and " bare where html/template escapes them.
+		s := strings.NewReplacer("&#39;", "'", "&#34;", `"`).Replace(string(static[i][1]))
+		if s != string(drawn[i][1]) {
+			t.Errorf("row %d is drawn\n%s\nand written\n%s", i, drawn[i][1], s)
+		}
 	}
 }
 
@@ -201,6 +233,7 @@ func TestEvalHTMLInChromium(t *testing.T) {
 // Repeat by repeat the models differ on mixed too (A#1 F, B#1 P), which
 // a grid of repeats would show and the pair's McNemar does not count: A
 // passed majority alone and B outage alone, so the pair differs on 2.
+// A's first answer to hostile was a refusal, B's last to wrong was cut.
 func browserRepeatedEval() *report.Eval {
 	const a, b = "model-a", "model-b"
 	items := []struct {
@@ -234,6 +267,12 @@ func browserRepeatedEval() *report.Eval {
 				}
 				if it.id == "hostile" && k == 2 {
 					r.Answer += " (the only pass: zanzibar)"
+				}
+				switch {
+				case model == a && it.id == "hostile" && k == 0:
+					r.Finish = report.FinishRefusal
+				case model == b && it.id == "wrong" && k == 2:
+					r.Finish = report.FinishLength
 				}
 				results = append(results, r)
 			}
@@ -274,6 +313,7 @@ func TestEvalHTMLRepeatsInChromium(t *testing.T) {
 		{"repeats disagree", "filter=repeats", []string{"majority", "outage", "mixed", "hostile"}},
 		{"failures in any model", "filter=failed", []string{"majority", "wrong", "outage", "hostile"}},
 		{"an errored repeat", "filter=errors", []string{"outage", "mixed"}},
+		{"a refused or cut repeat", "filter=finish", []string{"wrong", "hostile"}},
 		{"search in one repeat's answer", "q=ZANZIBAR", []string{"hostile"}},
 		{"sorted by A's verdict", "sort=m0.result", []string{"steady", "majority", "mixed", "wrong", "hostile", "outage"}},
 		{"sorted by B's mean score, highest first", "sort=m1.score&desc=1", []string{"steady", "outage", "mixed", "majority", "wrong", "hostile"}},
@@ -298,6 +338,9 @@ func TestEvalHTMLRepeatsInChromium(t *testing.T) {
 				`<td class="r fail"><div class="head"><span class="badge fail">fail</span> 1/3 passed · 0.33 · 200 ms · $0.00030</div>`,
 				// outage: A never answered; B did twice, the second repeat errored.
 				`<td class="r error"><div class="head"><span class="badge error">error</span> 0/3 passed</div>`,
+				// hostile: A's refusal, counted in its cell and badged in its list.
+				`<td class="r fail"><div class="head"><span class="badge fail">fail</span> <span class="badge finish">1/3 refused</span> 1/3 passed · 0.33 · 200 ms · $0.00030</div>`,
+				`<li class="fail"><div class="head"><span class="badge fail">fail</span> <span class="badge finish">refused</span> #0 · 0.00 · 100 ms · $0.00010</div><div class="text">&lt;script&gt;`,
 				`<li class="error"><div class="head"><span class="badge error">error</span> #1</div><div class="text err">503 Service Unavailable</div></li>`,
 				`<li class="fail"><div class="head"><span class="badge fail">fail</span> #1 · 0.00 · 200 ms · $0.00010</div><div class="text">&lt;script&gt;document.title='pwned'&lt;/script&gt; answer 1 of model-b</div><div class="why">exact: got &lt;b&gt;something else&lt;/b&gt;</div></li>`,
 			} {
@@ -308,17 +351,5 @@ func TestEvalHTMLRepeatsInChromium(t *testing.T) {
 		})
 	}
 	// The script draws the cells the page's HTML has for readers without it.
-	static := regexp.MustCompile(`<tr class="item static">.*?</td>(<td class="r .*?)</tr>`).FindAllSubmatch(page.Bytes(), -1)
-	dom := headless(t, browser, path, "", "--dump-dom")
-	drawn := regexp.MustCompile(`<tr class="item" data-n="\d+">.*?</td>(<td class="r .*?)</tr>`).FindAllSubmatch(dom, -1)
-	if len(static) != 6 || len(drawn) != 6 {
-		t.Fatalf("%d static rows, %d drawn, want 6", len(static), len(drawn))
-	}
-	for i := range static {
-		// The serializer writes ' and " bare where html/template escapes them.
-		s := strings.NewReplacer("&#39;", "'", "&#34;", `"`).Replace(string(static[i][1]))
-		if s != string(drawn[i][1]) {
-			t.Errorf("row %d is drawn\n%s\nand written\n%s", i, drawn[i][1], s)
-		}
-	}
+	sameCells(t, page.Bytes(), headless(t, browser, path, "", "--dump-dom"), 6)
 }

@@ -22,6 +22,8 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	// SystemOut says why a refused or cut answer ended, passed or not.
+	SystemOut string `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
@@ -40,6 +42,9 @@ type junitProperty struct {
 // <testsuite> per model whose tests, failures and errors come from its
 // ModelStats, and a <testcase name="ITEM#REPEAT"> per result with a
 // <failure> (the reasons) when it failed or an <error> when the call did.
+// A refused or cut answer passes or fails by its score as any other; its
+// test case says which it was in a <system-out>, and its failure message
+// starts with it ("refused: ...", "cut (raise --max-tokens): ...").
 //
 // Results are streamed: e.Results must yield them model by model, every
 // result of a model before the next model's, and each result's model must
@@ -165,10 +170,13 @@ func startSuite(enc *xml.Encoder, e *Eval, m ModelStats) error {
 		{Name: "ci_low", Value: decimal(m.CILow)},
 		{Name: "ci_high", Value: decimal(m.CIHigh)},
 		{Name: "cached", Value: strconv.Itoa(m.Cached)},
+		{Name: "refused", Value: strconv.Itoa(m.Refused)},
+		{Name: "cut", Value: strconv.Itoa(m.Cut)},
 		{Name: "latency_p50_ms", Value: decimal(m.Latency.P50)},
 		{Name: "latency_p95_ms", Value: decimal(m.Latency.P95)},
 		{Name: "latency_p99_ms", Value: decimal(m.Latency.P99)},
 		{Name: "input_tokens", Value: strconv.Itoa(m.InputTokens)},
+		{Name: "cached_input_tokens", Value: strconv.Itoa(m.CachedInputTokens)},
 		{Name: "output_tokens", Value: strconv.Itoa(m.OutputTokens)},
 		{Name: "cost_usd", Value: decimal(m.CostUSD)},
 	}
@@ -189,7 +197,9 @@ func endSuite(enc *xml.Encoder) error {
 }
 
 // junitTestcase is one result as a test case: a failure carries the
-// reasons, the answer and the expected answers; an error the call's error.
+// reasons, the answer and the expected answers; an error the call's error;
+// a refused or cut answer its finish, in the failure's message and text
+// and in <system-out>.
 // CI shows these to people, on pages and in logs, so control characters
 // show as text (textsafe.Text); XML could not carry most of them anyway.
 func junitTestcase(r Result) junitCase {
@@ -203,6 +213,10 @@ func junitTestcase(r Result) junitCase {
 			message = strings.Join(r.Reasons, "; ")
 		}
 		var text strings.Builder
+		if label := finishLabel(r.Finish); label != "" {
+			message = label + ": " + message
+			text.WriteString(finishNote(r.Finish) + "\n")
+		}
 		for _, reason := range r.Reasons {
 			text.WriteString(reason + "\n")
 		}
@@ -211,6 +225,9 @@ func junitTestcase(r Result) junitCase {
 			fmt.Fprintf(&text, "expected: %s\n", strings.Join(r.Expected, " | "))
 		}
 		c.Failure = &junitProblem{Message: shorten(textsafe.Line(message), junitMessage), Type: "assertion", Text: textsafe.Text(text.String())}
+	}
+	if note := finishNote(r.Finish); note != "" {
+		c.SystemOut = textsafe.Text(note + "\n")
 	}
 	return c
 }
