@@ -328,7 +328,6 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
-	noteNotSent(o.Infof, cfg.Models, cfg.Params.NotSent)
 	if !o.DryRun {
 		for i, m := range cfg.Models {
 			if cfg.Models[i].Provider, err = o.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
@@ -370,6 +369,16 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			}
 		}
 	}
+	// Said once everything is checked, just before the first request.
+	noteNotSent(o.Infof, cfg.Models, cfg.Params.NotSent)
+	specs := make([]provider.Spec, 0, len(cfg.Models)+1)
+	for _, m := range cfg.Models {
+		specs = append(specs, m.Spec)
+	}
+	if cfg.Judge != nil {
+		specs = append(specs, cfg.Judge.Spec)
+	}
+	noteRetired(o.Infof, specs)
 	cfg.Log = o.Logger()
 	bar := o.IO.NewProgressOf("evaluating", "results", !o.Globals.Quiet)
 	cfg.Progress = bar // its total grows as a dataset on standard input is read
@@ -809,6 +818,16 @@ func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batc
 func target(spec provider.Spec, baseURL string, info models.Info, price models.Price) eval.Model {
 	return eval.Model{Spec: spec, BaseURL: baseURL, Price: price, SyncPrice: info.Price, PriceUnknown: !info.Known,
 		Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}, Rules: provider.ProviderRules(spec)}
+}
+
+// noteRetired warns, before anything is sent, of models the providers
+// have retired or will retire, naming what to run instead.
+func noteRetired(infof func(string, ...any), specs []provider.Spec) {
+	for _, spec := range specs {
+		if w := models.Retirement(spec, time.Now()); w != "" {
+			infof("digest: %s", w)
+		}
+	}
 }
 
 // noteNotSent says once per model, before anything is sent, which flags

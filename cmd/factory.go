@@ -54,7 +54,7 @@ func openDB(ctx context.Context, db string) (store.Store, error) {
 }
 
 // providers lists the provider names --model accepts.
-var providers = []string{provider.Offline, "openai", "anthropic", "ollama"}
+var providers = []string{provider.Offline, "openai", openai.ResponsesProvider, "anthropic", "ollama"}
 
 // newProvider returns the provider for spec, configured from the
 // environment. API keys are read here and passed to the client alone: they
@@ -74,13 +74,19 @@ func newProvider(f *cmdutil.Factory, spec provider.Spec, o cmdutil.ProviderOptio
 	switch spec.Provider {
 	case provider.Offline:
 		return offline.New(o.Tokenizer.Count), nil
-	case "openai":
+	case "openai", openai.ResponsesProvider:
 		// A server of one's own (vLLM, LM Studio) usually takes no key.
 		k, err := key("OPENAI_API_KEY", url == openai.DefaultBaseURL)
 		if err != nil {
 			return nil, err
 		}
-		return openai.New(openai.Options{Name: "openai", BaseURL: url, APIKey: k, KeyEnv: "OPENAI_API_KEY", HTTPClient: httpClient(o.Concurrency)}), nil
+		opts := openai.Options{Name: "openai", BaseURL: url, APIKey: k, KeyEnv: "OPENAI_API_KEY", HTTPClient: httpClient(o.Concurrency)}
+		// Pro, codex and deep-research models answer on the Responses API
+		// alone; openai-responses:MODEL sends any model there.
+		if spec.Provider == openai.ResponsesProvider || provider.RulesFor(spec.Model).ResponsesOnly {
+			return openai.NewResponses(opts), nil
+		}
+		return openai.New(opts), nil
 	case "anthropic":
 		k, err := key("ANTHROPIC_API_KEY", url == anthropic.DefaultBaseURL)
 		if err != nil {
@@ -105,14 +111,15 @@ func limitName(f *cmdutil.Factory, spec provider.Spec, flag string) (string, err
 	if err != nil {
 		return "", err
 	}
-	apiKey := ""
+	apiKey, prov := "", spec.Provider
 	switch spec.Provider {
-	case "openai":
-		apiKey = strings.TrimSpace(f.Getenv("OPENAI_API_KEY"))
+	case "openai", openai.ResponsesProvider:
+		// OpenAI limits a model per account whichever API it answers on.
+		apiKey, prov = strings.TrimSpace(f.Getenv("OPENAI_API_KEY")), "openai"
 	case "anthropic":
 		apiKey = strings.TrimSpace(f.Getenv("ANTHROPIC_API_KEY"))
 	}
-	return sharedlimit.Name(spec.Provider, url, spec.Model, apiKey), nil
+	return sharedlimit.Name(prov, url, spec.Model, apiKey), nil
 }
 
 // baseURL is the endpoint a model is served from: --base-url, else the
@@ -124,7 +131,7 @@ func baseURL(f *cmdutil.Factory, spec provider.Spec, flag string) (string, error
 	from, raw := "--base-url", flag
 	if raw == "" {
 		switch spec.Provider {
-		case "openai":
+		case "openai", openai.ResponsesProvider:
 			from, raw = "OPENAI_BASE_URL", cmp.Or(f.Getenv("OPENAI_BASE_URL"), openai.DefaultBaseURL)
 		case "anthropic":
 			from, raw = "ANTHROPIC_BASE_URL", cmp.Or(f.Getenv("ANTHROPIC_BASE_URL"), anthropic.DefaultBaseURL)

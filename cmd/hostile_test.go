@@ -484,7 +484,7 @@ func TestHostileModelSpecsInEval(t *testing.T) {
 		models string
 		wants  []string
 	}{
-		{"acme:m1", []string{`unknown provider "acme"`, "openai, anthropic, ollama"}},
+		{"acme:m1", []string{`unknown provider "acme"`, "openai, openai-responses, anthropic, ollama"}},
 		{"gpt4", []string{`"gpt4" is not PROVIDER:MODEL`}},
 		{"openai:", []string{`"openai:" is not PROVIDER:MODEL`}},
 		{"offline,offline", []string{"--models names offline twice"}},

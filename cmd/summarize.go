@@ -138,7 +138,7 @@ extractive summary from the commit message and the diff.`,
 	fl.DurationVar(&opts.BatchWindow, "batch-window", 2*time.Second, "wait at most this long for a batch to fill")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "count the requests, tokens and cost a run would send, and send nothing")
 	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop sending before the run could cost more than this many US dollars (0: no limit)")
-	fl.StringVar(&opts.Price, "price", "", "the model's price as INPUT/OUTPUT dollars per million tokens, over the built-in table")
+	fl.StringVar(&opts.Price, "price", "", "the model's price as INPUT/OUTPUT[/CACHED_INPUT[/CACHE_WRITE]] dollars per million tokens, over the built-in table")
 	fl.StringVar(&opts.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
 	fl.BoolVar(&opts.NoRedact, "no-redact", false, "send diffs and messages as they are, without replacing the secrets found in them")
 	fl.DurationVar(&opts.Lease, "lease", summarize.DefaultLease, "how long another digest waits for a commit this one claimed, should this one die")
@@ -291,6 +291,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		defer cfg.Store.Close()
 	}
 	cfg.Log = o.Logger()
+	noteRetired(o.Infof, []provider.Spec{cfg.Model}) // once everything is checked
 	bar := o.IO.NewProgress("summarizing", !o.Globals.Quiet)
 	cfg.Progress = bar
 	cfg.Batch.OnLook = showBatches(o.runDeps, bar)

@@ -648,7 +648,9 @@ func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jo
 
 // recordCached stores the rows of jobs whose answer was already paid for.
 func (r *runner) recordCached(ctx context.Context, jobs []job, answer score.Answer) error {
-	return r.scoring.do(func() error { return r.storeRows(ctx, jobs, slices.Repeat([]score.Answer{answer}, len(jobs)), false, nil) })
+	return r.scoring.do(func() error {
+		return r.storeRows(ctx, jobs, slices.Repeat([]score.Answer{answer}, len(jobs)), false, nil)
+	})
 }
 
 // storedAnswer is a stored result as the scorer reads it.

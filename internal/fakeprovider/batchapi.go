@@ -64,6 +64,7 @@ type fakeBatch struct {
 	format    string
 	id        string
 	inputFile string
+	endpoint  string            // OpenAI: what its lines call, openAIBatchEndpoint or ResponsesPath
 	metadata  map[string]string // OpenAI; nil when none was sent
 	created   time.Time
 	items     []batchEntry
@@ -250,8 +251,8 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case in.Endpoint != openAIBatchEndpoint:
-		bad("endpoint", fmt.Sprintf("Invalid value: '%s'. This fake serves '%s'.", in.Endpoint, openAIBatchEndpoint))
+	case in.Endpoint != openAIBatchEndpoint && in.Endpoint != ResponsesPath:
+		bad("endpoint", fmt.Sprintf("Invalid value: '%s'. This fake serves '%s' and '%s'.", in.Endpoint, openAIBatchEndpoint, ResponsesPath))
 		return
 	case in.CompletionWindow != openAIBatchWindow:
 		bad("completion_window", fmt.Sprintf("Invalid value: '%s'. Supported values are: '24h'.", in.CompletionWindow))
@@ -273,7 +274,7 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such File object: %s", in.InputFileID)})
 		return
 	}
-	b := &fakeBatch{format: OpenAI, inputFile: in.InputFileID, metadata: in.Metadata}
+	b := &fakeBatch{format: OpenAI, inputFile: in.InputFileID, endpoint: in.Endpoint, metadata: in.Metadata}
 	seen := map[string]bool{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -303,7 +304,7 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 		default:
 			seen[l.CustomID] = true
 			b.items = append(b.items, batchEntry{customID: l.CustomID, body: l.Body})
-			if req, e := parseOpenAI(l.Body); e == nil {
+			if req, e := parseAt(in.Endpoint, l.Body); e == nil {
 				b.tokens += s.promptTokens(req.system, req.messages)
 			}
 		}
@@ -521,7 +522,7 @@ func (s *Server) endBatch(b *fakeBatch) {
 			var parsed request
 			var perr *apiError
 			if b.format == OpenAI {
-				parsed, perr = parseOpenAI(p.entry.body)
+				parsed, perr = parseAt(b.endpoint, p.entry.body)
 			} else {
 				parsed, perr = parseAnthropic(p.entry.body)
 			}
@@ -530,13 +531,13 @@ func (s *Server) endBatch(b *fakeBatch) {
 				body = errorJSON(b.format, *perr, p.id)
 				break
 			}
-			path := openAIBatchEndpoint
+			path := b.endpoint
 			if b.format == Anthropic {
 				path = AnthropicPath
 			}
 			rec := Received{Format: b.format, Path: path, At: now, Model: parsed.model, System: parsed.system, Messages: parsed.messages,
 				MaxTokens: parsed.maxTokens, Temperature: parsed.temperature, Body: p.entry.body}
-			status, body = http.StatusOK, s.answer(b.format, parsed, rec, s.promptTokens(parsed.system, parsed.messages), p.id)
+			status, body = http.StatusOK, s.answerAt(path, b.format, parsed, rec, s.promptTokens(parsed.system, parsed.messages), p.id)
 		}
 		switch kind {
 		case "succeeded":
@@ -682,7 +683,7 @@ func (s *Server) openAIBatchObject(b *fakeBatch) map[string]any {
 		status = "cancelling"
 	}
 	o := map[string]any{
-		"id": b.id, "object": "batch", "endpoint": openAIBatchEndpoint, "errors": errs, "input_file_id": b.inputFile,
+		"id": b.id, "object": "batch", "endpoint": b.endpoint, "errors": errs, "input_file_id": b.inputFile,
 		"completion_window": openAIBatchWindow, "status": status, "output_file_id": nullable(b.outputID), "error_file_id": nullable(b.errorID),
 		"created_at": b.created.Unix(), "in_progress_at": b.created.Unix(), "expires_at": b.created.Add(24 * time.Hour).Unix(),
 		"finalizing_at": unix(b.endedAt), "cancelling_at": unix(b.canceledAt), "request_counts": counts, "metadata": b.metadata,

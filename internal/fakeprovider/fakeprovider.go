@@ -13,6 +13,7 @@
 //	})
 //	// OpenAI clients:    base srv.OpenAIBaseURL() (URL+"/v1"); POST {base}/chat/completions, Authorization: Bearer KEY
 //	// Anthropic clients: base srv.AnthropicBaseURL() (URL);   POST {base}/v1/messages, x-api-key: KEY, anthropic-version
+//	// Responses clients: base srv.OpenAIBaseURL();             POST {base}/responses, as OpenAI clients
 //	st := srv.Stats()         // counts, admissions, per-window counts
 //	reqs := srv.Requests()    // what the clients sent, parsed
 //
@@ -139,6 +140,42 @@
 // with its own bucket at exactly the server's rate can still see an
 // occasional 429 from network jitter, so give it a little headroom there.
 //
+// # Responses API
+//
+// POST /v1/responses (ResponsesPath) speaks OpenAI's Responses API with
+// the OpenAI format's key check, limits, faults and headers; it is
+// recorded with Format OpenAI and its own Path. Its body is model, input
+// (a string, or message items {"role", "content"} whose content is a
+// string or input_text/output_text parts; system and developer items join
+// the instructions), instructions, max_output_tokens (at least 16),
+// temperature, top_p, reasoning {effort} and store. It refuses what the
+// real API refuses, in its words: a missing model or input; messages,
+// max_completion_tokens, reasoning_effort and response_format (400
+// unsupported_parameter, "this parameter has moved to ..."); max_tokens,
+// seed and any other key CreateResponse lacks (400 unknown_parameter); a
+// temperature or top_p other than 1 for a model provider.RulesFor marks
+// NoTemperature, and a reasoning.effort for an OpenAI model that takes
+// none (400 "Unsupported parameter: '...' is not supported with this
+// model."). TPM counts its max_output_tokens plus the tokens of its
+// instructions and input texts. Its answer is a Response object with the
+// chat answer's text (Config.Answer, ShuffleBatch, DropOne) in an output
+// message's output_text, cut to max_output_tokens with status
+// "incomplete" and incomplete_details.reason "max_output_tokens". A last
+// user message holding RefuseTrigger ("FAKE_REFUSE") is answered with a
+// refusal content item (RefusalText) instead; one holding
+// ContentFilterTrigger ("FAKE_CONTENT_FILTER") with half the answer,
+// incomplete for "content_filter". Usage is input_tokens (the prompt, as
+// for chat), output_tokens, and input_tokens_details.cached_tokens as
+// OpenAI's prompt cache reports it: the longest prefix of the prompt (the
+// instructions, then each input message in turn) that a request answered
+// before began with, when it counts 1,024 tokens or more, rounded down to
+// a multiple of 128; 0 otherwise.
+//
+// The chat path refuses a model OpenAI serves on the Responses API alone
+// (pro, codex and deep-research models) as OpenAI does: 404 invalid_request_error,
+// param "model", code null, "This model is only supported in v1/responses
+// and not in v1/chat/completions."
+//
 // # Batch APIs
 //
 // The fake also serves both providers' batch endpoints, under their real
@@ -161,7 +198,9 @@
 // except the items BatchAPIConfig picks to come back errored or expired. A
 // canceled batch ends at the next look with every item canceled; canceling
 // an ended batch is a 400. An item whose body the synchronous endpoint
-// would refuse comes back errored with that 400's body; an OpenAI input
+// would refuse comes back errored with that 400's body; an OpenAI batch
+// takes "endpoint" "/v1/chat/completions" or "/v1/responses", its lines
+// answered as that endpoint answers; an OpenAI input
 // file with a bad line (not JSON, a repeated custom_id, another url) makes
 // a failed batch whose errors name the lines, as OpenAI's does. Items are
 // not recorded in Requests; Stats counts batches and items answered, each
@@ -324,6 +363,8 @@ type Server struct {
 
 	batchMux *http.ServeMux
 	batches  batchState
+
+	responses responsesState // the Responses endpoint's prompt cache
 }
 
 // Start runs a fake server for the life of the test.
@@ -447,7 +488,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var format string
 	switch r.URL.Path {
-	case OpenAIPath:
+	case OpenAIPath, ResponsesPath:
 		format = OpenAI
 	case AnthropicPath:
 		format = Anthropic
@@ -492,10 +533,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, format, http.StatusBadRequest, apiError{Type: "invalid_request_error", Message: "anthropic-version: header is required"}, id)
 		return
 	}
+	if s.refuseResponsesOnly(w, rec, r.URL.Path, body, id) {
+		return
+	}
 	var parsed request
 	var perr *apiError
 	if format == OpenAI {
-		parsed, perr = parseOpenAI(body)
+		parsed, perr = parseAt(r.URL.Path, body)
 	} else {
 		parsed, perr = parseAnthropic(body)
 	}
@@ -575,7 +619,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if !s.serve(w, r, rec, http.StatusOK, func(st *Stats) { st.Malformed++ }) {
 			return
 		}
-		full := s.answer(format, parsed, *rec, promptTokens, id)
+		full := s.answerAt(r.URL.Path, format, parsed, *rec, promptTokens, id)
 		writeRaw(w, http.StatusOK, full[:len(full)/2])
 		return
 	case draw < f.sum():
@@ -592,7 +636,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.serve(w, r, rec, http.StatusOK, func(st *Stats) { st.Succeeded++ }) {
 		return
 	}
-	writeRaw(w, http.StatusOK, s.answer(format, parsed, *rec, promptTokens, id))
+	writeRaw(w, http.StatusOK, s.answerAt(r.URL.Path, format, parsed, *rec, promptTokens, id))
 }
 
 // serve waits out Latency and records the outcome; it reports false when

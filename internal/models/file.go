@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -55,11 +56,19 @@ var (
 		"tpm":         `"tpm": 200000`,
 		"price":       `"price": {"input_per_million": 0.15, "output_per_million": 0.6}`,
 		"batch_price": `"batch_price": {"input_per_million": 0.075, "output_per_million": 0.3}`,
+		"context":     `"context": 128000`,
+		"max_output":  `"max_output": 16384`,
 	}
 	priceKeys = map[string]string{
-		"input_per_million":  `"input_per_million": 0.15`,
-		"output_per_million": `"output_per_million": 0.6`,
+		"input_per_million":        `"input_per_million": 0.15`,
+		"output_per_million":       `"output_per_million": 0.6`,
+		"cached_input_per_million": `"cached_input_per_million": 0.075`,
+		"cache_write_per_million":  `"cache_write_per_million": 0.1875`,
 	}
+	// requiredPriceKeys are the halves a price cannot go without: a
+	// missing one would charge its tokens as free. A missing cache price
+	// charges those tokens as input.
+	requiredPriceKeys = []string{"input_per_million", "output_per_million"}
 )
 
 // parseInfo reads one model's figures, refusing unknown keys, values of
@@ -79,7 +88,7 @@ func parseInfo(raw json.RawMessage) (Info, error) {
 		if err != nil {
 			return info, err
 		}
-		for _, k := range slices.Sorted(maps.Keys(priceKeys)) {
+		for _, k := range requiredPriceKeys {
 			if _, ok := priced[k]; !ok {
 				return info, fmt.Errorf("%s has no %s; a price missing one would charge it as free. Try: %s", name, k, infoKeys[name])
 			}
@@ -96,13 +105,15 @@ func parseInfo(raw json.RawMessage) (Info, error) {
 		}
 		return info, err
 	}
-	if bp := info.BatchPrice; bp != nil && (bp.InputPerM < 0 || bp.OutputPerM < 0) {
-		return info, fmt.Errorf("batch_price cannot be negative. Try: %s", infoKeys["batch_price"])
-	}
-	for _, figure := range []struct {
+	figures := []struct {
 		name  string
 		value float64
-	}{{"rpm", float64(info.RPM)}, {"tpm", float64(info.TPM)}, {"price.input_per_million", info.Price.InputPerM}, {"price.output_per_million", info.Price.OutputPerM}} {
+	}{{"rpm", float64(info.RPM)}, {"tpm", float64(info.TPM)}, {"context", float64(info.Context)}, {"max_output", float64(info.MaxOutput)}}
+	figures = append(figures, priceFigures("price", info.Price)...)
+	if info.BatchPrice != nil {
+		figures = append(figures, priceFigures("batch_price", *info.BatchPrice)...)
+	}
+	for _, figure := range figures {
 		if figure.value < 0 {
 			return info, fmt.Errorf("%s is %v; it cannot be negative. Try: %s", figure.name, figure.value, exampleOf(figure.name))
 		}
@@ -110,9 +121,26 @@ func parseInfo(raw json.RawMessage) (Info, error) {
 	return info, nil
 }
 
+// priceFigures are a price's four figures under their names in a models
+// file, such as "price.cached_input_per_million".
+func priceFigures(name string, p Price) []struct {
+	name  string
+	value float64
+} {
+	return []struct {
+		name  string
+		value float64
+	}{
+		{name + ".input_per_million", p.InputPerM}, {name + ".output_per_million", p.OutputPerM},
+		{name + ".cached_input_per_million", p.CachedInputPerM}, {name + ".cache_write_per_million", p.CacheWritePerM},
+	}
+}
+
 func exampleOf(field string) string {
-	if k, ok := strings.CutPrefix(field, "price."); ok {
-		return priceKeys[k]
+	for _, prefix := range []string{"price.", "batch_price."} {
+		if k, ok := strings.CutPrefix(field, prefix); ok {
+			return priceKeys[k]
+		}
 	}
 	return infoKeys[field]
 }
@@ -206,27 +234,47 @@ func (f File) Lookup(spec provider.Spec) Info {
 	if mine.BatchPrice != nil {
 		info.BatchPrice = mine.BatchPrice
 	}
+	if mine.Context > 0 {
+		info.Context = mine.Context
+	}
+	if mine.MaxOutput > 0 {
+		info.MaxOutput = mine.MaxOutput
+	}
 	return info
 }
 
-// ParsePrice reads a --price value: "INPUT/OUTPUT" in dollars per million tokens.
+// PriceForm is what --price takes.
+const PriceForm = "INPUT/OUTPUT[/CACHED_INPUT[/CACHE_WRITE]] dollars per million tokens"
+
+// ParsePrice reads a --price value: "INPUT/OUTPUT", "INPUT/OUTPUT/CACHED_INPUT"
+// or "INPUT/OUTPUT/CACHED_INPUT/CACHE_WRITE", in dollars per million
+// tokens. A cache price left out charges those tokens as input.
 func ParsePrice(s string) (Price, error) {
-	in, out, ok := strings.Cut(s, "/")
-	p := Price{}
-	var err1, err2 error
-	p.InputPerM, err1 = strconv.ParseFloat(strings.TrimSpace(in), 64)
-	p.OutputPerM, err2 = strconv.ParseFloat(strings.TrimSpace(out), 64)
-	if !ok || err1 != nil || err2 != nil || p.InputPerM < 0 || p.OutputPerM < 0 {
-		return Price{}, fmt.Errorf("--price %q is not INPUT/OUTPUT dollars per million tokens. Try: --price 0.15/0.60", s)
+	const try = "Try: --price 0.15/0.60, or with cache prices --price 3/15/0.30/3.75"
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || len(parts) > 4 {
+		return Price{}, fmt.Errorf("--price %q has %d part(s); it takes %s. %s", s, len(parts), PriceForm, try)
 	}
-	return p, nil
+	var figures [4]float64
+	for i, part := range parts {
+		part = strings.TrimSpace(part)
+		v, err := strconv.ParseFloat(part, 64)
+		switch {
+		case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+			return Price{}, fmt.Errorf("--price %q: %q is not a number of dollars; it takes %s. %s", s, part, PriceForm, try)
+		case v < 0:
+			return Price{}, fmt.Errorf("--price %q: %s cannot be negative; it takes %s. %s", s, part, PriceForm, try)
+		}
+		figures[i] = v
+	}
+	return price(figures[0], figures[1], figures[2], figures[3]), nil
 }
 
 // Overrides are the flags that set a model's figures over the built-in
 // table and the models file: --rpm, --tpm (0: not given) and --price.
 type Overrides struct {
 	RPM, TPM int
-	Price    string // "INPUT/OUTPUT" dollars per million tokens, "" when not given
+	Price    string // PriceForm, "" when not given
 }
 
 // Resolve gives spec's figures as every command reads them: the built-in

@@ -130,7 +130,40 @@ func Request(model string, commits []Commit) provider.Request {
 		// The system prompt is every request's: worth caching where the
 		// provider caches only on request and it is long enough.
 		CachePrefix: true,
+		Schema:      AnswerSchema,
 	}
+}
+
+// AnswerSchema holds a model whose API takes a JSON schema to the answer
+// the system prompt asks for, wrapped in an object (OpenAI's strict mode
+// takes an object at the root): {"commits": [...]}. ParseAnswer reads the
+// array inside it as it reads a bare one.
+var AnswerSchema = &provider.Schema{Name: "commit_summaries", JSON: answerSchema()}
+
+func answerSchema() json.RawMessage {
+	str := map[string]any{"type": "string"}
+	commit := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"commit":   str,
+			"summary":  str,
+			"type":     map[string]any{"type": "string", "enum": committype.Types},
+			"scope":    str,
+			"breaking": map[string]any{"type": "boolean"},
+		},
+		"required":             []string{"commit", "summary", "type", "scope", "breaking"},
+		"additionalProperties": false,
+	}
+	b, err := json.Marshal(map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"commits": map[string]any{"type": "array", "items": commit}},
+		"required":             []string{"commits"},
+		"additionalProperties": false,
+	})
+	if err != nil {
+		panic(err) // maps of strings always marshal
+	}
+	return b
 }
 
 // Header and Block are the parts Request joins: its opening line for n

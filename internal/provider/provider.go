@@ -4,6 +4,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -35,6 +36,18 @@ type Request struct {
 	// long enough (Rules.CacheMinTokens). It changes the price, never the
 	// answer, so it is no part of a request's key.
 	CachePrefix bool
+	// Schema asks for an answer that is a JSON object valid against it,
+	// where the model's API can hold it to one (Rules.StructuredOutput);
+	// elsewhere the request goes without, and the caller reads the answer
+	// as it comes. Like CachePrefix, it is no part of a request's key.
+	Schema *Schema
+}
+
+// Schema is a JSON Schema for an answer: an object at the root (OpenAI's
+// strict mode takes nothing else), every property required, no others.
+type Schema struct {
+	Name string          // a-z, A-Z, 0-9, _ and -, at most 64 characters
+	JSON json.RawMessage // the schema itself
 }
 
 // Usage is what a call consumed, as the provider reports it.

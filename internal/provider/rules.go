@@ -52,6 +52,10 @@ type Rules struct {
 	// on the safe side, for models whose tokenizer counts more (Sonnet 5:
 	// 27-42% more); 0 means 1. Pacing, --max-cost and --dry-run use it.
 	TokenFactor float64
+	// StructuredOutput: the API holds the answer to a JSON schema (OpenAI's
+	// response_format json_schema in strict mode, Anthropic's
+	// output_config.format) for Request.Schema.
+	StructuredOutput bool
 	// CacheMinTokens is the shortest prefix Anthropic caches for the model
 	// (shorter ones are silently not cached); 0 where caching is not
 	// asked for (OpenAI caches prefixes of 1,024+ tokens by itself).
@@ -160,6 +164,9 @@ func (r Rules) Summary() string {
 	if r.CacheMinTokens > 0 {
 		s = append(s, fmt.Sprintf("caches prefixes of %d+ tokens on request", r.CacheMinTokens))
 	}
+	if r.StructuredOutput {
+		s = append(s, "JSON schema answers")
+	}
 	return strings.Join(s, ", ")
 }
 
@@ -167,14 +174,17 @@ func (r Rules) Summary() string {
 // Rules{} (it takes everything: local servers, fine-tunes, routers' own
 // names), with the provider's temperature range where the provider is known.
 var (
-	openaiChat = Rules{Family: "OpenAI chat models", MaxTemperature: 2}
+	openaiChat = Rules{Family: "OpenAI chat models", MaxTemperature: 2, StructuredOutput: true}
+	// Models from before structured outputs (gpt-4-turbo, gpt-3.5) and the
+	// early reasoning previews take no json_schema.
+	openaiLegacy = Rules{Family: "OpenAI models before structured outputs", MaxTemperature: 2}
 	// The -chat-latest snapshots of gpt-5 are not reasoning models: they
 	// take temperature, as gpt-4o does.
-	openaiChatLatest = Rules{Family: "OpenAI gpt-5 chat snapshots", MaxTemperature: 2, MaxCompletionTokens: true}
+	openaiChatLatest = Rules{Family: "OpenAI gpt-5 chat snapshots", MaxTemperature: 2, MaxCompletionTokens: true, StructuredOutput: true}
 	openaiReasoning  = Rules{Family: "OpenAI reasoning models", NoTemperature: true, Reasoning: true, Efforts: true,
-		MaxCompletionTokens: true, DeveloperRole: true, MaxTemperature: 2}
+		MaxCompletionTokens: true, DeveloperRole: true, MaxTemperature: 2, StructuredOutput: true}
 	openaiResponsesOnly = Rules{Family: "OpenAI Responses-only models", NoTemperature: true, NoSeed: true, Reasoning: true, Efforts: true,
-		MaxCompletionTokens: true, DeveloperRole: true, ResponsesOnly: true, MaxTemperature: 2}
+		MaxCompletionTokens: true, DeveloperRole: true, ResponsesOnly: true, MaxTemperature: 2, StructuredOutput: true}
 )
 
 // RulesFor is the rules of a model, by its name (a router's prefix such as
@@ -184,6 +194,12 @@ func RulesFor(model string) Rules {
 	m := strings.ToLower(strings.TrimSpace(model))
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
 		m = m[i+1:]
+	}
+	if strings.HasPrefix(m, "claude-fable") || strings.HasPrefix(m, "claude-mythos") {
+		// The Fable and Mythos models always think, and take no sampling
+		// parameters.
+		return Rules{Family: "Claude Fable and Mythos models", MaxTemperature: 1, NoSeed: true, NoTemperature: true,
+			Reasoning: true, Efforts: true, StructuredOutput: true, CacheMinTokens: 512}
 	}
 	if strings.HasPrefix(m, "claude-") {
 		return claudeRules(m)
@@ -199,8 +215,14 @@ func RulesFor(model string) Rules {
 			return openaiChatLatest
 		}
 		return openaiChat
+	case m == "o1-mini" || m == "o1-preview" || strings.HasPrefix(m, "o1-mini-") || strings.HasPrefix(m, "o1-preview-"):
+		r := openaiReasoning
+		r.StructuredOutput = false
+		return r
 	case reasoningName(m):
 		return openaiReasoning
+	case strings.HasPrefix(m, "gpt-3.5") || strings.HasPrefix(m, "gpt-4-") || m == "gpt-4":
+		return openaiLegacy
 	}
 	return openaiChat
 }
@@ -240,7 +262,12 @@ func reasoningName(m string) bool {
 			return true
 		}
 	}
-	return m == "gpt-5" || strings.HasPrefix(m, "gpt-5-") || strings.HasPrefix(m, "gpt-5.")
+	for _, fam := range []string{"gpt-5", "gpt-6"} {
+		if m == fam || strings.HasPrefix(m, fam+"-") || strings.HasPrefix(m, fam+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // responsesOnly names the models that answer only on /v1/responses: the
@@ -291,6 +318,8 @@ func claudeRules(m string) Rules {
 	case major >= 5 && family == "opus":
 		r.CacheMinTokens = 512
 	}
+	// JSON outputs (output_config.format): Opus and Sonnet 4.5 on, Haiku 4.5 on.
+	r.StructuredOutput = v >= 45
 	if v >= 46 && family != "haiku" {
 		// Opus and Sonnet 4.6 on: adaptive thinking with an effort.
 		r.Family, r.AdaptiveThinking, r.Efforts = "Claude models with adaptive thinking", true, true
@@ -306,8 +335,8 @@ func claudeRules(m string) Rules {
 		// 27-42% more tokens than Sonnet 4.6's for the same text.
 		r.Family, r.ThinksByDefault, r.TokenFactor = "Claude Sonnet 5 and later", true, 1.42
 	case family == "opus" && major >= 5:
-		// Opus 5 cannot be told not to think.
-		r.Family, r.AdaptiveThinking = "Claude Opus 5 and later", false
+		// Opus 5 cannot be told not to think: it always reasons.
+		r.Family, r.AdaptiveThinking, r.CacheMinTokens = "Claude Opus 5 and later", false, 512
 	}
 	return r
 }

@@ -318,7 +318,7 @@ type ModelTotals struct {
 	// "content_filter").
 	Refused, Cut int
 	CostUSD      float64
-	Answered                      int // results with a paid answer (scored or not), whose latency counts
+	Answered     int // results with a paid answer (scored or not), whose latency counts
 	// Lines and IDs count the dataset lines and the item ids among the
 	// results: a dataset may give two lines one id.
 	Lines, IDs int

@@ -81,7 +81,14 @@ type thinking struct {
 }
 
 type outputConfig struct {
-	Effort string `json:"effort,omitempty"`
+	Effort string        `json:"effort,omitempty"`
+	Format *outputFormat `json:"format,omitempty"`
+}
+
+// outputFormat holds the answer to a JSON schema (JSON outputs).
+type outputFormat struct {
+	Type   string          `json:"type"` // "json_schema"
+	Schema json.RawMessage `json:"schema"`
 }
 
 type messagesRequest struct {
@@ -107,8 +114,8 @@ type messagesResponse struct {
 		Category    *string `json:"category"`
 		Explanation *string `json:"explanation"`
 	} `json:"stop_details"`
-	Usage      json.RawMessage `json:"usage"`
-	Error      errorDetail     `json:"error"`
+	Usage json.RawMessage `json:"usage"`
+	Error errorDetail     `json:"error"`
 }
 
 type contentBlock struct {
@@ -158,6 +165,12 @@ func body(req provider.Request) messagesRequest {
 		b.OutputConfig = &outputConfig{Effort: req.ReasoningEffort}
 	case req.ReasoningEffort != "":
 		b.OutputConfig = &outputConfig{Effort: req.ReasoningEffort}
+	}
+	if req.Schema != nil && rules.StructuredOutput {
+		if b.OutputConfig == nil {
+			b.OutputConfig = &outputConfig{}
+		}
+		b.OutputConfig.Format = &outputFormat{Type: "json_schema", Schema: req.Schema.JSON}
 	}
 	b.Messages = make([]message, len(req.Messages))
 	for i, m := range req.Messages {

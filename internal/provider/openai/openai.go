@@ -64,6 +64,19 @@ type chatRequest struct {
 	Seed                *int      `json:"seed,omitempty"`
 	Temperature         *float64  `json:"temperature,omitempty"`
 	ReasoningEffort     string    `json:"reasoning_effort,omitempty"`
+	// ResponseFormat holds the answer to a JSON schema, strictly.
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string     `json:"type"` // "json_schema"
+	JSONSchema jsonSchema `json:"json_schema"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
 }
 
 // chatResponse is read in two steps: the envelope here, and each part of
@@ -235,6 +248,11 @@ func (c *Client) body(req provider.Request) chatRequest {
 		msgs = append(msgs, message{Role: m.Role, Content: m.Content})
 	}
 	b := chatRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, Seed: req.Seed, ReasoningEffort: req.ReasoningEffort}
+	if req.Schema != nil && rules.StructuredOutput && c.name == "openai" {
+		// OpenAI's own models; servers that imitate the API take the
+		// answer as it comes.
+		b.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchema{Name: req.Schema.Name, Schema: req.Schema.JSON, Strict: true}}
+	}
 	if req.MaxTokens > 0 {
 		// Reasoning models reject max_tokens; other servers (older Ollama,
 		// llama.cpp) may not know max_completion_tokens, so keep the old name
