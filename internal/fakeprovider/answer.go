@@ -1,6 +1,7 @@
 package fakeprovider
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/provider"
 )
 
 // quarterRunes is the default token count: ceil(runes/4).
@@ -115,6 +117,69 @@ func Refuses(rec Received) bool {
 	return false
 }
 
+// wrapForSchema puts an answer that is a JSON array under the schema's
+// one array property, as a model held to the schema writes it; any other
+// answer is left as it is.
+func wrapForSchema(text string, schema json.RawMessage) string {
+	var root struct {
+		Properties map[string]struct {
+			Type string `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &root) != nil || len(root.Properties) != 1 || !json.Valid([]byte(text)) || !strings.HasPrefix(strings.TrimSpace(text), "[") {
+		return text
+	}
+	for name, p := range root.Properties {
+		if p.Type == "array" {
+			b, _ := json.Marshal(map[string]json.RawMessage{name: json.RawMessage(text)})
+			return string(b)
+		}
+	}
+	return text
+}
+
+// anthropicCacheMin is the shortest prefix the fake caches for Anthropic,
+// the documented minimum of most models.
+const anthropicCacheMin = 1024
+
+// anthropicCache is the cached part of an Anthropic request: the prefix
+// its last cache_control breakpoint covers, when it is at least
+// anthropicCacheMin tokens, read from the cache when an earlier request
+// wrote the same prefix, else written to it.
+func (s *Server) anthropicCache(req request) (read, written int) {
+	if req.cacheUpTo < 0 || req.cacheUpTo > len(req.messages) {
+		return 0, 0
+	}
+	msgs := req.messages[:req.cacheUpTo]
+	tokens := s.promptTokens(req.system, msgs)
+	if tokens < anthropicCacheMin {
+		return 0, 0
+	}
+	h := sha256.New()
+	for _, p := range append([]string{req.model, req.system}, contents(msgs)...) {
+		fmt.Fprintf(h, "%d:%s", len(p), p)
+	}
+	k := "anthropic:" + string(h.Sum(nil))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.responses.anthropic == nil {
+		s.responses.anthropic = map[string]bool{}
+	}
+	if s.responses.anthropic[k] {
+		return tokens, 0
+	}
+	s.responses.anthropic[k] = true
+	return 0, tokens
+}
+
+func contents(msgs []provider.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Role + ":" + m.Content
+	}
+	return out
+}
+
 // answer writes a successful response body.
 func (s *Server) answer(format string, req request, rec Received, promptTokens, id int) []byte {
 	rec.Status = 0
@@ -128,6 +193,11 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 		text = DefaultAnswer(rec)
 	}
 	text = s.batch(text)
+	if req.schema != nil {
+		text = wrapForSchema(text, req.schema)
+	} else if s.cfg.Sloppy > 0 && id%s.cfg.Sloppy == 0 && strings.HasPrefix(text, "[") {
+		text = "Here are the summaries:\n" + text[:len(text)/2]
+	}
 	truncated := false
 	if req.maxTokens > 0 && s.count(text) > req.maxTokens {
 		text, truncated = s.fit(text, req.maxTokens), true
@@ -160,10 +230,18 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 			Logprobs     *string `json:"logprobs"`
 			FinishReason string  `json:"finish_reason"`
 		}
+		type details struct {
+			CachedTokens int `json:"cached_tokens"`
+		}
 		type usage struct {
-			PromptTokens     int `json:"prompt_tokens"`
-			CompletionTokens int `json:"completion_tokens"`
-			TotalTokens      int `json:"total_tokens"`
+			PromptTokens        int      `json:"prompt_tokens"`
+			CompletionTokens    int      `json:"completion_tokens"`
+			TotalTokens         int      `json:"total_tokens"`
+			PromptTokensDetails *details `json:"prompt_tokens_details,omitempty"`
+		}
+		var cached *details
+		if n := s.responsesCachedTokens(req.system, req.messages, promptTokens); n > 0 {
+			cached = &details{CachedTokens: n} // OpenAI caches long prefixes by itself
 		}
 		body = struct {
 			ID                string   `json:"id"`
@@ -176,7 +254,7 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 		}{
 			ID: fmt.Sprintf("chatcmpl-fake%06d", id), Object: "chat.completion", Created: rec.At.Unix(), Model: req.model,
 			Choices:           []choice{{Message: msg, FinishReason: finish}},
-			Usage:             usage{promptTokens, completion, promptTokens + completion},
+			Usage:             usage{promptTokens, completion, promptTokens + completion, cached},
 			SystemFingerprint: "fp_fake",
 		}
 	} else {
@@ -200,9 +278,12 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 			stop, content, details = "refusal", []block{}, &stopDetails{Type: "refusal", Explanation: text}
 		}
 		type usage struct {
-			InputTokens  int `json:"input_tokens"`
-			OutputTokens int `json:"output_tokens"`
+			InputTokens              int `json:"input_tokens"`
+			OutputTokens             int `json:"output_tokens"`
+			CacheReadInputTokens     int `json:"cache_read_input_tokens,omitempty"`
+			CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitempty"`
 		}
+		read, written := s.anthropicCache(req)
 		body = struct {
 			ID           string       `json:"id"`
 			Type         string       `json:"type"`
@@ -218,7 +299,7 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 			Content:     content,
 			StopReason:  stop,
 			StopDetails: details,
-			Usage:       usage{promptTokens, completion},
+			Usage:       usage{promptTokens - read - written, completion, read, written},
 		}
 	}
 	b, err := json.Marshal(body)

@@ -294,6 +294,12 @@ type Config struct {
 	// ShuffleBatch reorders an answer that is a JSON array of commit
 	// answers; DropOne leaves out its last commit when it has two or more.
 	ShuffleBatch, DropOne bool
+	// Sloppy garbles one in Sloppy of the answers to commit prompts asked
+	// for without a JSON schema (1-based, by request number): prose around
+	// a JSON array cut short, as models that are not held to a schema
+	// sometimes write. An answer under a schema is never garbled, as the
+	// real APIs' strict modes guarantee. 0 garbles none.
+	Sloppy int
 	// CountTokens counts a text's tokens for TPM and usage; nil counts
 	// ceil(runes/4). It is called concurrently.
 	CountTokens func(text string) int

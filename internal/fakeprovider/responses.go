@@ -40,6 +40,8 @@ const (
 // prefixes it has answered, for cached usage. Guarded by Server.mu.
 type responsesState struct {
 	prefixes map[[sha256.Size]byte]bool
+	// anthropic holds the prefixes Anthropic requests asked to cache.
+	anthropic map[string]bool
 }
 
 // parseAt parses a body posted to path of the OpenAI format: a chat

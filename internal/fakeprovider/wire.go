@@ -18,6 +18,14 @@ type request struct {
 	messages    []provider.Message
 	maxTokens   int
 	temperature *float64
+	// schema is the JSON schema the answer is held to (OpenAI's
+	// response_format json_schema, Anthropic's output_config.format), nil
+	// when none was asked for.
+	schema json.RawMessage
+	// cacheUpTo is, for Anthropic, how many messages the last
+	// cache_control breakpoint covers (0: the system prompt alone); -1
+	// when the request marks nothing for caching.
+	cacheUpTo int
 }
 
 // apiError is an error body's fields; Param and Code are OpenAI's and
@@ -39,7 +47,15 @@ func parseOpenAI(body []byte) (request, *apiError) {
 		MaxCompletionTokens *int           `json:"max_completion_tokens"`
 		Temperature         *float64       `json:"temperature"`
 		ReasoningEffort     *string        `json:"reasoning_effort"`
-		Stream              bool           `json:"stream"`
+		ResponseFormat      *struct {
+			Type       string `json:"type"`
+			JSONSchema *struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+				Strict bool            `json:"strict"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
+		Stream bool `json:"stream"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
 		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field != "" {
@@ -101,7 +117,65 @@ func parseOpenAI(body []byte) (request, *apiError) {
 	if e := openaiModelRules(*raw.Model, raw.MaxTokens != nil, raw.Temperature, raw.ReasoningEffort); e != nil {
 		return request{}, e
 	}
+	if rf := raw.ResponseFormat; rf != nil && rf.Type == "json_schema" {
+		if rf.JSONSchema == nil || rf.JSONSchema.Name == "" {
+			return request{}, &apiError{Type: "invalid_request_error", Code: "missing_required_parameter", Param: "response_format.json_schema.name",
+				Message: "Missing required parameter: 'response_format.json_schema.name'."}
+		}
+		if problem := strictSchemaProblem(rf.JSONSchema.Schema, rf.JSONSchema.Strict); problem != "" {
+			return request{}, &apiError{Type: "invalid_request_error", Code: "invalid_json_schema", Param: "response_format",
+				Message: fmt.Sprintf("Invalid schema for response_format '%s': %s", rf.JSONSchema.Name, problem)}
+		}
+		req.schema = rf.JSONSchema.Schema
+	}
 	return req, nil
+}
+
+// strictSchemaProblem says what OpenAI's structured outputs refuse in a
+// schema, or "": a root that is not an object, and in strict mode an
+// object without "additionalProperties": false or with a property left
+// out of "required".
+func strictSchemaProblem(raw json.RawMessage, strict bool) string {
+	var root map[string]any
+	if json.Unmarshal(raw, &root) != nil || root["type"] != "object" {
+		return "schema must be a JSON Schema of 'type: \"object\"', got another type."
+	}
+	if !strict {
+		return ""
+	}
+	var walk func(v any, where string) string
+	walk = func(v any, where string) string {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		if obj["type"] == "object" {
+			if obj["additionalProperties"] != false {
+				return fmt.Sprintf("In context=(%s), 'additionalProperties' is required to be supplied and to be false.", where)
+			}
+			props, _ := obj["properties"].(map[string]any)
+			req, _ := obj["required"].([]any)
+			for name := range props {
+				found := false
+				for _, r := range req {
+					found = found || r == name
+				}
+				if !found {
+					return fmt.Sprintf("In context=(%s), 'required' is required to be supplied and to be an array including every key in properties. Missing '%s'.", where, name)
+				}
+			}
+			for name, p := range props {
+				if problem := walk(p, strings.TrimPrefix(where+", 'properties', '"+name+"'", ", ")); problem != "" {
+					return problem
+				}
+			}
+		}
+		if items, ok := obj["items"]; ok {
+			return walk(items, strings.TrimPrefix(where+", 'items'", ", "))
+		}
+		return ""
+	}
+	return walk(root, "")
 }
 
 // openaiReasoning reports whether the API treats model as a reasoning
@@ -180,6 +254,13 @@ func parseAnthropic(body []byte) (request, *apiError) {
 		Thinking    *struct {
 			Type string `json:"type"`
 		} `json:"thinking"`
+		OutputConfig *struct {
+			Effort string `json:"effort"`
+			Format *struct {
+				Type   string          `json:"type"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"output_config"`
 		Stream bool `json:"stream"`
 	}
 	if err := json.Unmarshal(body, &raw); err != nil {
@@ -222,7 +303,16 @@ func parseAnthropic(body []byte) (request, *apiError) {
 	if !ok {
 		return invalid("system: Input should be a valid string or a list of text blocks")
 	}
-	req := request{model: *raw.Model, system: system, maxTokens: *raw.MaxTokens, temperature: raw.Temperature}
+	req := request{model: *raw.Model, system: system, maxTokens: *raw.MaxTokens, temperature: raw.Temperature, cacheUpTo: -1}
+	if oc := raw.OutputConfig; oc != nil && oc.Format != nil {
+		if oc.Format.Type != "json_schema" || len(oc.Format.Schema) == 0 {
+			return invalid("output_config.format: Input tag '%s' found using 'type' does not match any of the expected tags: 'json_schema'", oc.Format.Type)
+		}
+		req.schema = oc.Format.Schema
+	}
+	if cacheMarked(raw.System) {
+		req.cacheUpTo = 0
+	}
 	for i, m := range *raw.Messages {
 		switch m.Role {
 		case "user", "assistant":
@@ -236,8 +326,28 @@ func parseAnthropic(body []byte) (request, *apiError) {
 			return invalid("messages.%d.content: Input should be a valid string or a list of content blocks", i)
 		}
 		req.messages = append(req.messages, provider.Message{Role: m.Role, Content: text})
+		if cacheMarked(m.Content) {
+			req.cacheUpTo = i + 1
+		}
 	}
 	return req, nil
+}
+
+// cacheMarked reports whether a system or content field is a list of
+// blocks one of which carries cache_control.
+func cacheMarked(raw json.RawMessage) bool {
+	var blocks []struct {
+		CacheControl json.RawMessage `json:"cache_control"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return false
+	}
+	for _, b := range blocks {
+		if len(b.CacheControl) > 0 && string(b.CacheControl) != "null" {
+			return true
+		}
+	}
+	return false
 }
 
 // textOf reads a content field: absent, null, a string, or an array of
