@@ -67,70 +67,7 @@ func (c *Client) SplitBatch(items []provider.BatchItem) ([][]provider.BatchItem,
 // Submit uploads items as an input file and starts a batch over it,
 // labelled in its metadata.
 func (c *Client) Submit(ctx context.Context, label string, items []provider.BatchItem) (provider.Batch, error) {
-	if err := provider.CheckBatchIDs(c.name, items); err != nil {
-		return provider.Batch{}, err
-	}
-	if len(label) > maxLabelBytes {
-		// Refused here, not by the API: by then the input file would be
-		// uploaded for nothing.
-		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
-			Message: fmt.Sprintf("a batch label of %d bytes; the Batch API keeps %d", len(label), maxLabelBytes), Hint: "Try: a shorter label"}
-	}
-	if len(items) == 0 || len(items) > MaxBatchRequests {
-		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
-			Message: fmt.Sprintf("a batch of %d requests; the Batch API takes 1 to %d", len(items), MaxBatchRequests), Hint: "Try: cut the list with SplitBatch"}
-	}
-	var file bytes.Buffer
-	for _, it := range items {
-		line, err := c.batchLineOf(it)
-		if err != nil {
-			return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent, Message: fmt.Sprintf("cannot encode batch item %q", it.CustomID), Err: err}
-		}
-		file.Write(line)
-	}
-	if file.Len() > MaxBatchBytes {
-		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
-			Message: fmt.Sprintf("a batch input file of %d bytes; the Batch API takes %d", file.Len(), MaxBatchBytes), Hint: "Try: cut the list with SplitBatch"}
-	}
-	model := items[0].Request.Model
-	var form bytes.Buffer
-	mw := multipart.NewWriter(&form)
-	if err := mw.WriteField("purpose", "batch"); err != nil {
-		return provider.Batch{}, err
-	}
-	part, err := mw.CreatePart(textproto.MIMEHeader{
-		"Content-Disposition": {`form-data; name="file"; filename="batch.jsonl"`},
-		"Content-Type":        {"application/jsonl"},
-	})
-	if err != nil {
-		return provider.Batch{}, err
-	}
-	part.Write(file.Bytes()) //nolint:errcheck // a bytes.Buffer does not fail
-	if err := mw.Close(); err != nil {
-		return provider.Batch{}, err
-	}
-	resp, data, err := provider.Send(ctx, c.http, c.name, c.baseURL, http.MethodPost, c.baseURL+"/files", c.authHeader(), mw.FormDataContentType(), form.Bytes())
-	if err != nil {
-		return provider.Batch{}, err
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return provider.Batch{}, c.statusError(resp.StatusCode, resp.Header, data, nil, model)
-	}
-	var uploaded struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(data, &uploaded); err != nil {
-		return provider.Batch{}, provider.UnreadableBody(c.name, resp.StatusCode, nil, data, err)
-	}
-	if uploaded.ID == "" {
-		return provider.Batch{}, provider.Unreadable(c.name, resp.StatusCode, nil, "the uploaded file has no id")
-	}
-	create := map[string]any{"input_file_id": uploaded.ID, "endpoint": batchEndpoint, "completion_window": "24h"}
-	if label != "" {
-		create["metadata"] = map[string]string{labelKey: label}
-	}
-	resp, data, err = provider.Post(ctx, c.http, c.name, c.baseURL, c.baseURL+"/batches", c.authHeader(), create)
-	return c.readBatch(resp, data, err, model)
+	return c.submitBatch(ctx, label, items, c.batchLineOf, batchEndpoint)
 }
 
 // Poll reports batch id's state.
@@ -294,6 +231,80 @@ func (c *Client) batchOf(o batchObject) (provider.Batch, string) {
 
 // Results reads the batch's output file, then its error file.
 func (c *Client) Results(ctx context.Context, b provider.Batch, sent map[string]provider.Request) iter.Seq2[provider.BatchResult, error] {
+	return c.batchResults(ctx, b, sent, c.parseAnswer)
+}
+
+// submitBatch is Submit for any wire: lineOf encodes an item as a line of
+// the input file, endpoint is the path every line calls.
+func (c *Client) submitBatch(ctx context.Context, label string, items []provider.BatchItem, lineOf func(provider.BatchItem) ([]byte, error), endpoint string) (provider.Batch, error) {
+	if err := provider.CheckBatchIDs(c.name, items); err != nil {
+		return provider.Batch{}, err
+	}
+	if len(label) > maxLabelBytes {
+		// Refused here, not by the API: by then the input file would be
+		// uploaded for nothing.
+		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
+			Message: fmt.Sprintf("a batch label of %d bytes; the Batch API keeps %d", len(label), maxLabelBytes), Hint: "Try: a shorter label"}
+	}
+	if len(items) == 0 || len(items) > MaxBatchRequests {
+		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
+			Message: fmt.Sprintf("a batch of %d requests; the Batch API takes 1 to %d", len(items), MaxBatchRequests), Hint: "Try: cut the list with SplitBatch"}
+	}
+	var file bytes.Buffer
+	for _, it := range items {
+		line, err := lineOf(it)
+		if err != nil {
+			return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent, Message: fmt.Sprintf("cannot encode batch item %q", it.CustomID), Err: err}
+		}
+		file.Write(line)
+	}
+	if file.Len() > MaxBatchBytes {
+		return provider.Batch{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
+			Message: fmt.Sprintf("a batch input file of %d bytes; the Batch API takes %d", file.Len(), MaxBatchBytes), Hint: "Try: cut the list with SplitBatch"}
+	}
+	model := items[0].Request.Model
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	if err := mw.WriteField("purpose", "batch"); err != nil {
+		return provider.Batch{}, err
+	}
+	part, err := mw.CreatePart(textproto.MIMEHeader{
+		"Content-Disposition": {`form-data; name="file"; filename="batch.jsonl"`},
+		"Content-Type":        {"application/jsonl"},
+	})
+	if err != nil {
+		return provider.Batch{}, err
+	}
+	part.Write(file.Bytes()) //nolint:errcheck // a bytes.Buffer does not fail
+	if err := mw.Close(); err != nil {
+		return provider.Batch{}, err
+	}
+	resp, data, err := provider.Send(ctx, c.http, c.name, c.baseURL, http.MethodPost, c.baseURL+"/files", c.authHeader(), mw.FormDataContentType(), form.Bytes())
+	if err != nil {
+		return provider.Batch{}, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return provider.Batch{}, c.statusError(resp.StatusCode, resp.Header, data, nil, model)
+	}
+	var uploaded struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(data, &uploaded); err != nil {
+		return provider.Batch{}, provider.UnreadableBody(c.name, resp.StatusCode, nil, data, err)
+	}
+	if uploaded.ID == "" {
+		return provider.Batch{}, provider.Unreadable(c.name, resp.StatusCode, nil, "the uploaded file has no id")
+	}
+	create := map[string]any{"input_file_id": uploaded.ID, "endpoint": endpoint, "completion_window": "24h"}
+	if label != "" {
+		create["metadata"] = map[string]string{labelKey: label}
+	}
+	resp, data, err = provider.Post(ctx, c.http, c.name, c.baseURL, c.baseURL+"/batches", c.authHeader(), create)
+	return c.readBatch(resp, data, err, model)
+}
+
+// batchResults is Results for any wire: parse reads each success body.
+func (c *Client) batchResults(ctx context.Context, b provider.Batch, sent map[string]provider.Request, parse answerParser) iter.Seq2[provider.BatchResult, error] {
 	return func(yield func(provider.BatchResult, error) bool) {
 		if !b.Status.Done() {
 			yield(provider.BatchResult{}, &provider.Error{Provider: c.name, Kind: provider.Permanent,
@@ -304,15 +315,16 @@ func (c *Client) Results(ctx context.Context, b provider.Batch, sent map[string]
 			if id == "" {
 				continue
 			}
-			if !c.readFile(ctx, id, sent, yield) {
+			if !c.readResultsFile(ctx, id, sent, parse, yield) {
 				return
 			}
 		}
 	}
 }
 
-// readFile yields the results in file id; false when yield asked to stop.
-func (c *Client) readFile(ctx context.Context, id string, sent map[string]provider.Request, yield func(provider.BatchResult, error) bool) bool {
+// readResultsFile yields the results in file id; false when yield asked
+// to stop.
+func (c *Client) readResultsFile(ctx context.Context, id string, sent map[string]provider.Request, parse answerParser, yield func(provider.BatchResult, error) bool) bool {
 	h := c.authHeader()
 	h.Set("Accept", "application/jsonl, application/json")
 	resp, err := provider.Open(ctx, c.http, c.name, c.baseURL, http.MethodGet, c.baseURL+"/files/"+url.PathEscape(id)+"/content", h, "", nil)
@@ -323,17 +335,18 @@ func (c *Client) readFile(ctx context.Context, id string, sent map[string]provid
 		return yield(provider.BatchResult{}, c.statusError(resp.StatusCode, resp.Header, provider.ReadErrorBody(resp), nil, ""))
 	}
 	defer resp.Body.Close()
-	parse := func(data []byte) (provider.BatchResult, string) { return c.outputLine(data, sent) }
-	more := provider.YieldBatchLines(resp.Body, c.name, "file "+id, parse, yield)
+	line := func(data []byte) (provider.BatchResult, string) { return c.resultLine(data, sent, parse) }
+	more := provider.YieldBatchLines(resp.Body, c.name, "file "+id, line, yield)
 	if more && ctx.Err() != nil {
 		return yield(provider.BatchResult{}, ctx.Err())
 	}
 	return more
 }
 
-// outputLine reads one line of an output or error file, or says what is
-// wrong with it.
-func (c *Client) outputLine(data []byte, sent map[string]provider.Request) (provider.BatchResult, string) {
+// resultLine reads one line of an output or error file (the spec's
+// BatchRequestOutput: custom_id, response {status_code, body}, error
+// {code, message}), or says what is wrong with it.
+func (c *Client) resultLine(data []byte, sent map[string]provider.Request, parse answerParser) (provider.BatchResult, string) {
 	var line struct {
 		CustomID string `json:"custom_id"`
 		Response *struct {
@@ -372,7 +385,7 @@ func (c *Client) outputLine(data []byte, sent map[string]provider.Request) (prov
 		e := c.statusError(line.Response.StatusCode, http.Header{}, line.Response.Body, nil, req.Model)
 		res.Err = &provider.ItemError{Kind: provider.ItemErrored, StatusCode: e.StatusCode, Type: e.Type, Message: e.Message}
 	default:
-		resp, err := c.parseAnswer(req, line.Response.StatusCode, http.Header{}, nil, line.Response.Body)
+		resp, err := parse(req, line.Response.StatusCode, http.Header{}, nil, line.Response.Body)
 		if err != nil {
 			res.Err = &provider.ItemError{Kind: provider.ItemErrored, StatusCode: line.Response.StatusCode, Message: err.Error()}
 			var pe *provider.Error

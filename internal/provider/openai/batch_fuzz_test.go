@@ -19,7 +19,7 @@ func FuzzParseBatchOutput(f *testing.F) {
 	c := New(Options{APIKey: "sk-fuzz-0123456789abcdef"})
 	sent := map[string]provider.Request{"a": {Model: "m", MaxTokens: 10}, "b": {Model: "o3-mini"}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		provider.YieldBatchLines(bytes.NewReader(data), c.name, "file f", func(line []byte) (provider.BatchResult, string) { return c.outputLine(line, sent) }, func(res provider.BatchResult, err error) bool {
+		provider.YieldBatchLines(bytes.NewReader(data), c.name, "file f", func(line []byte) (provider.BatchResult, string) { return c.resultLine(line, sent, c.parseAnswer) }, func(res provider.BatchResult, err error) bool {
 			if err != nil {
 				if !strings.Contains(err.Error(), "line ") {
 					t.Fatalf("error %q names no line", err)
