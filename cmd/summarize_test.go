@@ -33,7 +33,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // harness runs digest in-process against a real database and counts the
 // requests that reach the provider.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	db    string
 	env   map[string]string
 	calls atomic.Int32
@@ -46,7 +46,7 @@ type harness struct {
 	raw bool
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	return &harness{t: t, db: filepath.Join(t.TempDir(), "cache", "digest.db"), env: map[string]string{}}
 }
 
