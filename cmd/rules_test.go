@@ -164,3 +164,29 @@ func TestEvalReportsRefusalsAndCutAnswers(t *testing.T) {
 		})
 	}
 }
+
+// --dry-run prices today's models from the built-in table: none of them
+// is "cost unknown".
+func TestDryRunPricesTodaysModels(t *testing.T) {
+	h := newHarness(t)
+	data := writeDataset(t, `{"prompt": "Say ok.", "expected": "ok"}`)
+	res := h.run(context.Background(), "eval", data, "--dry-run", "-f", "json",
+		"--models", "anthropic:claude-sonnet-5,anthropic:claude-opus-4-8,openai:gpt-5.5,openai:gpt-5.4-mini")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	var est struct {
+		Models []struct {
+			Model   string   `json:"model"`
+			CostUSD *float64 `json:"cost_usd"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(res.out), &est); err != nil || len(est.Models) != 4 {
+		t.Fatalf("%v: %s", err, res.out)
+	}
+	for _, m := range est.Models {
+		if m.CostUSD == nil || *m.CostUSD <= 0 {
+			t.Errorf("%s: cost %v", m.Model, m.CostUSD)
+		}
+	}
+}
