@@ -61,6 +61,14 @@ type Store interface {
 	LatencyAt(ctx context.Context, runID, model string, i int) (float64, error)
 	PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnly, both, neither int, err error)
 
+	// TokenFactor returns what is learned of how many tokens a model's
+	// tokenizer counts for one of digest's; ok is false when nothing is.
+	TokenFactor(ctx context.Context, model string) (f TokenFactor, ok bool, err error)
+	// SaveTokenFactor folds f into what is stored for f.Model: the mean of
+	// both, weighted by their samples, over at most MaxFactorSamples, so
+	// that a tokenizer that changes is learned again.
+	SaveTokenFactor(ctx context.Context, f TokenFactor) error
+
 	// Claim takes the lease on key for owner until ttl from now (the
 	// database's now): it inserts the lease, or takes it over if it has
 	// expired or is owner's already, and reports whether owner holds it.
@@ -237,6 +245,19 @@ type Summary struct {
 	ChangeScope string
 	Breaking    bool
 }
+
+// TokenFactor is a model's input tokens, as its provider reports them, per
+// token digest's tokenizer counts in the same prompts: 1.4 for a model
+// whose tokenizer counts 40% more. Samples is how many answers it is
+// the mean of.
+type TokenFactor struct {
+	Model   string
+	Factor  float64
+	Samples int
+}
+
+// MaxFactorSamples bounds the weight of what is stored of a token factor.
+const MaxFactorSamples = 1000
 
 // EvalResult is a paid answer to one request.
 type EvalResult struct {

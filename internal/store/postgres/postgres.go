@@ -411,6 +411,14 @@ ALTER TABLE eval_results ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0
 ALTER TABLE batch_items ADD COLUMN finish TEXT NOT NULL DEFAULT '';
 ALTER TABLE batch_items ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE batch_items ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;`,
+	7: `
+-- Learned token factors (see SQLite's version 10).
+CREATE TABLE token_factors (
+	model      TEXT PRIMARY KEY,
+	factor     DOUBLE PRECISION NOT NULL,
+	samples    BIGINT NOT NULL,
+	updated_at TEXT NOT NULL
+);`,
 }
 
 // hidden stands for a password in a message.

@@ -421,6 +421,16 @@ ALTER TABLE eval_results ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 
 ALTER TABLE batch_items ADD COLUMN finish TEXT NOT NULL DEFAULT '';
 ALTER TABLE batch_items ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE batch_items ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;`,
+	10: `
+-- How many tokens each model's tokenizer counts per token of digest's,
+-- learned from the usage providers report: pacing, --max-cost and
+-- --dry-run count with it.
+CREATE TABLE token_factors (
+	model      TEXT PRIMARY KEY,
+	factor     REAL NOT NULL,
+	samples    INTEGER NOT NULL,
+	updated_at TEXT NOT NULL
+);`,
 }
 
 func newerSchema(path string, version int) error {

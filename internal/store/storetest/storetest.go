@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -59,6 +60,8 @@ func Run(t *testing.T, b Backend) {
 		{"BatchMembersChunksLongLists", testBatchMembersChunksLongLists},
 		{"SaveBatchResults", testSaveBatchResults},
 		{"ConcurrentCreateBatchTwoStoresOnOneDatabase", testConcurrentCreateBatchTwoStoresOnOneDatabase},
+		{"FinishAndCachedTokensRoundTrip", testFinishAndCachedTokensRoundTrip},
+		{"TokenFactorsAreWeightedMeans", testTokenFactorsAreWeightedMeans},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, b) })
 	}
@@ -1206,5 +1209,77 @@ func testConcurrentCreateBatchTwoStoresOnOneDatabase(t *testing.T, b Backend) {
 			t.Errorf("member %s found in batch %s item %s", m, it.BatchID, it.CustomID)
 			break
 		}
+	}
+}
+
+// An answer's finish and cached tokens come back as stored, and a run's
+// totals count the refused and cut answers and the cached input.
+func testFinishAndCachedTokensRoundTrip(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	run := store.EvalRun{ID: "20261201-ffff", Dataset: "d.jsonl", Models: []string{"m"}, Params: map[string]any{"repeat": 1}, CreatedAt: time.Now()}
+	if err := s.StartRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for line, finish := range []string{"", "refusal", "length", "content_filter"} {
+		k := "finish-" + finish
+		if err := s.SaveEvalResult(ctx, store.EvalResult{Key: k, Model: "m", InputTokens: 1500, CacheReadTokens: 1024, CacheWriteTokens: 100,
+			OutputTokens: 300, CostUSD: 0.002, Request: []byte(`{}`), Answer: "a " + finish, Finish: finish}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveRunResults(ctx, []store.RunResult{{RunID: run.ID, Model: "m", Item: k, Line: line + 1, Key: k, Pass: true, Score: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.EvalResults(ctx, []string{"finish-refusal"})
+	if r := got["finish-refusal"]; err != nil || r.Finish != "refusal" || r.CacheReadTokens != 1024 || r.CacheWriteTokens != 100 || r.Answer != "a refusal" {
+		t.Errorf("EvalResults = %+v, %v", got, err)
+	}
+	tot, err := s.RunTotals(ctx, run.ID, "m")
+	if err != nil || tot.Refused != 1 || tot.Cut != 2 || tot.CacheReadTokens != 4*1024 {
+		t.Errorf("totals %+v, %v: want 1 refused, 2 cut, 4,096 cached", tot, err)
+	}
+	finishes := map[int]string{}
+	for row, err := range s.RunRows(ctx, run.ID, []string{"m"}, false) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		finishes[row.Line] = row.Finish
+		if row.CacheReadTokens != 1024 {
+			t.Errorf("line %d: %d cached", row.Line, row.CacheReadTokens)
+		}
+	}
+	if finishes[2] != "refusal" || finishes[3] != "length" || finishes[1] != "" {
+		t.Errorf("finishes %v", finishes)
+	}
+}
+
+// Token factors saved by several stores fold into a mean weighted by
+// their samples, the weight capped.
+func testTokenFactorsAreWeightedMeans(t *testing.T, b Backend) {
+	ctx := context.Background()
+	where := b.Fresh(t)
+	s1, s2 := open(t, b, where), open(t, b, where)
+	if _, ok, err := s1.TokenFactor(ctx, "anthropic:claude-sonnet-5"); ok || err != nil {
+		t.Fatalf("a factor before any was saved: %v %v", ok, err)
+	}
+	if err := s1.SaveTokenFactor(ctx, store.TokenFactor{Model: "anthropic:claude-sonnet-5", Factor: 1.2, Samples: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.SaveTokenFactor(ctx, store.TokenFactor{Model: "anthropic:claude-sonnet-5", Factor: 1.5, Samples: 30}); err != nil {
+		t.Fatal(err)
+	}
+	f, ok, err := s1.TokenFactor(ctx, "anthropic:claude-sonnet-5")
+	if !ok || err != nil || math.Abs(f.Factor-1.425) > 1e-9 || f.Samples != 40 {
+		t.Errorf("factor %+v %v %v, want 1.425 over 40", f, ok, err)
+	}
+	if err := s2.SaveTokenFactor(ctx, store.TokenFactor{Model: "anthropic:claude-sonnet-5", Factor: 1.4, Samples: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	if f, _, _ := s1.TokenFactor(ctx, "anthropic:claude-sonnet-5"); f.Samples != store.MaxFactorSamples {
+		t.Errorf("samples %d, want the cap %d", f.Samples, store.MaxFactorSamples)
+	}
+	if err := s1.SaveTokenFactor(ctx, store.TokenFactor{Model: "m", Factor: 0, Samples: 1}); err == nil {
+		t.Error("a factor of 0 was saved")
 	}
 }
