@@ -20,7 +20,7 @@ var layers = map[string]int{
 	"internal/textsafe": 0, "internal/approxidate": 0, "internal/offheap": 0, "internal/memlimit": 0,
 	"internal/redact": 0, "internal/stats": 0, "internal/tokenizer": 0, "internal/gittest": 0, "internal/pgtest": 0,
 	"internal/forge": 0, "internal/gitattributes": 0, "internal/userdiff": 0,
-	"internal/committype": 0, "internal/linediff": 0, "internal/spend": 0,
+	"internal/committype": 0, "internal/linediff": 0, "internal/spend": 0, "internal/calibrate": 0,
 
 	"internal/store":           1,
 	"internal/store/sqlstore":  2,
@@ -40,10 +40,15 @@ var layers = map[string]int{
 
 	"internal/score": 6, "internal/history": 6, "internal/batchrun": 6, "internal/sharedlimit": 6, "internal/fakeprovider": 6,
 
-	"internal/summarize": 7, "internal/eval": 7,
-	"internal/cmdutil": 8,
-	"cmd":              9,
-	"":                 10, // main
+	// A configured model and the one place its engine is built: above the
+	// engine, the models table, batch runs and shared limits it joins,
+	// below the pipelines that send to it.
+	"internal/target": 7,
+
+	"internal/summarize": 8, "internal/eval": 8,
+	"internal/cmdutil": 9,
+	"cmd":              10,
+	"":                 11, // main
 }
 
 // upward are the imports allowed to point up or sideways, each with why.
@@ -58,6 +63,9 @@ var only = map[string][]string{
 	"internal/engine": {"internal/provider"},
 	// The provider-neutral types depend on nothing of digest's but the foundation.
 	"internal/provider": {},
+	// A target joins what a configured model is paced, priced and batched
+	// by; cmd, not it, reads flags and builds clients.
+	"internal/target": {"internal/batchrun", "internal/engine", "internal/models", "internal/provider", "internal/sharedlimit", "internal/store"},
 	// The factory's type knows no provider or database: cmd builds it.
 	"internal/cmdutil": {"internal/engine", "internal/iostreams", "internal/provider", "internal/store"},
 	"internal/report":  {},

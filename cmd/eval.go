@@ -16,10 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/dataset"
-	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/eval"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/lease"
@@ -28,6 +26,7 @@ import (
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/textsafe"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
@@ -67,8 +66,8 @@ type EvalOptions struct {
 	Stops       cmdutil.Stops
 	Batch       batchFlags
 
-	set    func(name string) bool // whether a flag was given, for the optional parameters
-	models models.File            // the --model-config figures, once read
+	set   func(name string) bool // whether a flag was given, for the optional parameters
+	flags targetFlags            // what every model and the judge are built from, once read
 }
 
 // NewEvalCmd builds `digest eval`.
@@ -235,12 +234,12 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 			return cfg, nil, cmdutil.AsUsage(err)
 		}
 	}
-	o.models = file
 	mode, err := o.Batch.mode()
 	if err != nil {
 		return cfg, nil, err
 	}
 	cfg.Batch = mode
+	o.flags = targetFlags{BaseURL: o.BaseURL, RPM: o.RPM, TPM: o.TPM, File: file, Mode: mode, DryRun: o.DryRun, Concurrency: o.Concurrency}
 	var specs []provider.Spec
 	seen := map[string]bool{}
 	for _, m := range o.Models {
@@ -253,19 +252,13 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		}
 		seen[spec.String()] = true
 		specs = append(specs, spec)
-		info, _ := file.Resolve(spec, models.Overrides{RPM: o.RPM, TPM: o.TPM})
-		if o.MaxCost > 0 && !info.Known {
+		m, err := o.target(spec, o.flags)
+		if err != nil {
+			return cfg, nil, err
+		}
+		if o.MaxCost > 0 && m.PriceUnknown {
 			return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --model-config with its price", spec)
 		}
-		base, err := o.BaseURLOf(spec, o.BaseURL)
-		if err != nil {
-			return cfg, nil, err
-		}
-		price, err := priceOf(info, spec, mode)
-		if err != nil {
-			return cfg, nil, err
-		}
-		m := target(spec, base, info, price)
 		if o.set("temperature") {
 			if err := m.Rules.CheckTemperature(o.Temperature); err != nil {
 				return cfg, nil, cmdutil.UsageError("%s: %v. Try: --temperature between 0 and %g", spec, err, m.Rules.MaxTemperature)
@@ -328,19 +321,10 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
-	if !o.DryRun {
-		for i, m := range cfg.Models {
-			if cfg.Models[i].Provider, err = o.Provider(m.Spec, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
-				return err
-			}
-			if cfg.Models[i].LimitName, err = o.LimitName(m.Spec, o.BaseURL); err != nil {
-				return err
-			}
-			if cfg.Batch.On {
-				if cfg.Models[i].Batcher, err = batcherOf(ctx, cfg.Models[i].Provider, m.Spec, m.BaseURL); err != nil {
-					return err
-				}
-			}
+	o.flags.Tokenizer = cfg.Tokenizer
+	for i := range cfg.Models {
+		if err := o.connect(ctx, &cfg.Models[i], o.flags); err != nil {
+			return err
 		}
 	}
 	src := io.Reader(o.IO.In)
@@ -360,13 +344,8 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 		defer cfg.Store.Close()
 	}
 	if o.Judge != "" {
-		if cfg.Judge, err = judge(o, cfg.Tokenizer, o.models, cfg.Batch); err != nil {
+		if cfg.Judge, err = judge(ctx, o); err != nil {
 			return err
-		}
-		if cfg.Batch.On && !o.DryRun {
-			if cfg.Judge.Batcher, err = batcherOf(ctx, cfg.Judge.Provider, cfg.Judge.Spec, cfg.Judge.BaseURL); err != nil {
-				return err
-			}
 		}
 	}
 	// Said once everything is checked, just before the first request.
@@ -498,7 +477,7 @@ func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gate
 
 // judgeCost is what the judge's verdicts cost, or that its price is
 // unknown.
-func judgeCost(m eval.Model, usd float64) string {
+func judgeCost(m target.Target, usd float64) string {
 	if m.PriceUnknown {
 		return "cost unknown (no price for it)"
 	}
@@ -760,64 +739,28 @@ func writeEstimateLines(w io.Writer, out *eval.Outcome) error {
 	return nil
 }
 
-// priceOf is what a model's answers cost in the mode the run sends them.
-func priceOf(info models.Info, spec provider.Spec, mode batchrun.Mode) (models.Price, error) {
-	if !mode.On {
-		return info.Price, nil
-	}
-	p, ok := info.Batched(spec)
-	if !ok {
-		return p, noBatchAPI(spec)
-	}
-	return p, nil
-}
-
-// judge is the grading model, under the same limits and models file as the
-// evaluated models. --base-url is for the evaluated models: the judge is
-// served from its provider's variable or default.
-func judge(o *EvalOptions, tok *tokenizer.Tokenizer, file models.File, mode batchrun.Mode) (*eval.Model, error) {
+// judge is the grading model, built from the same flags as the evaluated
+// models: the same limits, models file, mode and rules. --base-url is for
+// the evaluated models: the judge is served from its provider's variable
+// or default. o.config has read the flags.
+func judge(ctx context.Context, o *EvalOptions) (*target.Target, error) {
 	spec, err := provider.ParseSpec(o.Judge)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--judge: %w", err))
 	}
-	info, err := file.Resolve(spec, models.Overrides{RPM: o.RPM, TPM: o.TPM})
+	f := o.flags
+	f.BaseURL = ""
+	t, err := o.target(spec, f)
 	if err != nil {
-		return nil, cmdutil.AsUsage(err)
+		return nil, err
 	}
-	if o.MaxCost > 0 && !info.Known {
+	if o.MaxCost > 0 && t.PriceUnknown {
 		return nil, cmdutil.UsageError("--max-cost needs the price of the judge %s, which digest does not know. Try: --model-config with its price", spec)
 	}
-	var p provider.Provider
-	if !o.DryRun { // a dry run only counts the judge's calls: no key needed
-		if p, err = o.Provider(spec, cmdutil.ProviderOptions{Tokenizer: tok, Concurrency: o.Concurrency}); err != nil {
-			return nil, err
-		}
-	}
-	base, err := o.BaseURLOf(spec, "")
-	if err != nil {
+	if err := o.connect(ctx, &t, f); err != nil {
 		return nil, err
 	}
-	limitName := ""
-	if !o.DryRun {
-		if limitName, err = o.LimitName(spec, ""); err != nil {
-			return nil, err
-		}
-	}
-	price, err := priceOf(info, spec, mode)
-	if err != nil {
-		return nil, err
-	}
-	m := target(spec, base, info, price)
-	m.Provider, m.LimitName = p, limitName
-	return &m, nil
-}
-
-// target is a configured model, the same way for the models evaluated and
-// the judge: its limits and prices as the built-in table, the models file
-// and the flags resolve them (models.File.Resolve), and its request rules.
-func target(spec provider.Spec, baseURL string, info models.Info, price models.Price) eval.Model {
-	return eval.Model{Spec: spec, BaseURL: baseURL, Price: price, SyncPrice: info.Price, PriceUnknown: !info.Known,
-		Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}, Rules: provider.ProviderRules(spec)}
+	return &t, nil
 }
 
 // noteRetired warns, before anything is sent, of models the providers
@@ -833,7 +776,7 @@ func noteRetired(infof func(string, ...any), specs []provider.Spec) {
 // noteNotSent says once per model, before anything is sent, which flags
 // its API does not take, so that a comparison across models still runs
 // and nobody reads a model's default as the value asked for.
-func noteNotSent(infof func(string, ...any), ms []eval.Model, notSent map[string][]string) {
+func noteNotSent(infof func(string, ...any), ms []target.Target, notSent map[string][]string) {
 	for _, m := range ms {
 		if flags := notSent[m.Spec.String()]; len(flags) > 0 {
 			infof("digest: %s takes no %s; sent without it", m.Spec, strings.Join(flags, " or "))

@@ -9,9 +9,13 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/iostreams"
+	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/anthropic"
 	"github.com/digest-cli/digest/internal/provider/offline"
@@ -20,7 +24,9 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/postgres"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/textsafe"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // NewFactory returns the factory of the real program: the databases and
@@ -206,4 +212,88 @@ type runDeps struct {
 func newRunDeps(f *cmdutil.Factory) runDeps {
 	return runDeps{IO: f.IOStreams, Getenv: f.Getenv, Globals: &f.Globals, OpenStore: f.OpenStore, DBFile: f.DBFile,
 		Provider: f.Provider, BaseURLOf: f.BaseURL, LimitName: f.LimitName, Logger: f.Logger, Infof: f.Infof}
+}
+
+// targetFlags are the flags that configure a model, read alike for
+// summarize's model, eval's models and eval's judge: runDeps.target and
+// runDeps.connect build every target.Target from them, so that the same
+// flags give every model the same limits, prices and rules.
+type targetFlags struct {
+	BaseURL  string        // --base-url; "" for the provider's variable, else its default
+	RPM, TPM int           // --rpm, --tpm; 0 for --model-config's, else the built-in table's
+	Price    string        // --price (summarize's alone)
+	File     models.File   // --model-config, as read
+	Mode     batchrun.Mode // --batch-api and the flags beside it
+	// DryRun leaves a target unconnected: a dry run needs no key, calls
+	// nobody and paces nothing.
+	DryRun      bool
+	Concurrency int                  // sizes the client's connection pool
+	Tokenizer   *tokenizer.Tokenizer // the run's, which the offline model counts its usage in; set before connect
+}
+
+// target is the configured model spec names, as far as it is known
+// without a key or the network: its limits and prices as the built-in
+// table, the models file and the flags resolve them (models.File.Resolve),
+// its price in the run's mode (the batch price with --batch-api), the
+// base URL it is served from, and its request rules. Every error is a
+// usage error, before anything is read or sent; connect adds the client.
+func (d runDeps) target(spec provider.Spec, f targetFlags) (target.Target, error) {
+	info, err := f.File.Resolve(spec, models.Overrides{RPM: f.RPM, TPM: f.TPM, Price: f.Price})
+	if err != nil {
+		return target.Target{}, cmdutil.AsUsage(err)
+	}
+	base, err := d.BaseURLOf(spec, f.BaseURL)
+	if err != nil {
+		return target.Target{}, err
+	}
+	price, err := priceOf(info, spec, f.Mode)
+	if err != nil {
+		return target.Target{}, err
+	}
+	return target.Target{
+		Spec: spec, BaseURL: base,
+		Limits: engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute},
+		Price:  price, SyncPrice: info.Price, PriceUnknown: !info.Known,
+		Rules: provider.ProviderRules(spec),
+	}, nil
+}
+
+// connect gives a target what sending to it takes, unless the run is a dry
+// run: its client (an API key missing is a usage error naming the
+// variable), the name of the rate limit it shares with other processes on
+// the same account, and with --batch-api its batch API, checked to answer
+// (a server without batch endpoints is refused before anything is sent).
+// The client is served from the base URL target resolved.
+func (d runDeps) connect(ctx context.Context, t *target.Target, f targetFlags) error {
+	if f.DryRun {
+		return nil
+	}
+	p, err := d.Provider(t.Spec, cmdutil.ProviderOptions{Tokenizer: f.Tokenizer, BaseURL: t.BaseURL, Concurrency: f.Concurrency})
+	if err != nil {
+		return err
+	}
+	name, err := d.LimitName(t.Spec, t.BaseURL)
+	if err != nil {
+		return err
+	}
+	var b provider.Batcher
+	if f.Mode.On {
+		if b, err = batcherOf(ctx, p, t.Spec, t.BaseURL); err != nil {
+			return err
+		}
+	}
+	t.Provider, t.LimitName, t.Batcher = p, name, b
+	return nil
+}
+
+// priceOf is what a model's answers cost in the mode the run sends them.
+func priceOf(info models.Info, spec provider.Spec, mode batchrun.Mode) (models.Price, error) {
+	if !mode.On {
+		return info.Price, nil
+	}
+	p, ok := info.Batched(spec)
+	if !ok {
+		return p, noBatchAPI(spec)
+	}
+	return p, nil
 }

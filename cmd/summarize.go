@@ -17,7 +17,6 @@ import (
 
 	"github.com/digest-cli/digest/internal/approxidate"
 	"github.com/digest-cli/digest/internal/cmdutil"
-	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
@@ -66,6 +65,8 @@ type SummarizeOptions struct {
 	NoRedact    bool
 	Stops       cmdutil.Stops
 	Batch       batchFlags
+
+	flags targetFlags // what the model is built from, once read
 }
 
 // NewSummarizeCmd builds `digest summarize`. runF replaces the run in tests
@@ -210,11 +211,6 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 			return cfg, nil, cmdutil.AsUsage(err)
 		}
 	}
-	info, err := file.Resolve(spec, models.Overrides{RPM: o.RPM, TPM: o.TPM, Price: o.Price})
-	if err != nil {
-		return cfg, nil, cmdutil.AsUsage(err)
-	}
-	limits := engine.Limits{RPM: info.RPM, TPM: info.TPM, Window: time.Minute}
 	maxWait, maxFailures, err := o.Stops.Engine()
 	if err != nil {
 		return cfg, nil, err
@@ -223,7 +219,9 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	if err != nil {
 		return cfg, nil, err
 	}
-	price, err := priceOf(info, spec, mode)
+	o.flags = targetFlags{BaseURL: o.BaseURL, RPM: o.RPM, TPM: o.TPM, Price: o.Price, File: file, Mode: mode,
+		DryRun: o.DryRun, Concurrency: o.Concurrency}
+	model, err := o.target(spec, o.flags)
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -232,12 +230,12 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		PathArgs: o.Pathspec, WorkDir: workDir,
 		MaxWait: maxWait, MaxFailures: maxFailures,
 		Repos: o.Repos, Walk: walk, RepoID: o.RepoID, Renames: o.Renames,
-		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Model: spec,
+		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Target: model,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow,
-		Limits: limits, Timeout: o.Timeout, Price: price, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
-		Highlights: o.Highlights, Batch: mode, SyncPrice: info.Price,
+		Timeout: o.Timeout, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
+		Highlights: o.Highlights, Batch: mode,
 	}
-	if !info.Known && o.MaxCost > 0 {
+	if model.PriceUnknown && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)
 	}
 	return cfg, reporter, nil
@@ -264,25 +262,15 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	// database: it reads the cache only if there is one.
 	if !o.DryRun {
 		// The offline model runs in this process: nothing leaves the machine.
-		if cfg.Model.Provider != provider.Offline && !o.NoRedact {
+		if cfg.Target.Spec.Provider != provider.Offline && !o.NoRedact {
 			if cfg.Redactor, err = redact.New(); err != nil {
 				return err
 			}
 		}
-		if cfg.Provider, err = o.Provider(cfg.Model, cmdutil.ProviderOptions{Tokenizer: cfg.Tokenizer, BaseURL: o.BaseURL, Concurrency: o.Concurrency}); err != nil {
-			return err
-		}
-		if cfg.LimitName, err = o.LimitName(cfg.Model, o.BaseURL); err != nil {
-			return err
-		}
-		if cfg.BaseURL, err = o.BaseURLOf(cfg.Model, o.BaseURL); err != nil {
-			return err
-		}
-		if cfg.Batch.On {
-			if cfg.Batcher, err = batcherOf(ctx, cfg.Provider, cfg.Model, cfg.BaseURL); err != nil {
-				return err
-			}
-		}
+	}
+	o.flags.Tokenizer = cfg.Tokenizer
+	if err := o.connect(ctx, &cfg.Target, o.flags); err != nil {
+		return err
 	}
 	if cfg.Store, err = o.OpenStore(ctx, o.DryRun); err != nil {
 		return err
@@ -291,7 +279,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		defer cfg.Store.Close()
 	}
 	cfg.Log = o.Logger()
-	noteRetired(o.Infof, []provider.Spec{cfg.Model}) // once everything is checked
+	noteRetired(o.Infof, []provider.Spec{cfg.Target.Spec}) // once everything is checked
 	bar := o.IO.NewProgress("summarizing", !o.Globals.Quiet)
 	cfg.Progress = bar
 	cfg.Batch.OnLook = showBatches(o.runDeps, bar)

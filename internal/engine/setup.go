@@ -21,6 +21,10 @@ type Setup struct {
 	Shared      SharedLimit // nil: the engine's own buckets
 	// Count counts text's tokens in the tokenizer the run counts in.
 	Count func(string) int
+	// Tokens, when set, is what a request reserves in place of
+	// RequestTokens with Count: the prompt counted as the model counts it
+	// (target.Target.Tokens scales it by the model's token factor).
+	Tokens func(provider.Request) int
 }
 
 // DefaultGrace is how long a hosted model's calls in flight when a run is
@@ -41,7 +45,10 @@ func New(s Setup) *Engine {
 	}
 	if s.Spec.Provider != provider.Offline {
 		e.SlowStart, e.Grace = true, DefaultGrace
-		if s.Count != nil {
+		switch {
+		case s.Tokens != nil:
+			e.Tokens = s.Tokens
+		case s.Count != nil:
 			e.Tokens = func(req provider.Request) int { return RequestTokens(s.Count, req) }
 		}
 	}
@@ -51,7 +58,13 @@ func New(s Setup) *Engine {
 // RequestTokens is the most a request can use: its system prompt and
 // messages counted by count, and the output it may write.
 func RequestTokens(count func(string) int, req provider.Request) int {
-	n := count(req.System) + provider.OutputCap(req)
+	return PromptTokens(count, req) + provider.OutputCap(req)
+}
+
+// PromptTokens is a request's input: its system prompt and messages
+// counted by count.
+func PromptTokens(count func(string) int, req provider.Request) int {
+	n := count(req.System)
 	for _, m := range req.Messages {
 		n += count(m.Content)
 	}

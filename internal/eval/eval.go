@@ -20,39 +20,14 @@ import (
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
-	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
-	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
-
-// Model is one model under evaluation.
-type Model struct {
-	Spec     provider.Spec
-	BaseURL  string // part of every key: another server is another model
-	Provider provider.Provider
-	Limits   engine.Limits
-	Price    models.Price
-	// LimitName names the rate limit the model's requests share, through
-	// the store, with every process using the same account (see
-	// sharedlimit.Name); empty paces this run alone.
-	LimitName string
-	// Batcher is the model's batch API, used when Options.Batch is on;
-	// Price is then its batch price, and SyncPrice what a retry sent at
-	// once (--batch-retry sync) is billed at.
-	Batcher   provider.Batcher
-	SyncPrice models.Price
-	// PriceUnknown is set for a model digest has no price for: Price is
-	// then zero, and a dry run's cost of it unknown, not free.
-	PriceUnknown bool
-	// Rules are what the model's API takes: parameters it refuses are left
-	// out of its requests, and of their keys.
-	Rules provider.Rules
-}
 
 // Params are the sampling parameters every request carries.
 type Params struct {
@@ -70,7 +45,7 @@ type Params struct {
 // NotSent is, per model that refuses some of them, the flags of p its
 // requests go without, by the models' rules: what a run says once at its
 // start and records in its parameters.
-func (p Params) NotSentBy(models []Model) map[string][]string {
+func (p Params) NotSentBy(models []target.Target) map[string][]string {
 	out := map[string][]string{}
 	for _, m := range models {
 		_, dropped := m.Rules.Apply(provider.Request{Temperature: p.Temperature, Seed: p.Seed, ReasoningEffort: p.ReasoningEffort})
@@ -90,12 +65,12 @@ type Options struct {
 	Source  io.Reader // the dataset's lines
 	Read    dataset.Options
 	Limit   int // items at most (0: all)
-	Models  []Model
+	Models  []target.Target
 	Params  Params
 	Scorer  *score.Scorer
 	// Judge grades judge assertions; nil when there is none. Its calls go
 	// through an engine of their own and count toward MaxCost.
-	Judge       *Model
+	Judge       *target.Target
 	Concurrency int
 	Timeout     time.Duration
 	// MaxWait and MaxFailures stop a run against a provider that asks for
@@ -293,7 +268,7 @@ type runner struct {
 }
 
 // request builds the provider-neutral request for an item.
-func (r *runner) request(m Model, it dataset.Item) provider.Request {
+func (r *runner) request(m target.Target, it dataset.Item) provider.Request {
 	system := it.System
 	if system == "" {
 		system = r.o.Params.System
@@ -306,7 +281,7 @@ func (r *runner) request(m Model, it dataset.Item) provider.Request {
 	return req
 }
 
-func (r *runner) keyOf(m Model, req provider.Request, repeat int) string {
+func (r *runner) keyOf(m target.Target, req provider.Request, repeat int) string {
 	return key.Request{Provider: m.Spec.Provider, BaseURL: key.BaseURL(m.BaseURL), Model: m.Spec.Model, Temperature: req.Temperature,
 		MaxTokens: req.MaxTokens, Seed: req.Seed, System: req.System, Messages: req.Messages, Repeat: repeat, ReasoningEffort: req.ReasoningEffort}.Key()
 }
@@ -338,7 +313,7 @@ func (r *runner) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(r.o.Models))
 	for i, m := range r.o.Models {
-		eng := r.engine(m)
+		eng := m.Engine(r.setup())
 		r.engines = append(r.engines, eng)
 		queues[i] = make(chan engine.Task)
 		wg.Go(func() {
@@ -378,23 +353,15 @@ func (r *runner) run(ctx context.Context) error {
 	return readErr
 }
 
-// tokens is a request's reservation: its prompt and its output cap.
-func (r *runner) tokens(req provider.Request) int {
-	return engine.RequestTokens(r.o.Tokenizer.Count, req)
-}
-
 // batchScoring is how many answers are scored at once through a batch
 // API: the verdicts they wait for go out in one batch.
 const batchScoring = 4096
 
-// engine builds what a model's tasks go through, the same way for answers
-// and verdicts.
-func (r *runner) engine(m Model) engine.Runner {
-	eng := engine.New(engine.Setup{
-		Provider: m.Provider, Spec: m.Spec, Concurrency: r.o.Concurrency, Limits: m.Limits, Timeout: r.o.Timeout,
-		MaxWait: r.o.MaxWait, MaxFailures: r.o.MaxFailures, Log: r.o.Log, Shared: r.sharedLimit(m), Count: r.o.Tokenizer.Count,
-	})
-	return r.o.Batch.Runner(eng, m.Batcher, m.Spec, m.BaseURL, r.o.Store, batchrun.Config{})
+// setup is what the run adds to each target to build its engine, the same
+// for answers and verdicts.
+func (r *runner) setup() target.Setup {
+	return target.Setup{Store: r.o.Store, Concurrency: r.o.Concurrency, Timeout: r.o.Timeout, MaxWait: r.o.MaxWait,
+		MaxFailures: r.o.MaxFailures, Log: r.o.Log, Count: r.o.Tokenizer.Count, Batch: r.o.Batch}
 }
 
 // feed reads the dataset and dispatches its jobs in lookup batches.
@@ -724,9 +691,8 @@ func (r *runner) remember(k string) {
 func (r *runner) release(k string) { r.leases.Release(k) }
 
 func (r *runner) worstCost(j job) float64 {
-	out := provider.OutputCap(j.req)
 	m := r.o.Models[j.model]
-	return r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(r.tokens(j.req)-out, out)
+	return r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(m.InputTokens(r.o.Tokenizer.Count, j.req), provider.OutputCap(j.req))
 }
 
 // commit handles an engine's outcome: a paid answer is stored at once,
@@ -859,18 +825,9 @@ func (r *runner) scored(ctx context.Context, j job, answer score.Answer, cached 
 	return rr, nil
 }
 
-// sharedLimit is the limit m's engine shares with the other processes on
-// its account, or nil to pace alone.
-func (r *runner) sharedLimit(m Model) engine.SharedLimit {
-	if r.o.Store == nil || m.LimitName == "" {
-		return nil
-	}
-	return sharedlimit.Limit{Store: r.o.Store, Name: m.LimitName}
-}
-
 // costOf is the most an estimate's requests could cost, nil when the
 // model's price is unknown.
-func costOf(m Model, e Estimate) *float64 {
+func costOf(m target.Target, e Estimate) *float64 {
 	if m.PriceUnknown {
 		return nil
 	}
@@ -917,7 +874,7 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 					est[i].Cached++
 				} else {
 					est[i].Requests++
-					est[i].InputTokens += r.tokens(req) - out
+					est[i].InputTokens += m.InputTokens(r.o.Tokenizer.Count, req)
 					est[i].MaxOutputTokens += out
 				}
 				if judged != nil {

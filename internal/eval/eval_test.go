@@ -20,6 +20,7 @@ import (
 	"github.com/digest-cli/digest/internal/stats"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
@@ -55,7 +56,7 @@ type testRun struct {
 	st     store.Store
 	tok    *tokenizer.Tokenizer
 	calls  [2]atomic.Int64
-	models []Model
+	models []target.Target
 }
 
 func newTestRun(t *testing.T) *testRun {
@@ -72,7 +73,7 @@ func newTestRun(t *testing.T) *testRun {
 	r := &testRun{st: st, tok: tok}
 	price := models.Price{InputPerM: 1000, OutputPerM: 1000} // a tenth of a cent a token
 	for i, name := range []string{"careful", "sloppy"} {
-		r.models = append(r.models, Model{Spec: provider.Spec{Provider: "openai", Model: name}, Provider: adder(i == 1, &r.calls[i], tok.Count),
+		r.models = append(r.models, target.Target{Spec: provider.Spec{Provider: "openai", Model: name}, Provider: adder(i == 1, &r.calls[i], tok.Count),
 			Price: price, Limits: engine.Limits{Window: time.Minute}})
 	}
 	return r

@@ -15,6 +15,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/target"
 )
 
 const judgeSystem = `You grade answers. Given a rubric, a question and an answer, reply with
@@ -24,8 +25,8 @@ PASS or FAIL on the first line, then one sentence saying why. Judge only by the 
 // of its own (the same limits and retries as every other request), stored
 // like any answer (a rerun asks the judge nothing it answered before) and
 // paid for out of the run's --max-cost.
-func (r *runner) judge(m Model) score.Judge {
-	eng := r.engine(m)
+func (r *runner) judge(m target.Target) score.Judge {
+	eng := m.Engine(r.setup())
 	r.judgeEngine = eng
 	st := r.o.Store
 	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {
@@ -40,7 +41,7 @@ func (r *runner) judge(m Model) score.Judge {
 			}
 			defer release()
 		}
-		worst := r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(r.tokens(req)-judgeMaxTokens, judgeMaxTokens)
+		worst := r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(m.InputTokens(r.o.Tokenizer.Count, req), provider.OutputCap(req))
 		if !r.spend.TryReserve(k, worst) {
 			return false, "", fmt.Errorf("judge %s: not asked, --max-cost $%g reached", m.Spec, r.o.MaxCost)
 		}
@@ -80,7 +81,7 @@ func (r *runner) judge(m Model) score.Judge {
 // stored (or for the claim to lapse, its holder gone) instead of paying
 // for it again. release gives the claim back once the verdict is stored
 // or has failed. The offline judge, free and instant, is not claimed.
-func (r *runner) claimVerdict(ctx context.Context, m Model, k string) (stored *store.EvalResult, release func(), err error) {
+func (r *runner) claimVerdict(ctx context.Context, m target.Target, k string) (stored *store.EvalResult, release func(), err error) {
 	st := r.o.Store
 	lookup := func() (*store.EvalResult, error) {
 		found, err := st.EvalResults(ctx, []string{k})
@@ -120,7 +121,7 @@ func (r *runner) claimVerdict(ctx context.Context, m Model, k string) (stored *s
 
 // judgeRequest is what the grading model is asked about one answer, and
 // the key its verdict is stored under.
-func judgeRequest(m Model, rubric, question, answer string) (provider.Request, string) {
+func judgeRequest(m target.Target, rubric, question, answer string) (provider.Request, string) {
 	req := provider.Request{Model: m.Spec.Model, System: judgeSystem, MaxTokens: judgeMaxTokens, CachePrefix: true, Messages: []provider.Message{{Role: "user",
 		Content: fmt.Sprintf("Rubric:\n%s\n\nQuestion:\n%s\n\nAnswer:\n%s", rubric, question, answer)}}}
 	k := key.Request{Provider: m.Spec.Provider, BaseURL: key.BaseURL(m.BaseURL), Model: m.Spec.Model, MaxTokens: req.MaxTokens,
@@ -136,7 +137,7 @@ const judgeMaxTokens = 200
 // and at the graded model's output cap for one not yet asked for. The
 // judge it returns passes everything, so that every judge assertion of an
 // item is counted.
-func (r *runner) estimateJudge(m Model, est *Estimate, unknownAnswer *int) score.Judge {
+func (r *runner) estimateJudge(m target.Target, est *Estimate, unknownAnswer *int) score.Judge {
 	return func(ctx context.Context, rubric, question, answer string) (bool, string, error) {
 		req, k := judgeRequest(m, rubric, question, answer)
 		if r.o.Store != nil {
@@ -150,8 +151,8 @@ func (r *runner) estimateJudge(m Model, est *Estimate, unknownAnswer *int) score
 			}
 		}
 		est.Requests++
-		est.InputTokens += r.tokens(req) - judgeMaxTokens + *unknownAnswer
-		est.MaxOutputTokens += judgeMaxTokens
+		est.InputTokens += m.InputTokens(r.o.Tokenizer.Count, req) + *unknownAnswer
+		est.MaxOutputTokens += provider.OutputCap(req)
 		return true, "", nil
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/spend"
+	"github.com/digest-cli/digest/internal/target"
 )
 
 // TestBatchHoldsFewRequestsForABusyEngine: while the engine takes no
@@ -21,7 +22,7 @@ func TestBatchHoldsFewRequestsForABusyEngine(t *testing.T) {
 	defer cancel()
 	d := &dispatcher{
 		opts: Options{Concurrency: 2, BatchSize: 4, BatchTokens: 1 << 20,
-			Model: provider.Spec{Provider: "openai", Model: "custom"}},
+			Target: target.Target{Spec: provider.Spec{Provider: "openai", Model: "custom"}}},
 		byKey: map[string][]*pending{}, settled: make(chan []*pending), spend: spend.New(0),
 	}
 	prepared := make(chan *pending)

@@ -268,7 +268,7 @@ func (d *dispatcher) task(items []*pending) engine.Task {
 	if len(keys) > 1 {
 		k = "batch:" + key.Of(keys...)
 	}
-	req := prompt.Request(d.opts.Model.Model, commits)
+	req := prompt.Request(d.opts.Target.Spec.Model, commits)
 	d.mu.Lock()
 	d.byKey[k] = items
 	d.mu.Unlock()
@@ -287,10 +287,11 @@ func (d *dispatcher) take(k string) []*pending {
 // promptOverhead is the system prompt and framing around the commits.
 const promptOverhead = 300
 
-// requestTokens bounds a request's tokens: the commits' input, the
-// framing, and every output token the request allows.
+// requestTokens bounds a request's tokens, as the model counts them: the
+// commits' input and the framing, and every output token the request
+// allows.
 func (d *dispatcher) requestTokens(input, commits int) int {
-	return input + promptOverhead + provider.OutputCap(provider.Request{Model: d.opts.Model.Model, MaxTokens: prompt.MaxOutputTokens * commits})
+	return d.opts.Target.Rules.Scale(input+promptOverhead) + provider.OutputCap(provider.Request{Model: d.opts.Target.Spec.Model, MaxTokens: prompt.MaxOutputTokens * commits})
 }
 
 // worstCost bounds what the request under key can cost: its estimated
@@ -301,7 +302,8 @@ func (d *dispatcher) worstCost(k string) float64 {
 	for _, p := range items {
 		input += p.tokens
 	}
-	return d.opts.Batch.Worst(d.opts.Price, d.opts.SyncPrice).Cost(input, provider.OutputCap(provider.Request{Model: d.opts.Model.Model, MaxTokens: prompt.MaxOutputTokens * len(items)}))
+	t := d.opts.Target
+	return d.opts.Batch.Worst(t.Price, t.SyncPrice).Cost(t.Rules.Scale(input), provider.OutputCap(provider.Request{Model: t.Spec.Model, MaxTokens: prompt.MaxOutputTokens * len(items)}))
 }
 
 // affordable reports whether sending the request under key keeps the run's
@@ -431,7 +433,7 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 
 // price is what an answer was billed at.
 func (d *dispatcher) price(o engine.Outcome) models.Price {
-	return d.opts.Batch.Price(o, d.opts.Price, d.opts.SyncPrice)
+	return d.opts.Batch.Price(o, d.opts.Target.Price, d.opts.Target.SyncPrice)
 }
 
 // unfinished says why an answer cannot be stored as summaries, or "": a

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkDryRun(b *testing.B) {
 	for b.Loop() {
 		res, err := Run(context.Background(), Options{
 			Repos: []string{repo}, MaxDiffTokens: 4000, BatchSize: 8, DryRun: true,
-			Model: spec, Tokenizer: tok,
+			Target: target.Target{Spec: spec}, Tokenizer: tok,
 		})
 		if err != nil {
 			b.Fatal(err)

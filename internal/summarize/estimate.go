@@ -25,7 +25,7 @@ type Estimate struct {
 // estimate prepares every miss and adds to est the requests a run would
 // send, batched by size and token budget as the run would batch them.
 func estimate(ctx context.Context, opts Options, misses <-chan *pending, est *Estimate) {
-	system := opts.Tokenizer.Count(prompt.Request(opts.Model.Model, nil).System)
+	system := opts.Tokenizer.Count(prompt.Request(opts.Target.Spec.Model, nil).System)
 	var batch []*pending
 	batchTokens := 0
 	flush := func() {
@@ -40,8 +40,8 @@ func estimate(ctx context.Context, opts Options, misses <-chan *pending, est *Es
 		}
 		est.Requests++
 		est.Commits += len(batch)
-		est.InputTokens += in
-		est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Model.Model, MaxTokens: prompt.MaxOutputTokens * len(batch)})
+		est.InputTokens += opts.Target.Rules.Scale(in) // as the model counts them
+		est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Target.Spec.Model, MaxTokens: prompt.MaxOutputTokens * len(batch)})
 		// Counted, a commit's text is never read again: let it go, or a dry
 		// run over a long history holds every cut diff at once.
 		for _, p := range batch {

@@ -69,20 +69,11 @@ func (s section) inputs() (in []prompt.HighlightInput, unknown int) {
 // The section's name is not part of it, nor of the request: once Unreleased
 // is tagged, its highlights are served to the release as they are.
 func highlightsKey(opts Options, total int, listed []prompt.HighlightInput) string {
-	parts := []string{"digest/highlights", prompt.HighlightsVersion, opts.Model.String(), strconv.Itoa(total)}
+	parts := []string{"digest/highlights", prompt.HighlightsVersion, opts.Target.Spec.String(), strconv.Itoa(total)}
 	for _, c := range listed {
 		parts = append(parts, c.Commit, c.Summary, c.Type, c.Scope, strconv.FormatBool(c.Breaking), strconv.Itoa(c.DiffTokens))
 	}
 	return key.Of(parts...)
-}
-
-// requestTokens counts a request's input as the rest of the run does.
-func requestTokens(opts Options, req provider.Request) int {
-	n := opts.Tokenizer.Count(req.System)
-	for _, m := range req.Messages {
-		n += opts.Tokenizer.Count(m.Content)
-	}
-	return n
 }
 
 // highlightJob is one highlights request and the sections it answers: two
@@ -132,7 +123,7 @@ func highlights(ctx context.Context, opts Options, eng engine.Runner, res *Resul
 				incomplete++
 				continue
 			}
-			req, listed := prompt.Highlights(opts.Model.Model, in)
+			req, listed := prompt.Highlights(opts.Target.Spec.Model, in)
 			k := highlightsKey(opts, len(in), listed)
 			j := byKey[k]
 			if j == nil {
@@ -265,8 +256,8 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	}
 	defer h.leases.Release(leaseKey)
 
-	out := provider.OutputCap(j.req)
-	worst := h.opts.Batch.Worst(h.opts.Price, h.opts.SyncPrice).Cost(requestTokens(h.opts, j.req), out)
+	t := h.opts.Target
+	worst := h.opts.Batch.Worst(t.Price, t.SyncPrice).Cost(t.InputTokens(h.opts.Tokenizer.Count, j.req), provider.OutputCap(j.req))
 	if !h.res.spend.ReserveWhenSettled(ctx, leaseKey, worst) {
 		h.mu.Lock()
 		h.res.HighlightsNotSent += len(j.sections)
@@ -275,7 +266,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	}
 	o := h.eng.Do(ctx, engine.Task{Key: leaseKey, Request: j.req})
 	u := o.Response.Usage
-	cost := h.opts.Batch.Price(o, h.opts.Price, h.opts.SyncPrice).CostOf(u)
+	cost := h.opts.Batch.Price(o, t.Price, t.SyncPrice).CostOf(u)
 	if errors.Is(o.Err, engine.ErrPending) {
 		h.res.spend.Owe(leaseKey)
 	} else {
@@ -287,7 +278,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	}
 	body, _ := json.Marshal(j.req)
 	// Stored even once ctx is cancelled: it is paid for.
-	if err := st.SaveEvalResult(context.WithoutCancel(ctx), store.EvalResult{Key: j.key, Model: h.opts.Model.String(),
+	if err := st.SaveEvalResult(context.WithoutCancel(ctx), store.EvalResult{Key: j.key, Model: t.Spec.String(),
 		LatencyMS: float64(o.Latency) / float64(time.Millisecond), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CostUSD: cost, Request: body, Answer: o.Response.Text}); err != nil {
 		h.fail(ctx, j, err)
@@ -340,7 +331,7 @@ func estimateHighlights(ctx context.Context, opts Options, est *Estimate, runs [
 				continue
 			}
 			counted[seen] = true
-			req, listed := prompt.Highlights(opts.Model.Model, in)
+			req, listed := prompt.Highlights(opts.Target.Spec.Model, in)
 			if unknown == 0 && opts.Store != nil {
 				k := highlightsKey(opts, len(in), listed)
 				found, err := opts.Store.EvalResults(ctx, []string{k})
@@ -354,8 +345,8 @@ func estimateHighlights(ctx context.Context, opts Options, est *Estimate, runs [
 			}
 			est.Highlights++
 			est.Requests++
-			est.InputTokens += requestTokens(opts, req) + prompt.MaxOutputTokens*min(unknown, len(listed))
-			est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Model.Model, MaxTokens: prompt.HighlightsMaxTokens})
+			est.InputTokens += opts.Target.InputTokens(opts.Tokenizer.Count, req) + prompt.MaxOutputTokens*min(unknown, len(listed))
+			est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Target.Spec.Model, MaxTokens: prompt.HighlightsMaxTokens})
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
@@ -44,8 +45,8 @@ func TestSummaryStoredAfterTheLookupIsNotPaidAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := provider.Spec{Provider: provider.Offline, Model: provider.Offline}
-	opts := Options{Repos: []string{r.Dir}, RepoID: "r", Concurrency: 1, BatchSize: 1, Model: spec,
-		Provider: offline.New(tok.Count), Tokenizer: tok, Store: st, Lease: 200 * time.Millisecond}
+	opts := Options{Repos: []string{r.Dir}, RepoID: "r", Concurrency: 1, BatchSize: 1,
+		Target: target.Target{Spec: spec, Provider: offline.New(tok.Count)}, Tokenizer: tok, Store: st, Lease: 200 * time.Millisecond}
 	opts.Progress = startHook(func() {
 		for _, h := range hashes {
 			err := st.SaveSummary(ctx, store.Commit{RepoID: "r", Hash: h, Subject: "stored elsewhere"}, store.Summary{

@@ -123,7 +123,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 		s.commits++
 		e := report.Entry{
 			Repo: s.rr.repo.Name(), RepoID: s.rr.id, Commit: c.Hash, Author: c.AuthorName,
-			Date: c.AuthorDate, Subject: c.Subject, Model: s.opts.Model.String(),
+			Date: c.AuthorDate, Subject: c.Subject, Model: s.opts.Target.Spec.String(),
 		}
 		if sum, ok := cached[c.Hash]; ok {
 			fillFromSummary(&e, sum, c.Message)

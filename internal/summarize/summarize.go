@@ -19,14 +19,12 @@ import (
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
-	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/prompt"
-	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
-	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
@@ -56,14 +54,12 @@ type Options struct {
 	BatchTokens int
 	BatchWindow time.Duration
 
-	Limits  engine.Limits
 	Timeout time.Duration // per attempt
 	// MaxWait and MaxFailures stop a run against a provider that asks for
 	// a longer wait, or fails that many requests in a row (engine's
 	// defaults when zero; negative: never).
 	MaxWait     time.Duration
 	MaxFailures int
-	Price       models.Price
 	// MaxCost stops sending once the worst case of what was spent and what
 	// is in flight would pass it (US dollars; 0: no limit).
 	MaxCost float64
@@ -81,23 +77,12 @@ type Options struct {
 	// bullets about each version's changes (see highlights).
 	Highlights bool
 
-	Model    provider.Spec
-	Provider provider.Provider
-	// BaseURL is the server the model is asked at ("" for the provider's
-	// own), recorded with every batch sent to it.
-	BaseURL string
-	// Batch sends every request through the provider's batch API (Batcher)
-	// instead of one call each: half the price, answers within a day.
-	Batch   batchrun.Mode
-	Batcher provider.Batcher
-	// SyncPrice is the model's price for a request sent at once, when
-	// Batch is on and Price is its batch price: retries sent at once
-	// (--batch-retry sync) are billed at it.
-	SyncPrice models.Price
-	// LimitName names the rate limit this model's requests share, through
-	// Store, with every process using the same account (see
-	// sharedlimit.Name); empty paces this run alone.
-	LimitName string
+	// Target is the model the summaries and the highlights are asked of:
+	// its limits, prices, rules, client and batch API.
+	Target target.Target
+	// Batch sends every request through the target's batch API instead of
+	// one call each: half the price, answers within a day.
+	Batch     batchrun.Mode
 	Tokenizer *tokenizer.Tokenizer
 	Store     store.Store
 	Progress  Progress
@@ -242,7 +227,7 @@ type repoRun struct {
 // commit, the model, the prompt's version and the pathspec it was cut to.
 // Every lookup, claim and store of a summary names it through here.
 func (rr *repoRun) cacheKey(opts Options, promptVersion, commit string) store.SummaryKey {
-	return store.SummaryKey{RepoID: rr.id, Commit: commit, Model: opts.Model.String(), PromptVersion: promptVersion, Scope: rr.walk.Paths.String()}
+	return store.SummaryKey{RepoID: rr.id, Commit: commit, Model: opts.Target.Spec.String(), PromptVersion: promptVersion, Scope: rr.walk.Paths.String()}
 }
 
 // release gives the repository's entries their hashes abbreviated as git
@@ -334,7 +319,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.BatchTokens <= 0 {
-		opts.BatchTokens = batchTokens(opts.Limits.TPM)
+		opts.BatchTokens = batchTokens(opts.Target.Limits.TPM)
 	}
 	if opts.BatchTokens <= 0 {
 		opts.BatchTokens = math.MaxInt // batches bounded by size alone
@@ -345,7 +330,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Owner == "" {
 		opts.Owner = lease.NewOwner()
 	}
-	res := &Result{Changelog: report.Changelog{Model: opts.Model.String()}, Redacted: redact.Counts{}, spend: spend.New(opts.MaxCost)}
+	res := &Result{Changelog: report.Changelog{Model: opts.Target.Spec.String()}, Redacted: redact.Counts{}, spend: spend.New(opts.MaxCost)}
 	// Every repository is opened and its --rev resolved before any is
 	// summarized: one that cannot be (a typo in a path, a tag only some
 	// have) is set aside with why, and the others are summarized. With a
@@ -401,7 +386,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	} else {
 		lease.Sweep(ctx, opts.Store, opts.Owner, opts.Log)
-		eng = opts.Batch.Runner(newEngine(opts), opts.Batcher, opts.Model, opts.BaseURL, opts.Store, batchrun.Config{})
+		eng = opts.Target.Engine(target.Setup{Store: opts.Store, Concurrency: opts.Concurrency, Timeout: opts.Timeout,
+			MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log, Count: opts.Tokenizer.Count, Batch: opts.Batch})
 	}
 	err := func() error {
 		for i, r := range repos {
@@ -432,24 +418,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Changelog.Stats.Repositories = len(repos) - len(res.Empty)
 	if opts.DryRun {
-		res.Estimate.CostUSD = opts.Price.Cost(res.Estimate.InputTokens, res.Estimate.MaxOutputTokens)
+		res.Estimate.CostUSD = opts.Target.Price.Cost(res.Estimate.InputTokens, res.Estimate.MaxOutputTokens)
 	} else {
 		res.Engine = eng.Stats()
 	}
 	res.Changelog.Entries = res.entries.summarized()
 	return res, err
-}
-
-func newEngine(opts Options) *engine.Engine {
-	var shared engine.SharedLimit
-	if opts.Store != nil && opts.LimitName != "" {
-		shared = sharedlimit.Limit{Store: opts.Store, Name: opts.LimitName}
-	}
-	return engine.New(engine.Setup{
-		Provider: opts.Provider, Spec: opts.Model, Concurrency: opts.Concurrency, Limits: opts.Limits,
-		Timeout: opts.Timeout, MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log,
-		Shared: shared, Count: opts.Tokenizer.Count,
-	})
 }
 
 // runRepo walks one repository and sends the commits the cache lacks

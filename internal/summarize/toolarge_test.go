@@ -14,6 +14,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/store/sqlite"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
@@ -56,8 +57,8 @@ func TestBatchTooLargeForALearnedLimitIsSentCommitByCommit(t *testing.T) {
 		return resp, err
 	})
 	opts := Options{Repos: []string{r.Dir}, RepoID: "r", Concurrency: 1, BatchSize: 3, BatchWindow: time.Second, BatchTokens: 32_000,
-		MaxDiffTokens: 4000, Limits: engine.Limits{Window: 50 * time.Millisecond},
-		Model: provider.Spec{Provider: "openai", Model: "custom"}, Provider: model, Tokenizer: tok, Store: st}
+		MaxDiffTokens: 4000, Tokenizer: tok, Store: st, Target: target.Target{Spec: provider.Spec{Provider: "openai", Model: "custom"},
+			Provider: model, Limits: engine.Limits{Window: 50 * time.Millisecond}}}
 	res, err := Run(ctx, opts)
 	if err != nil {
 		t.Fatal(err)

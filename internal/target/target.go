@@ -1,0 +1,108 @@
+// Package target is a configured model: what summarize's model, eval's
+// models, eval's judge and summarize's highlights are each sent to, with
+// everything the flags, DIGEST_* variables, --model-config and the
+// built-in table decided for it, and the one place an engine is built for
+// it. cmd builds every Target through one factory, so that two commands,
+// or a model and its judge, given the same flags pace, price and shape
+// their requests alike.
+package target
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/digest-cli/digest/internal/batchrun"
+	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/models"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/sharedlimit"
+	"github.com/digest-cli/digest/internal/store"
+)
+
+// Target is one configured model.
+type Target struct {
+	Spec provider.Spec
+	// BaseURL is the server the model is asked at ("" for the offline
+	// model); it is part of every key, since another server is another
+	// model, and recorded with every batch sent to it.
+	BaseURL string
+	// Provider is the model's client; nil in a dry run, which sends
+	// nothing and needs no key.
+	Provider provider.Provider
+	// Batcher is the model's batch API, used when the run's batch mode is
+	// on; Price is then its batch price, and SyncPrice what a request sent
+	// at once (--batch-retry sync) is billed at.
+	Batcher provider.Batcher
+	// Limits are the requests and tokens per window the model allows:
+	// --rpm/--tpm, else --model-config, else the built-in table; zero
+	// where none is known (the provider's headers teach them).
+	Limits           engine.Limits
+	Price, SyncPrice models.Price
+	// PriceUnknown is set for a model digest has no price for: Price is
+	// then zero, and a dry run's cost of it unknown, not free.
+	PriceUnknown bool
+	// LimitName names the rate limit the model's requests share, through
+	// the store, with every process using the same account (see
+	// sharedlimit.Name); empty paces this run alone.
+	LimitName string
+	// Rules are what the model's API takes: parameters it refuses are left
+	// out of its requests, and of their keys; their token factor scales
+	// what the run's tokenizer counts to what the model counts.
+	Rules provider.Rules
+}
+
+// Setup is what a run adds to a target to build its engine.
+type Setup struct {
+	// Store keeps the shared rate limit and the batches' records; nil
+	// paces the run alone (a dry run builds no engine).
+	Store       store.Store
+	Concurrency int
+	Timeout     time.Duration // per attempt; 0: the provider's
+	// MaxWait and MaxFailures stop a run against a provider that asks for
+	// a longer wait, or fails that many requests in a row (the engine's
+	// defaults when zero; negative: never).
+	MaxWait     time.Duration
+	MaxFailures int
+	Log         *slog.Logger
+	// Count counts text's tokens in the tokenizer the run counts in (o200k
+	// by default); the target scales it to its model's.
+	Count func(string) int
+	// Batch sends the target's requests through its Batcher instead of one
+	// call each.
+	Batch batchrun.Mode
+}
+
+// Engine builds what the target's tasks go through, the same way for
+// summaries, highlights, answers and verdicts: an engine paced by the
+// target's limits (and the limit it shares with other processes, when the
+// run has a store), reserving each request's tokens as the model counts
+// them, behind the batch API when the run's batch mode is on.
+func (t Target) Engine(s Setup) engine.Runner {
+	var shared engine.SharedLimit
+	if s.Store != nil && t.LimitName != "" {
+		shared = sharedlimit.Limit{Store: s.Store, Name: t.LimitName}
+	}
+	var tokens func(provider.Request) int
+	if s.Count != nil {
+		tokens = func(req provider.Request) int { return t.Tokens(s.Count, req) }
+	}
+	eng := engine.New(engine.Setup{
+		Provider: t.Provider, Spec: t.Spec, Concurrency: s.Concurrency, Limits: t.Limits, Timeout: s.Timeout,
+		MaxWait: s.MaxWait, MaxFailures: s.MaxFailures, Log: s.Log, Shared: shared, Count: s.Count, Tokens: tokens,
+	})
+	return s.Batch.Runner(eng, t.Batcher, t.Spec, t.BaseURL, s.Store, batchrun.Config{})
+}
+
+// InputTokens is req's prompt (its system prompt and messages) as the
+// target's model counts it: count's figure scaled by the rules' token
+// factor, rounded up (Sonnet 5 counts 1.42 tokens for each o200k one).
+func (t Target) InputTokens(count func(string) int, req provider.Request) int {
+	return t.Rules.Scale(engine.PromptTokens(count, req))
+}
+
+// Tokens is the most req can use, as the target's model counts: its input
+// and the output it may write (the cap is the model's own tokens already).
+// The engine reserves it, and --max-cost and --dry-run count it.
+func (t Target) Tokens(count func(string) int, req provider.Request) int {
+	return t.InputTokens(count, req) + provider.OutputCap(req)
+}
