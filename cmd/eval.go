@@ -348,6 +348,17 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			return err
 		}
 	}
+	targets := make([]*target.Target, 0, len(cfg.Models)+1)
+	for i := range cfg.Models {
+		targets = append(targets, &cfg.Models[i])
+	}
+	if cfg.Judge != nil {
+		targets = append(targets, cfg.Judge)
+	}
+	if err := learnFactors(ctx, cfg.Store, targets); err != nil {
+		return err
+	}
+	defer saveFactors(context.WithoutCancel(ctx), cfg.Store, targets, o.Logger())
 	// Said once everything is checked, just before the first request.
 	noteNotSent(o.Infof, cfg.Models, cfg.Params.NotSent)
 	specs := make([]provider.Spec, 0, len(cfg.Models)+1)

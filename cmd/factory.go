@@ -297,3 +297,24 @@ func priceOf(info models.Info, spec provider.Spec, mode batchrun.Mode) (models.P
 	}
 	return p, nil
 }
+
+// learnFactors gives each target what st holds of its model's tokenizer
+// (see target.Target.Learn).
+func learnFactors(ctx context.Context, st store.Store, targets []*target.Target) error {
+	for _, t := range targets {
+		if err := t.Learn(ctx, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// saveFactors keeps what the run learned of each target's tokenizer for
+// the runs after it. A failure to keep it loses no result: it is logged.
+func saveFactors(ctx context.Context, st store.Store, targets []*target.Target, log *slog.Logger) {
+	for _, t := range targets {
+		if err := t.SaveFactor(ctx, st); err != nil {
+			log.Warn("the learned token factor was not saved", "model", t.Spec.String(), "err", err)
+		}
+	}
+}

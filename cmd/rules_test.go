@@ -3,11 +3,14 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
 // fiveModels are the models of issue 23's check: two that take every flag
@@ -188,5 +191,48 @@ func TestDryRunPricesTodaysModels(t *testing.T) {
 		if m.CostUSD == nil || *m.CostUSD <= 0 {
 			t.Errorf("%s: cost %v", m.Model, m.CostUSD)
 		}
+	}
+}
+
+// The token factor a run learns from reported usage is kept in the
+// database, and the next run counts with it: against a server whose
+// tokenizer counts 40% more than o200k, a --dry-run after one real run
+// counts about 40% more input tokens than one before it.
+func TestLearnedTokenFactorIsKeptForTheNextRun(t *testing.T) {
+	tok, err := tokenizer.New(tokenizer.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second,
+		CountTokens: func(s string) int { return int(math.Ceil(1.4 * float64(tok.Count(s)))) }})
+	h := newHarness(t)
+	h.env = rulesEnv(srv)
+	items := func(tag string) string {
+		var lines []string
+		for i := range 12 {
+			lines = append(lines, fmt.Sprintf(`{"id": "%s%d", "prompt": "%s %d: %s", "expected": "ok"}`, tag, i, tag, i,
+				strings.Repeat("Read the whole clause before answering. ", 20)))
+		}
+		return writeDataset(t, lines...)
+	}
+	dryInput := func(data string) int {
+		res := h.run(context.Background(), "eval", data, "--models", "openai:my-model", "--dry-run", "-f", "json")
+		var est struct {
+			Models []struct {
+				InputTokens int `json:"input_tokens"`
+			} `json:"models"`
+		}
+		if err := json.Unmarshal([]byte(res.out), &est); err != nil || len(est.Models) != 1 {
+			t.Fatalf("exit %d: %v: %s %s", res.code, err, res.out, res.errOut)
+		}
+		return est.Models[0].InputTokens
+	}
+	before := dryInput(items("b"))
+	if res := h.run(context.Background(), "eval", items("a"), "--models", "openai:my-model", "-f", "json"); res.code > 1 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	after := dryInput(items("c"))
+	if ratio := float64(after) / float64(before); ratio < 1.35 || ratio > 1.45 {
+		t.Errorf("--dry-run counted %d input tokens before the run and %d after (x%.2f), want about x1.4", before, after, ratio)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/summarize"
+	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/textsafe"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
@@ -279,6 +280,10 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		defer cfg.Store.Close()
 	}
 	cfg.Log = o.Logger()
+	if err := learnFactors(ctx, cfg.Store, []*target.Target{&cfg.Target}); err != nil {
+		return err
+	}
+	defer saveFactors(context.WithoutCancel(ctx), cfg.Store, []*target.Target{&cfg.Target}, cfg.Log)
 	noteRetired(o.Infof, []provider.Spec{cfg.Target.Spec}) // once everything is checked
 	bar := o.IO.NewProgress("summarizing", !o.Globals.Quiet)
 	cfg.Progress = bar

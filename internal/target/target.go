@@ -8,10 +8,12 @@
 package target
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
 	"github.com/digest-cli/digest/internal/batchrun"
+	"github.com/digest-cli/digest/internal/calibrate"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
@@ -49,6 +51,43 @@ type Target struct {
 	// out of its requests, and of their keys; their token factor scales
 	// what the run's tokenizer counts to what the model counts.
 	Rules provider.Rules
+	// Factor, when set, is the token factor learned from the input tokens
+	// the provider reported in earlier runs and in this one: it replaces
+	// the rules' factor once it has enough answers behind it, and learns
+	// from every answer the engine gets. Nil counts by the rules alone.
+	Factor *calibrate.Learner
+}
+
+// Learn gives t a learner starting from what st holds of its model (nil
+// st: from nothing), falling back to the rules' factor until enough
+// answers are known. The offline model counts its own tokens: it gets
+// none.
+func (t *Target) Learn(ctx context.Context, st store.Store) error {
+	if t.Spec.Provider == provider.Offline {
+		return nil
+	}
+	var prior store.TokenFactor
+	if st != nil {
+		var err error
+		if prior, _, err = st.TokenFactor(ctx, t.Spec.String()); err != nil {
+			return err
+		}
+	}
+	t.Factor = calibrate.New(prior.Factor, prior.Samples, t.Rules.Factor())
+	return nil
+}
+
+// SaveFactor folds what this run learned of the model's tokenizer into
+// what st holds, for the runs after it.
+func (t Target) SaveFactor(ctx context.Context, st store.Store) error {
+	if t.Factor == nil || st == nil {
+		return nil
+	}
+	f, n := t.Factor.Learned()
+	if n == 0 {
+		return nil
+	}
+	return st.SaveTokenFactor(ctx, store.TokenFactor{Model: t.Spec.String(), Factor: f, Samples: n})
 }
 
 // Setup is what a run adds to a target to build its engine.
@@ -86,8 +125,21 @@ func (t Target) Engine(s Setup) engine.Runner {
 	if s.Count != nil {
 		tokens = func(req provider.Request) int { return t.Tokens(s.Count, req) }
 	}
+	p := t.Provider
+	if t.Factor != nil && p != nil && s.Count != nil {
+		// Each answer's reported input, against the run's own count of its
+		// prompt, teaches the factor the next requests are counted with.
+		inner, learner, count := p, t.Factor, s.Count
+		p = provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
+			resp, err := inner.Complete(ctx, req)
+			if err == nil {
+				learner.Observe(engine.PromptTokens(count, req), resp.Usage.InputTokens)
+			}
+			return resp, err
+		})
+	}
 	eng := engine.New(engine.Setup{
-		Provider: t.Provider, Spec: t.Spec, Concurrency: s.Concurrency, Limits: t.Limits, Timeout: s.Timeout,
+		Provider: p, Spec: t.Spec, Concurrency: s.Concurrency, Limits: t.Limits, Timeout: s.Timeout,
 		MaxWait: s.MaxWait, MaxFailures: s.MaxFailures, Log: s.Log, Shared: shared, Count: s.Count, Tokens: tokens,
 	})
 	return s.Batch.Runner(eng, t.Batcher, t.Spec, t.BaseURL, s.Store, batchrun.Config{})
@@ -97,6 +149,9 @@ func (t Target) Engine(s Setup) engine.Runner {
 // target's model counts it: count's figure scaled by the rules' token
 // factor, rounded up (Sonnet 5 counts 1.42 tokens for each o200k one).
 func (t Target) InputTokens(count func(string) int, req provider.Request) int {
+	if t.Factor != nil {
+		return t.Factor.Scale(engine.PromptTokens(count, req))
+	}
 	return t.Rules.Scale(engine.PromptTokens(count, req))
 }
 
