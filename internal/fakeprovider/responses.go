@@ -213,6 +213,28 @@ func parseResponses(body []byte) (request, *apiError) {
 		sampling[p.name] = &f
 	}
 	req.temperature = sampling["temperature"]
+	if raw, ok := fields["text"]; ok && respKind(raw) != "null" {
+		var text struct {
+			Format *struct {
+				Type   string          `json:"type"`
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+				Strict bool            `json:"strict"`
+			} `json:"format"`
+		}
+		if json.Unmarshal(raw, &text) != nil {
+			return wrongType("text", "an object", raw)
+		}
+		if f := text.Format; f != nil && f.Type == "json_schema" {
+			if f.Name == "" {
+				return invalid("missing_required_parameter", "text.format.name", "Missing required parameter: 'text.format.name'.")
+			}
+			if problem := strictSchemaProblem(f.Schema, f.Strict); problem != "" {
+				return invalid("invalid_json_schema", "text.format.schema", "Invalid schema for response_format '%s': %s", f.Name, problem)
+			}
+			req.schema = f.Schema
+		}
+	}
 	effort := ""
 	if raw, ok := fields["reasoning"]; ok && respKind(raw) != "null" {
 		rkeys, rfields, ok := respObjectFields(raw)
@@ -449,6 +471,9 @@ func (s *Server) responsesAnswer(req request, rec Received, promptTokens, id int
 			text = DefaultAnswer(rec)
 		}
 		text = s.batch(text)
+		if req.schema != nil {
+			text = wrapForSchema(text, req.schema)
+		}
 		switch n := s.count(text); {
 		case strings.Contains(last, ContentFilterTrigger):
 			text, status, reason = s.fit(text, n/2), "incomplete", "content_filter"

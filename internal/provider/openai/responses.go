@@ -72,6 +72,8 @@ type responsesRequest struct {
 	MaxOutputTokens int                 `json:"max_output_tokens,omitempty"`
 	Temperature     *float64            `json:"temperature,omitempty"`
 	Reasoning       *responsesReasoning `json:"reasoning,omitempty"`
+	// Text holds the answer to a JSON schema, strictly.
+	Text *responsesText `json:"text,omitempty"`
 	// Store is always false: digest never reads a response back, and
 	// keeping prompts on OpenAI's side is not its call.
 	Store bool `json:"store"`
@@ -79,6 +81,18 @@ type responsesRequest struct {
 
 type responsesReasoning struct {
 	Effort string `json:"effort"`
+}
+
+// responsesText is text.format: Chat's json_schema, its fields flat.
+type responsesText struct {
+	Format responsesFormat `json:"format"`
+}
+
+type responsesFormat struct {
+	Type   string          `json:"type"` // "json_schema"
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
 }
 
 // body is req as the Responses API takes it, after the model's rules on
@@ -97,6 +111,9 @@ func (r *ResponsesClient) body(req provider.Request) responsesRequest {
 	}
 	if req.ReasoningEffort != "" {
 		b.Reasoning = &responsesReasoning{Effort: req.ReasoningEffort}
+	}
+	if req.Schema != nil && r.chat.name == "openai" {
+		b.Text = &responsesText{Format: responsesFormat{Type: "json_schema", Name: req.Schema.Name, Schema: req.Schema.JSON, Strict: true}}
 	}
 	return b
 }

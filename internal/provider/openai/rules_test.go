@@ -142,3 +142,18 @@ func repeat(s string, n int) string {
 	}
 	return string(b)
 }
+
+// The Responses API holds an answer to the schema too (text.format).
+func TestResponsesStructuredOutput(t *testing.T) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{Answer: func(fakeprovider.Received) string { return `[{"commit":"a","summary":"s"}]` }})
+	schema := &provider.Schema{Name: "answers", JSON: []byte(`{"type":"object","properties":{"commits":{"type":"array","items":{"type":"object","properties":{"commit":{"type":"string"},"summary":{"type":"string"}},"required":["commit","summary"],"additionalProperties":false}}},"required":["commits"],"additionalProperties":false}`)}
+	cl := openai.NewResponses(openai.Options{Name: "openai", BaseURL: srv.OpenAIBaseURL(), APIKey: "k"})
+	resp, err := cl.Complete(context.Background(), provider.Request{Model: "gpt-5-pro", MaxTokens: 50, Schema: schema,
+		Messages: []provider.Message{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != `{"commits":[{"commit":"a","summary":"s"}]}` {
+		t.Errorf("answer %s", resp.Text)
+	}
+}
