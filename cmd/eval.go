@@ -109,7 +109,7 @@ exit 3 after writing every report.`,
 	fl.Float64Var(&o.Temperature, "temperature", 0, "sampling temperature (default: the provider's)")
 	fl.IntVar(&o.MaxTokens, "max-tokens", 512, "output tokens per answer, at most")
 	fl.IntVar(&o.Seed, "seed", 0, "sampling seed, for providers that take one (default: none)")
-	fl.StringVar(&o.Effort, "reasoning-effort", "", "low, medium or high, for models that reason (default: the model's; Claude models that think by default do not)")
+	addEffortFlag(fl, &o.Effort)
 	fl.IntVar(&o.Repeat, "repeat", 1, "ask every item this many times; each repeat is its own result")
 	fl.StringVar(&o.System, "system", "", "system prompt for items that have none")
 	fl.IntVar(&o.Limit, "limit", 0, "only the first N items (0: all)")
@@ -270,8 +270,8 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	if err != nil {
 		return cfg, nil, cmdutil.AsUsage(err)
 	}
-	if o.Effort != "" && !slices.Contains(provider.Efforts, o.Effort) {
-		return cfg, nil, cmdutil.UsageError("--reasoning-effort %q is not one of %s. Try: --reasoning-effort medium", o.Effort, strings.Join(provider.Efforts, ", "))
+	if err := checkEffort(o.Effort); err != nil {
+		return cfg, nil, err
 	}
 	cfg.Params = eval.Params{MaxTokens: o.MaxTokens, Repeat: o.Repeat, System: o.System, ReasoningEffort: o.Effort}
 	if o.set("temperature") {

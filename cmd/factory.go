@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/cmdutil"
@@ -317,4 +320,17 @@ func saveFactors(ctx context.Context, st store.Store, targets []*target.Target, 
 			log.Warn("the learned token factor was not saved", "model", t.Spec.String(), "err", err)
 		}
 	}
+}
+
+// addEffortFlag adds --reasoning-effort, the same for every command.
+func addEffortFlag(fl *pflag.FlagSet, into *string) {
+	fl.StringVar(into, "reasoning-effort", "", "low, medium or high, for models that reason (default: the model's; Claude models that think by default do not)")
+}
+
+// checkEffort refuses a --reasoning-effort no API takes.
+func checkEffort(v string) error {
+	if v != "" && !slices.Contains(provider.Efforts, v) {
+		return cmdutil.UsageError("--reasoning-effort %q is not one of %s. Try: --reasoning-effort medium", v, strings.Join(provider.Efforts, ", "))
+	}
+	return nil
 }

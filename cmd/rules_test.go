@@ -236,3 +236,34 @@ func TestLearnedTokenFactorIsKeptForTheNextRun(t *testing.T) {
 		t.Errorf("--dry-run counted %d input tokens before the run and %d after (x%.2f), want about x1.4", before, after, ratio)
 	}
 }
+
+// summarize takes --reasoning-effort too: a model that reasons is sent it,
+// one that does not goes without, said once, and no request is refused.
+func TestSummarizeSendsTheEffortWhereTheModelTakesIt(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		sent  bool
+	}{{"openai:gpt-5-mini", true}, {"openai:gpt-4o-mini", false}} {
+		srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second})
+		h := newHarness(t)
+		h.env = rulesEnv(srv)
+		repo := historyRepo(t, 3)
+		res := h.run(context.Background(), "summarize", repo.Dir, "--model", c.model, "--reasoning-effort", "low", "-f", "jsonl")
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.model, res.code, res.errOut)
+		}
+		for _, r := range srv.Requests() {
+			if got := strings.Contains(string(r.Body), `"reasoning_effort":"low"`); got != c.sent || r.Status != 200 {
+				t.Errorf("%s: effort sent %v, status %d", c.model, got, r.Status)
+			}
+		}
+		if said := strings.Contains(res.errOut, c.model+" takes no --reasoning-effort; sent without it"); said == c.sent {
+			t.Errorf("%s: notice %v:\n%s", c.model, said, res.errOut)
+		}
+	}
+	h := newHarness(t)
+	if res := h.run(context.Background(), "summarize", historyRepo(t, 1).Dir, "--reasoning-effort", "extreme"); res.code != 2 ||
+		!strings.Contains(res.errOut, `--reasoning-effort "extreme" is not one of low, medium, high`) {
+		t.Errorf("exit %d: %s", res.code, res.errOut)
+	}
+}

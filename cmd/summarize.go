@@ -32,6 +32,7 @@ import (
 type SummarizeOptions struct {
 	runDeps
 
+	Effort        string // --reasoning-effort
 	Repos         []string
 	Pathspec      []string
 	Revs          []string
@@ -140,6 +141,7 @@ extractive summary from the commit message and the diff.`,
 	fl.DurationVar(&opts.BatchWindow, "batch-window", 2*time.Second, "wait at most this long for a batch to fill")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "count the requests, tokens and cost a run would send, and send nothing")
 	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop sending before the run could cost more than this many US dollars (0: no limit)")
+	addEffortFlag(fl, &opts.Effort)
 	fl.StringVar(&opts.Price, "price", "", "the model's price as INPUT/OUTPUT[/CACHED_INPUT[/CACHE_WRITE]] dollars per million tokens, over the built-in table")
 	fl.StringVar(&opts.ModelConfig, "model-config", "", "JSON file of per-model rpm, tpm and price, over the built-in table")
 	fl.BoolVar(&opts.NoRedact, "no-redact", false, "send diffs and messages as they are, without replacing the secrets found in them")
@@ -226,6 +228,9 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	if err != nil {
 		return cfg, nil, err
 	}
+	if err := checkEffort(o.Effort); err != nil {
+		return cfg, nil, err
+	}
 	workDir, _ := os.Getwd() // "" leaves pathspecs relative to each root
 	cfg = summarize.Options{
 		PathArgs: o.Pathspec, WorkDir: workDir,
@@ -234,7 +239,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Target: model,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow,
 		Timeout: o.Timeout, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
-		Highlights: o.Highlights, Batch: mode,
+		Highlights: o.Highlights, Batch: mode, ReasoningEffort: o.Effort,
 	}
 	if model.PriceUnknown && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)
@@ -285,6 +290,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	}
 	defer saveFactors(context.WithoutCancel(ctx), cfg.Store, []*target.Target{&cfg.Target}, cfg.Log)
 	noteRetired(o.Infof, []provider.Spec{cfg.Target.Spec}) // once everything is checked
+	if o.Effort != "" && !cfg.Target.Rules.Efforts {
+		o.Infof("digest: %s takes no --reasoning-effort; sent without it", cfg.Target.Spec)
+	}
 	bar := o.IO.NewProgress("summarizing", !o.Globals.Quiet)
 	cfg.Progress = bar
 	cfg.Batch.OnLook = showBatches(o.runDeps, bar)

@@ -21,13 +21,12 @@ const minEstimate = 64
 // model's documented factor) and what this run observes. Safe for
 // concurrent use.
 type Learner struct {
-	mu            sync.Mutex
-	prior         float64
-	priorSamples  int
-	sum           float64 // of this run's ratios
-	samples       int
-	fallback      float64 // used until enough samples exist
-	fallbackGiven bool
+	mu           sync.Mutex
+	prior        float64
+	priorSamples int
+	sum          float64 // of this run's ratios
+	samples      int
+	fallback     float64 // used until enough samples exist
 }
 
 // New returns a learner starting from prior over priorSamples (0 when

@@ -269,6 +269,7 @@ func (d *dispatcher) task(items []*pending) engine.Task {
 		k = "batch:" + key.Of(keys...)
 	}
 	req := prompt.Request(d.opts.Target.Spec.Model, commits)
+	req.ReasoningEffort = d.opts.effort()
 	d.mu.Lock()
 	d.byKey[k] = items
 	d.mu.Unlock()
@@ -291,7 +292,7 @@ const promptOverhead = 300
 // commits' input and the framing, and every output token the request
 // allows.
 func (d *dispatcher) requestTokens(input, commits int) int {
-	return d.opts.Target.Rules.Scale(input+promptOverhead) + provider.OutputCap(provider.Request{Model: d.opts.Target.Spec.Model, MaxTokens: prompt.MaxOutputTokens * commits})
+	return d.opts.Target.Scale(input+promptOverhead) + d.opts.outputCap(prompt.MaxOutputTokens*commits)
 }
 
 // worstCost bounds what the request under key can cost: its estimated
@@ -303,7 +304,7 @@ func (d *dispatcher) worstCost(k string) float64 {
 		input += p.tokens
 	}
 	t := d.opts.Target
-	return d.opts.Batch.Worst(t.Price, t.SyncPrice).Cost(t.Rules.Scale(input), provider.OutputCap(provider.Request{Model: t.Spec.Model, MaxTokens: prompt.MaxOutputTokens * len(items)}))
+	return d.opts.Batch.Worst(t.Price, t.SyncPrice).Cost(t.Scale(input), d.opts.outputCap(prompt.MaxOutputTokens*len(items)))
 }
 
 // affordable reports whether sending the request under key keeps the run's

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/digest-cli/digest/internal/prompt"
-	"github.com/digest-cli/digest/internal/provider"
 )
 
 // Estimate is what a run would send, counted without sending it.
@@ -40,8 +39,8 @@ func estimate(ctx context.Context, opts Options, misses <-chan *pending, est *Es
 		}
 		est.Requests++
 		est.Commits += len(batch)
-		est.InputTokens += opts.Target.Rules.Scale(in) // as the model counts them
-		est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Target.Spec.Model, MaxTokens: prompt.MaxOutputTokens * len(batch)})
+		est.InputTokens += opts.Target.Scale(in) // as the model counts them
+		est.MaxOutputTokens += opts.outputCap(prompt.MaxOutputTokens * len(batch))
 		// Counted, a commit's text is never read again: let it go, or a dry
 		// run over a long history holds every cut diff at once.
 		for _, p := range batch {

@@ -124,6 +124,7 @@ func highlights(ctx context.Context, opts Options, eng engine.Runner, res *Resul
 				continue
 			}
 			req, listed := prompt.Highlights(opts.Target.Spec.Model, in)
+			req.ReasoningEffort = opts.effort()
 			k := highlightsKey(opts, len(in), listed)
 			j := byKey[k]
 			if j == nil {
@@ -332,6 +333,7 @@ func estimateHighlights(ctx context.Context, opts Options, est *Estimate, runs [
 			}
 			counted[seen] = true
 			req, listed := prompt.Highlights(opts.Target.Spec.Model, in)
+			req.ReasoningEffort = opts.effort()
 			if unknown == 0 && opts.Store != nil {
 				k := highlightsKey(opts, len(in), listed)
 				found, err := opts.Store.EvalResults(ctx, []string{k})
@@ -346,7 +348,7 @@ func estimateHighlights(ctx context.Context, opts Options, est *Estimate, runs [
 			est.Highlights++
 			est.Requests++
 			est.InputTokens += opts.Target.InputTokens(opts.Tokenizer.Count, req) + prompt.MaxOutputTokens*min(unknown, len(listed))
-			est.MaxOutputTokens += provider.OutputCap(provider.Request{Model: opts.Target.Spec.Model, MaxTokens: prompt.HighlightsMaxTokens})
+			est.MaxOutputTokens += opts.outputCap(prompt.HighlightsMaxTokens)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/prompt"
+	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/spend"
@@ -76,6 +77,11 @@ type Options struct {
 	// Highlights asks the model, once the summaries are in, for 3 to 6
 	// bullets about each version's changes (see highlights).
 	Highlights bool
+	// ReasoningEffort is --reasoning-effort, sent to a model that takes
+	// it ("" for the model's default; Claude models that think by default
+	// are told not to). It is no part of a summary's key: a commit's
+	// summary is paid once, whatever effort wrote it.
+	ReasoningEffort string
 
 	// Target is the model the summaries and the highlights are asked of:
 	// its limits, prices, rules, client and batch API.
@@ -603,4 +609,19 @@ func renamesIn(opts Options, r *history.Repo) error {
 		return nil
 	}
 	return r.CanDetectRenames()
+}
+
+// effort is the reasoning effort the model is sent: none where its rules
+// take none.
+func (o Options) effort() string {
+	if o.Target.Rules.Efforts {
+		return o.ReasoningEffort
+	}
+	return ""
+}
+
+// outputCap is the output-token cap of a request for maxTokens, as the
+// model is sent it (with room to think, where it thinks).
+func (o Options) outputCap(maxTokens int) int {
+	return provider.OutputCap(provider.Request{Model: o.Target.Spec.Model, MaxTokens: maxTokens, ReasoningEffort: o.effort()})
 }

@@ -149,10 +149,16 @@ func (t Target) Engine(s Setup) engine.Runner {
 // target's model counts it: count's figure scaled by the rules' token
 // factor, rounded up (Sonnet 5 counts 1.42 tokens for each o200k one).
 func (t Target) InputTokens(count func(string) int, req provider.Request) int {
+	return t.Scale(engine.PromptTokens(count, req))
+}
+
+// Scale is n tokens of the run's tokenizer as the target's model counts
+// them: by the learned factor when there is one, else the rules'.
+func (t Target) Scale(n int) int {
 	if t.Factor != nil {
-		return t.Factor.Scale(engine.PromptTokens(count, req))
+		return t.Factor.Scale(n)
 	}
-	return t.Rules.Scale(engine.PromptTokens(count, req))
+	return t.Rules.Scale(n)
 }
 
 // Tokens is the most req can use, as the target's model counts: its input
