@@ -38,11 +38,11 @@ type Params struct {
 	Repeat          int      `json:"repeat"`
 	System          string   `json:"system,omitempty"` // used when an item has none
 	// NotSent names, per model, the flags its API does not take, which its
-	// requests went without (NotSent fills it).
+	// requests went without (NotSentBy fills it).
 	NotSent map[string][]string `json:"not_sent,omitempty"`
 }
 
-// NotSent is, per model that refuses some of them, the flags of p its
+// NotSentBy is, per model that refuses some of them, the flags of p its
 // requests go without, by the models' rules: what a run says once at its
 // start and records in its parameters.
 func (p Params) NotSentBy(models []target.Target) map[string][]string {
