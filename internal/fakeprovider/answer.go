@@ -162,13 +162,13 @@ func (s *Server) anthropicCache(req request) (read, written int) {
 	k := "anthropic:" + string(h.Sum(nil))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.responses.anthropic == nil {
-		s.responses.anthropic = map[string]bool{}
+	if s.cache.anthropic == nil {
+		s.cache.anthropic = map[string]bool{}
 	}
-	if s.responses.anthropic[k] {
+	if s.cache.anthropic[k] {
 		return tokens, 0
 	}
-	s.responses.anthropic[k] = true
+	s.cache.anthropic[k] = true
 	return 0, tokens
 }
 
@@ -180,12 +180,10 @@ func contents(msgs []provider.Message) []string {
 	return out
 }
 
-// answer writes a successful response body.
-func (s *Server) answer(format string, req request, rec Received, promptTokens, id int) []byte {
-	rec.Status = 0
-	rec.Messages = slices.Clone(rec.Messages)
-	rec.Header = rec.Header.Clone()
-	rec.Body = slices.Clone(rec.Body)
+// answerText is the answer to request number id, before it is cut to
+// its cap: Config.Answer's or the default, batched as configured, held to
+// the request's schema, or garbled when Sloppy picks it.
+func (s *Server) answerText(req request, rec Received, id int) string {
 	var text string
 	if s.cfg.Answer != nil {
 		text = s.cfg.Answer(rec)
@@ -194,10 +192,21 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 	}
 	text = s.batch(text)
 	if req.schema != nil {
-		text = wrapForSchema(text, req.schema)
-	} else if s.cfg.Sloppy > 0 && id%s.cfg.Sloppy == 0 && strings.HasPrefix(text, "[") {
-		text = "Here are the summaries:\n" + text[:len(text)/2]
+		return wrapForSchema(text, req.schema)
 	}
+	if s.cfg.Sloppy > 0 && id%s.cfg.Sloppy == 0 && strings.HasPrefix(text, "[") {
+		return "Here are the summaries:\n" + text[:len(text)/2]
+	}
+	return text
+}
+
+// answer writes a successful response body.
+func (s *Server) answer(format string, req request, rec Received, promptTokens, id int) []byte {
+	rec.Status = 0
+	rec.Messages = slices.Clone(rec.Messages)
+	rec.Header = rec.Header.Clone()
+	rec.Body = slices.Clone(rec.Body)
+	text := s.answerText(req, rec, id)
 	truncated := false
 	if req.maxTokens > 0 && s.count(text) > req.maxTokens {
 		text, truncated = s.fit(text, req.maxTokens), true
@@ -240,7 +249,7 @@ func (s *Server) answer(format string, req request, rec Received, promptTokens, 
 			PromptTokensDetails *details `json:"prompt_tokens_details,omitempty"`
 		}
 		var cached *details
-		if n := s.responsesCachedTokens(req.system, req.messages, promptTokens); n > 0 {
+		if n := s.openaiCachedTokens(req.system, req.messages, promptTokens); n > 0 {
 			cached = &details{CachedTokens: n} // OpenAI caches long prefixes by itself
 		}
 		body = struct {

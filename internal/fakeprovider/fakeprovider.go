@@ -370,7 +370,7 @@ type Server struct {
 	batchMux *http.ServeMux
 	batches  batchState
 
-	responses responsesState // the Responses endpoint's prompt cache
+	cache promptCache // the prompts answered, for cached usage
 }
 
 // Start runs a fake server for the life of the test.

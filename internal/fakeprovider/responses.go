@@ -36,9 +36,11 @@ const (
 	responsesCacheStep = 128
 )
 
-// responsesState is what the Responses endpoint remembers: the prompt
-// prefixes it has answered, for cached usage. Guarded by Server.mu.
-type responsesState struct {
+// promptCache is what the fake remembers of the prompts it answered, for
+// cached usage. Guarded by Server.mu.
+type promptCache struct {
+	// prefixes are OpenAI's (chat and Responses alike), which it caches by
+	// itself.
 	prefixes map[[sha256.Size]byte]bool
 	// anthropic holds the prefixes Anthropic requests asked to cache.
 	anthropic map[string]bool
@@ -464,16 +466,7 @@ func (s *Server) responsesAnswer(req request, rec Received, promptTokens, id int
 		content = part{Type: "refusal", Refusal: &refusal}
 		completion = max(1, s.count(refusal))
 	} else {
-		var text string
-		if s.cfg.Answer != nil {
-			text = s.cfg.Answer(rec)
-		} else {
-			text = DefaultAnswer(rec)
-		}
-		text = s.batch(text)
-		if req.schema != nil {
-			text = wrapForSchema(text, req.schema)
-		}
+		text := s.answerText(req, rec, id)
 		switch n := s.count(text); {
 		case strings.Contains(last, ContentFilterTrigger):
 			text, status, reason = s.fit(text, n/2), "incomplete", "content_filter"
@@ -484,7 +477,7 @@ func (s *Server) responsesAnswer(req request, rec Received, promptTokens, id int
 		content = part{Type: "output_text", Text: &text, Annotations: &empty, Logprobs: &empty}
 		completion = max(1, s.count(text))
 	}
-	cached := s.responsesCachedTokens(req.system, req.messages, promptTokens)
+	cached := s.openaiCachedTokens(req.system, req.messages, promptTokens)
 
 	// The request's own settings, echoed as the API echoes them.
 	var echo struct {
@@ -576,12 +569,12 @@ func (s *Server) responsesAnswer(req request, rec Received, promptTokens, id int
 	return mustJSON(body)
 }
 
-// responsesCachedTokens is the cached part of a Responses prompt: the longest
+// openaiCachedTokens is the cached part of an OpenAI prompt: the longest
 // prefix of it (the instructions, then each input message in turn) that an
 // earlier answered request began with, counted in tokens and rounded down
 // to a multiple of responsesCacheStep when it is at least responsesCacheMin, else 0.
 // The prompt's own prefixes are remembered for the requests after it.
-func (s *Server) responsesCachedTokens(system string, msgs []provider.Message, promptTokens int) int {
+func (s *Server) openaiCachedTokens(system string, msgs []provider.Message, promptTokens int) int {
 	h := sha256.New()
 	segment := func(role, text string) {
 		var n [8]byte
@@ -599,10 +592,10 @@ func (s *Server) responsesCachedTokens(system string, msgs []provider.Message, p
 		prefixes = append(prefixes, [sha256.Size]byte(h.Sum(nil)))
 	}
 	s.mu.Lock()
-	seen := s.responses.prefixes
+	seen := s.cache.prefixes
 	if seen == nil {
 		seen = map[[sha256.Size]byte]bool{}
-		s.responses.prefixes = seen
+		s.cache.prefixes = seen
 	}
 	longest := -1
 	for k := len(prefixes) - 1; k >= 0; k-- {
