@@ -148,20 +148,22 @@ func (c *Client) parseAnswer(req provider.Request, status int, header http.Heade
 	if problem != "" {
 		return provider.Response{}, provider.Unreadable(c.name, status, limits, problem)
 	}
-	finish := finishOf(choices[0].FinishReason)
 	var refusal string
-	if json.Unmarshal(choices[0].Message.Refusal, &refusal) == nil && refusal != "" {
+	_ = json.Unmarshal(choices[0].Message.Refusal, &refusal) // not a string: no refusal
+	return c.response(text, refusal, finishOf(choices[0].FinishReason), usage(req, out.Usage), limits), nil
+}
+
+// response is an answer as both wires end it: a refusal makes the finish
+// a refusal, its words standing for the text when there is none, and the
+// key is scrubbed from what the server wrote.
+func (c *Client) response(text, refusal string, finish provider.Finish, u provider.Usage, limits *provider.Limits) provider.Response {
+	if refusal != "" {
 		finish = provider.FinishRefusal
 		if text == "" {
 			text = refusal
 		}
 	}
-	return provider.Response{
-		Text:   provider.ScrubKey(text, c.key),
-		Finish: finish,
-		Usage:  usage(req, out.Usage),
-		Limits: limits,
-	}, nil
+	return provider.Response{Text: provider.ScrubKey(text, c.key), Finish: finish, Usage: u, Limits: limits}
 }
 
 // finishOf reads a choice's finish_reason: "length" and "content_filter"

@@ -175,18 +175,7 @@ func (r *ResponsesClient) parseAnswer(req provider.Request, status int, header h
 		// finished, an answer without a message is not one.
 		return provider.Response{}, provider.Unreadable(c.name, status, limits, "the output has no message")
 	}
-	if refusal != "" {
-		finish = provider.FinishRefusal
-		if text == "" {
-			text = refusal
-		}
-	}
-	return provider.Response{
-		Text:   provider.ScrubKey(text, c.key),
-		Finish: finish,
-		Usage:  responsesUsage(req, out.Usage),
-		Limits: limits,
-	}, nil
+	return c.response(text, refusal, finish, responsesUsage(req, out.Usage), limits), nil
 }
 
 // failure is the error a 200 reports instead of an answer, nil when it
