@@ -280,7 +280,6 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	if o.set("seed") {
 		cfg.Params.Seed = &o.Seed
 	}
-	cfg.Params.NotSent = cfg.Params.NotSentBy(cfg.Models)
 	if o.Assert != "" {
 		if err := score.CheckType(o.Assert); err != nil {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--assert: %w", err))
@@ -360,7 +359,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	defer saveFactors(context.WithoutCancel(ctx), cfg.Store, targets, o.Logger())
 	// Said once everything is checked, just before the first request.
-	noteNotSent(o.Infof, cfg.Models, cfg.Params.NotSent)
+	noteNotSent(o.Infof, cfg.Models, provider.Request{Temperature: cfg.Params.Temperature, Seed: cfg.Params.Seed, ReasoningEffort: cfg.Params.ReasoningEffort})
 	specs := make([]provider.Spec, 0, len(cfg.Models)+1)
 	for _, m := range cfg.Models {
 		specs = append(specs, m.Spec)
@@ -784,12 +783,13 @@ func noteRetired(infof func(string, ...any), specs []provider.Spec) {
 	}
 }
 
-// noteNotSent says once per model, before anything is sent, which flags
-// its API does not take, so that a comparison across models still runs
-// and nobody reads a model's default as the value asked for.
-func noteNotSent(infof func(string, ...any), ms []target.Target, notSent map[string][]string) {
+// noteNotSent says once per model, before anything is sent, which of the
+// flags asked for its API does not take (its rules leave them out), so
+// that a comparison across models still runs and nobody reads a model's
+// default as the value asked for.
+func noteNotSent(infof func(string, ...any), ms []target.Target, asked provider.Request) {
 	for _, m := range ms {
-		if flags := notSent[m.Spec.String()]; len(flags) > 0 {
+		if _, flags := m.Rules.Apply(asked); len(flags) > 0 {
 			infof("digest: %s takes no %s; sent without it", m.Spec, strings.Join(flags, " or "))
 		}
 	}

@@ -290,9 +290,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	}
 	defer saveFactors(context.WithoutCancel(ctx), cfg.Store, []*target.Target{&cfg.Target}, cfg.Log)
 	noteRetired(o.Infof, []provider.Spec{cfg.Target.Spec}) // once everything is checked
-	if o.Effort != "" && !cfg.Target.Rules.Efforts {
-		o.Infof("digest: %s takes no --reasoning-effort; sent without it", cfg.Target.Spec)
-	}
+	noteNotSent(o.Infof, []target.Target{cfg.Target}, provider.Request{ReasoningEffort: o.Effort})
 	bar := o.IO.NewProgress("summarizing", !o.Globals.Quiet)
 	cfg.Progress = bar
 	cfg.Batch.OnLook = showBatches(o.runDeps, bar)

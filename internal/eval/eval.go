@@ -38,7 +38,7 @@ type Params struct {
 	Repeat          int      `json:"repeat"`
 	System          string   `json:"system,omitempty"` // used when an item has none
 	// NotSent names, per model, the flags its API does not take, which its
-	// requests went without (NotSentBy fills it).
+	// requests went without: Run records it (NotSentBy).
 	NotSent map[string][]string `json:"not_sent,omitempty"`
 }
 
@@ -182,9 +182,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.DryRun {
 		return r.dryRun(ctx)
 	}
-	if o.Params.NotSent == nil {
-		o.Params.NotSent = o.Params.NotSentBy(o.Models)
-	}
+	o.Params.NotSent = o.Params.NotSentBy(o.Models)
 	params, _ := json.Marshal(o.Params)
 	var paramMap map[string]any
 	json.Unmarshal(params, &paramMap)

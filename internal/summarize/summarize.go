@@ -614,10 +614,8 @@ func renamesIn(opts Options, r *history.Repo) error {
 // effort is the reasoning effort the model is sent: none where its rules
 // take none.
 func (o Options) effort() string {
-	if o.Target.Rules.Efforts {
-		return o.ReasoningEffort
-	}
-	return ""
+	req, _ := o.Target.Rules.Apply(provider.Request{ReasoningEffort: o.ReasoningEffort})
+	return req.ReasoningEffort
 }
 
 // outputCap is the output-token cap of a request for maxTokens, as the
