@@ -13,6 +13,10 @@ import (
 // used: fewer could be a few odd prompts.
 const MinSamples = 8
 
+// RunSamples is how many answers a run learns from: the mean of that many
+// moves no more, and counting each prompt again costs a tokenizer pass.
+const RunSamples = 256
+
 // Smallest estimates are not learned from: a server's few tokens of chat
 // template would swamp them.
 const minEstimate = 64
@@ -54,6 +58,14 @@ func (l *Learner) Observe(estimated, reported int) {
 	l.sum += r
 	l.samples++
 	l.mu.Unlock()
+}
+
+// Learning reports whether the run still learns: fewer than RunSamples
+// answers observed. Callers skip counting a prompt for Observe when not.
+func (l *Learner) Learning() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.samples < RunSamples
 }
 
 // Factor is the factor to count with now.

@@ -73,3 +73,17 @@ func TestConcurrentObservations(t *testing.T) {
 		t.Errorf("learned %v over %d", f, n)
 	}
 }
+
+func TestLearningStopsAfterRunSamples(t *testing.T) {
+	l := New(0, 0, 1)
+	for range RunSamples - 1 {
+		l.Observe(1000, 1200)
+	}
+	if !l.Learning() {
+		t.Fatal("stopped learning early")
+	}
+	l.Observe(1000, 1200)
+	if l.Learning() {
+		t.Error("still learning after RunSamples answers")
+	}
+}

@@ -132,7 +132,7 @@ func (t Target) Engine(s Setup) engine.Runner {
 		inner, learner, count := p, t.Factor, s.Count
 		p = provider.Func(func(ctx context.Context, req provider.Request) (provider.Response, error) {
 			resp, err := inner.Complete(ctx, req)
-			if err == nil {
+			if err == nil && learner.Learning() {
 				learner.Observe(engine.PromptTokens(count, req), resp.Usage.InputTokens)
 			}
 			return resp, err
