@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -33,7 +34,28 @@ func (b *batchFlags) addFlags(fl *pflag.FlagSet) {
 	fl.BoolVar(&b.API, "batch-api", false, "send every request through the provider's batch API (OpenAI, Anthropic): half the price, answers within 24 hours")
 	fl.BoolVar(&b.NoWait, "no-wait", false, "with --batch-api: submit the batches and exit 0; the same command again collects the answers")
 	fl.DurationVar(&b.Poll, "batch-poll", batchrun.DefaultPollMin, "with --batch-api: the first wait between looks at a batch; each look waits half as long again, up to 5m")
-	fl.StringVar(&b.Retry, "batch-retry", "next", "with --batch-api: send what a batch left unanswered in the next batch (next) or at once, at the full price (sync)")
+	fl.StringVar(&b.Retry, "batch-retry", "next", "with --batch-api: send what a batch left unanswered in the next batch (next) or at once, at the full price (sync); add unknown (next,unknown) to send again, too, the requests of a batch this API key cannot see (HTTP 404 or 403), which may still run and bill under the key that sent it")
+}
+
+// retryWords reads --batch-retry: next or sync, where unanswered items
+// go, and unknown, whether the requests of a batch the key cannot see go
+// too; "unknown" alone is "next,unknown".
+func retryWords(v string) (sync, unknown bool, err error) {
+	where := ""
+	for w := range strings.SplitSeq(v, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "next", "sync":
+			if where != "" && where != w {
+				return false, false, cmdutil.UsageError("--batch-retry %q names both next and sync: unanswered items go to one. Try: --batch-retry next, or --batch-retry sync", v)
+			}
+			where = w
+		case "unknown":
+			unknown = true
+		default:
+			return false, false, cmdutil.UsageError("--batch-retry %q is neither next nor sync, nor unknown added to one of them (%q is not a word it takes). Try: --batch-retry next, or --batch-retry next,unknown", v, w)
+		}
+	}
+	return where == "sync", unknown, nil
 }
 
 // mode checks the flags and returns what they ask for.
@@ -44,13 +66,14 @@ func (b batchFlags) mode() (batchrun.Mode, error) {
 		}
 		return batchrun.Mode{}, nil
 	}
-	if b.Retry != "next" && b.Retry != "sync" {
-		return batchrun.Mode{}, cmdutil.UsageError("--batch-retry %q is neither next nor sync. Try: --batch-retry next", b.Retry)
+	sync, unknown, err := retryWords(b.Retry)
+	if err != nil {
+		return batchrun.Mode{}, err
 	}
 	if b.Poll <= 0 {
 		return batchrun.Mode{}, cmdutil.UsageError("--batch-poll must be positive, got %s. Try: --batch-poll 5s", b.Poll)
 	}
-	return batchrun.Mode{On: true, NoWait: b.NoWait, Poll: b.Poll, SyncRetry: b.Retry == "sync"}, nil
+	return batchrun.Mode{On: true, NoWait: b.NoWait, Poll: b.Poll, SyncRetry: sync, RetryUnknown: unknown}, nil
 }
 
 // noBatchAPI is the error for a model whose provider has no batch API.
@@ -122,7 +145,11 @@ that sent it again.
 The state shown is what the provider said at the last look digest took;
 --refresh asks each provider now (with the API keys a run would use) and
 records the answer, to tell whether the command that sent a batch has
-anything to collect yet.
+anything to collect yet. A batch the API key cannot see (HTTP 404 or 403:
+the key is of another OpenAI project or Anthropic workspace than the one
+that sent it) is unknown: it may still run, and bill, under the key that
+sent it, and a run does not send its requests again unless told to with
+--batch-retry unknown. Cancel it with the key that sent it.
 
 Exit status: 0 listed; 1 the database cannot be read, or --refresh could not
 ask a provider of a batch (the others are listed as asked); 2 bad usage.`,
@@ -139,7 +166,9 @@ ask a provider of a batch (the others are listed as asked); 2 bad usage.`,
 		Short: "Cancel a batch: the provider stops it and answers what it already has",
 		Long: `Ask the provider to cancel a batch, named by digest's id or the provider's. The
 provider ends it within minutes; what it answered before is kept and collected by
-the command that sent it, and what it had not is sent again by that command.
+the command that sent it, and what it had not is sent again by that command. Use
+the API key of the run that sent it: another project's or workspace's key gets
+the provider's 404, as does a look at it (the batch is then listed as unknown).
 
 Exit status: 0 cancel asked for; 1 the provider refused; 2 no such batch, or bad usage.`,
 		Args: cobra.ExactArgs(1),
@@ -156,7 +185,7 @@ func runBatches(ctx context.Context, o *BatchesOptions) error {
 	if o.Format != "table" && o.Format != "json" {
 		return cmdutil.UsageError("--format %q is neither table nor json. Try: --format json", o.Format)
 	}
-	st, err := o.OpenStore(ctx, false)
+	st, err := o.OpenExisting(ctx, o.Refresh || o.Cancel != "")
 	if err != nil {
 		return err
 	}
@@ -199,9 +228,11 @@ func listBatches(o *BatchesOptions, batches []store.Batch) error {
 }
 
 // refreshBatches asks the provider of each uncollected batch where it
-// stands, updating batches in place and in the store. A batch whose
-// provider cannot be asked keeps its last state and is named in a warning;
-// the error returned counts them.
+// stands, updating batches in place and in the store. A batch the key
+// cannot see (a 404 or 403, decided by batchrun.Unseen as a run's look
+// decides it) is recorded unknown; one whose provider cannot be asked
+// keeps its last state. Either is named in a warning, and the error
+// returned counts them.
 func refreshBatches(ctx context.Context, o *BatchesOptions, st store.Store, batches []store.Batch) error {
 	batchers := map[string]provider.Batcher{} // by model and server
 	failed := 0
@@ -218,12 +249,18 @@ func refreshBatches(ctx context.Context, o *BatchesOptions, st store.Store, batc
 				return ctx.Err()
 			}
 			failed++
+			var ue *batchrun.UnseenError
+			if errors.As(err, &ue) {
+				o.Logger().Warn("could not ask the provider where a batch stands: this API key cannot see it, so it shows as unknown",
+					"batch", rec.ID, "provider_id", rec.ProviderID, "model", rec.Model, "error", err)
+				continue
+			}
 			o.Logger().Warn("could not ask the provider where a batch stands; it shows the state last seen",
 				"batch", rec.ID, "provider_id", rec.ProviderID, "model", rec.Model, "error", err)
 		}
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of the batches listed could not be refreshed; they show the state last seen. Try: the API key of the run that sent them", failed)
+		return fmt.Errorf("%d of the batches listed could not be refreshed; they show the state last seen, or unknown where the API key cannot see them. Try: the API key of the run that sent them", failed)
 	}
 	return nil
 }

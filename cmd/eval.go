@@ -23,6 +23,7 @@ import (
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/store"
@@ -49,6 +50,7 @@ type EvalOptions struct {
 	Judge       string
 	Prompt      string
 	SkipInvalid bool
+	NoRedact    bool
 	Concurrency int
 	Timeout     time.Duration
 	BaseURL     string
@@ -65,9 +67,13 @@ type EvalOptions struct {
 	Tokenizer   string
 	Stops       cmdutil.Stops
 	Batch       batchFlags
+	// AllowOutside are folders beyond its own whose files a promptfoo
+	// config may read (--allow-outside).
+	AllowOutside []string
 
-	set   func(name string) bool // whether a flag was given, for the optional parameters
-	flags targetFlags            // what every model and the judge are built from, once read
+	set       func(name string) bool   // whether a flag was given, for the optional parameters
+	flags     targetFlags              // what every model and the judge are built from, once read
+	promptfoo *dataset.PromptfooConfig // the promptfoo config, read once by config
 }
 
 // NewEvalCmd builds `digest eval`.
@@ -83,7 +89,9 @@ cost per model, and how each pair of models compares on the same items.
 Each line is one item, in digest's own format, openai/evals, inspect_ai or promptfoo
 (with --prompt). A promptfooconfig.yaml runs as it is (its prompts, providers as
 --models unless given, tests inline or from YAML and CSV files); what digest cannot
-run in it is listed in one error before anything is sent. Every answer is stored under a hash of everything that shaped it:
+run in it is listed in one error before anything is sent. The files it names must be in its
+folder (--allow-outside DIR opens another; /proc, /sys and /dev never), and no report may
+overwrite one of them. Every answer is stored under a hash of everything that shaped it:
 running the same command again asks only for what is missing, and a finished run
 costs nothing to rerun. With --min-accuracy, a model below the mark makes digest
 exit 3 after writing every report.`,
@@ -118,6 +126,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.Judge, "judge", "", "grading model for judge assertions (PROVIDER:MODEL)")
 	fl.StringVar(&o.Prompt, "prompt", "", "prompt template with {{var}} placeholders, for promptfoo test cases")
 	fl.BoolVar(&o.SkipInvalid, "skip-invalid", false, "report and skip dataset lines that cannot be read, instead of stopping")
+	fl.BoolVar(&o.NoRedact, "no-redact", false, "send prompts as they are, without replacing the secrets found in them (the environment's keys are scrubbed still)")
 	fl.IntVarP(&o.Concurrency, "concurrency", "j", 4, "requests in flight per model, at most")
 	fl.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "give up on one attempt after this long (it is retried; 0: never)")
 	fl.StringVar(&o.BaseURL, "base-url", "", "endpoint of the models' server, for OpenAI-compatible servers and proxies")
@@ -133,6 +142,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
 	fl.StringVar(&o.MinAccuracy, "min-accuracy", "", "fail (exit 3) below this accuracy: 0.85 for every model, or MODEL=0.85,...")
 	fl.StringVar(&o.Tokenizer, "tokenizer", tokenizer.Default, "vocabulary that counts tokens for limits and --dry-run")
+	fl.StringArrayVar(&o.AllowOutside, "allow-outside", nil, "let a promptfoo config read files in this folder too, beyond its own (repeatable; never /proc, /sys or /dev)")
 	o.Stops.AddFlags(fl)
 	o.Batch.addFlags(fl)
 	cmdutil.DocumentEnv(fl)
@@ -198,14 +208,20 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	if o.Lease <= 0 {
 		return cfg, nil, cmdutil.UsageError("--lease must be positive, got %s. Try: --lease 5m", o.Lease)
 	}
+	if len(o.AllowOutside) > 0 && !dataset.IsPromptfoo(o.Dataset) {
+		return cfg, nil, cmdutil.UsageError("--allow-outside is for promptfoo configs, whose files it lets them read, and %s is not one. Try: leave out --allow-outside", o.Dataset)
+	}
 	if dataset.IsPromptfoo(o.Dataset) {
 		// A promptfoo config names its models and its grader; the flags,
 		// when given, win. Whatever digest cannot run is refused here, before
-		// anything is sent.
-		pf, err := dataset.LoadPromptfoo(o.Dataset)
+		// anything is sent, and so is every file it names outside its
+		// folder (and the --allow-outside ones). It is read once: every
+		// later reading of the dataset is of these items.
+		pf, err := dataset.LoadPromptfoo(o.Dataset, o.AllowOutside...)
 		if err != nil {
 			return cfg, nil, cmdutil.AsUsage(err)
 		}
+		o.promptfoo = pf
 		if pf.NeedsPrompt() && o.Prompt == "" {
 			return cfg, nil, cmdutil.UsageError("%s holds promptfoo tests without a prompt. Try: --prompt FILE with the {{var}} template, or a promptfooconfig.yaml naming it", o.Dataset)
 		}
@@ -287,6 +303,15 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	}
 	cfg.Scorer = &score.Scorer{Default: o.Assert, Tolerance: score.GivenTolerance(o.Tolerance, o.set("tolerance"))}
 	cfg.Read = dataset.Options{Name: o.Dataset, SkipInvalid: o.SkipInvalid}
+	// What is sent passes the redaction diffs pass, whatever file it came
+	// from; the environment's keys are never sent, stored or reported.
+	cfg.Secrets = secrets(o.Getenv)
+	if !o.NoRedact && sendsAway(specs, o.Judge) {
+		var err error
+		if cfg.Redactor, err = redact.New(); err != nil {
+			return cfg, nil, err
+		}
+	}
 	if o.Prompt != "" {
 		tmpl, err := os.ReadFile(o.Prompt)
 		if err != nil {
@@ -307,7 +332,13 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkEvalOutputs(o, true, []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}); err != nil {
+	inputs := []cmdutil.NamedPath{{Flag: "the dataset", Path: o.Dataset}, {Flag: "--prompt", Path: o.Prompt}, {Flag: "--model-config", Path: o.ModelConfig}}
+	if o.promptfoo != nil {
+		for _, f := range o.promptfoo.Files() {
+			inputs = append(inputs, cmdutil.NamedPath{Flag: "a file the promptfoo config reads", Path: f})
+		}
+	}
+	if err := checkEvalOutputs(o, true, inputs); err != nil {
 		return err
 	}
 	if cfg.Tokenizer, err = tokenizer.New(o.Tokenizer); err != nil {
@@ -328,9 +359,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	src := io.Reader(o.IO.In)
 	if o.Dataset != "-" { // a FIFO too, opened here for the first time
-		file, err := dataset.Open(o.Dataset)
+		file, err := o.openDataset()
 		if err != nil {
-			return cmdutil.AsUsage(err)
+			return err
 		}
 		defer file.Close()
 		src = file
@@ -392,6 +423,12 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 			if cfg.Store == nil { // a dry run stores nothing
 				return cmdutil.Interrupted("interrupted")
 			}
+			// A run that stored no result is dropped (a batch run
+			// interrupted while it polls, typically): the line names a
+			// run only if `digest runs show` finds it.
+			if _, kept, rerr := cfg.Store.Run(context.WithoutCancel(ctx), out.RunID); rerr == nil && !kept {
+				return cmdutil.Interrupted(fmt.Sprintf("interrupted before any result was stored, so no run is kept in %s: run the same command again to continue", cfg.Store.Path()))
+			}
 			return cmdutil.Interrupted(fmt.Sprintf("interrupted; results so far are stored in %s as run %s: run the same command again to continue", cfg.Store.Path(), out.RunID))
 		}
 		if out != nil && out.RunID != "" && cfg.Store != nil && !o.DryRun && out.Pending == 0 {
@@ -445,6 +482,9 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	}
 	o.Infof("digest: run %s: %d items × %d models, %d requests, %d retries, %d errors, %d unchecked, %s",
 		out.RunID, out.Items, len(cfg.Models), out.Requests, out.Retries, errs, unchecked, time.Since(started).Round(time.Millisecond))
+	if n := out.Redacted.Total(); n > 0 {
+		o.Infof("digest: %d secrets replaced by markers before sending (%s); --no-redact sends them as they are", n, out.Redacted)
+	}
 	if cfg.Judge != nil {
 		// Verdicts are no model's answers: their cost is in no model's row.
 		o.Infof("digest: judge %s: %d verdicts paid for, %s", cfg.Judge.Spec, out.JudgeVerdicts, judgeCost(*cfg.Judge, out.JudgeCostUSD))
@@ -554,9 +594,9 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 	if dataset.IsStream(o.Dataset) {
 		return nil
 	}
-	file, err := dataset.Open(o.Dataset)
+	file, err := o.openDataset()
 	if err != nil {
-		return cmdutil.AsUsage(err)
+		return err
 	}
 	defer file.Close()
 	line, id, err := eval.FirstJudgeItem(file, cfg.Read, o.Limit)
@@ -585,9 +625,9 @@ func surveyDataset(ctx context.Context, o *EvalOptions, cfg eval.Options) (int, 
 	if dataset.IsStream(o.Dataset) {
 		return 0, nil
 	}
-	file, err := dataset.Open(o.Dataset)
+	file, err := o.openDataset()
 	if err != nil {
-		return 0, cmdutil.AsUsage(err)
+		return 0, err
 	}
 	ok, err := eval.AnyCheckable(ctx, file, cfg.Read, o.Limit, cfg.Scorer)
 	file.Close()
@@ -600,8 +640,8 @@ func surveyDataset(ctx context.Context, o *EvalOptions, cfg eval.Options) (int, 
 	if o.Globals.Quiet || !o.IO.IsStderrTTY() {
 		return 0, nil // no bar to count for
 	}
-	if file, err = dataset.Open(o.Dataset); err != nil {
-		return 0, cmdutil.AsUsage(err)
+	if file, err = o.openDataset(); err != nil {
+		return 0, err
 	}
 	defer file.Close()
 	lines, err := eval.CountLines(file)
@@ -612,6 +652,20 @@ func surveyDataset(ctx context.Context, o *EvalOptions, cfg eval.Options) (int, 
 		lines = min(lines, o.Limit)
 	}
 	return lines * len(cfg.Models) * max(1, o.Repeat), nil
+}
+
+// openDataset opens the dataset file for reading. A promptfoo config is
+// not read again: its items are those config read, from the files checked
+// then, and protected from the run's outputs.
+func (o *EvalOptions) openDataset() (io.ReadCloser, error) {
+	if o.promptfoo != nil {
+		return io.NopCloser(bytes.NewReader(o.promptfoo.JSONL())), nil
+	}
+	file, err := dataset.Open(o.Dataset)
+	if err != nil {
+		return nil, cmdutil.AsUsage(err)
+	}
+	return file, nil
 }
 
 // countedProgress is a bar whose total was counted before the run: the
@@ -632,6 +686,18 @@ func checkEvalOutputs(o *EvalOptions, stepSummary bool, inputs []cmdutil.NamedPa
 		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: o.Getenv("GITHUB_STEP_SUMMARY")})
 	}
 	return cmdutil.CheckOutputs(outputs, o.DBFile(), inputs)
+}
+
+// sendsAway reports whether a run's prompts leave the machine: the offline
+// model runs in this process.
+func sendsAway(models []provider.Spec, judge string) bool {
+	for _, m := range models {
+		if m.Provider != provider.Offline {
+			return true
+		}
+	}
+	j, err := provider.ParseSpec(judge)
+	return judge != "" && (err != nil || j.Provider != provider.Offline)
 }
 
 // gateError fails the run, exit 3, when a model is below its --min-accuracy.

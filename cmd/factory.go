@@ -23,6 +23,7 @@ import (
 	"github.com/digest-cli/digest/internal/provider/anthropic"
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/provider/openai"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/postgres"
@@ -35,8 +36,10 @@ import (
 // NewFactory returns the factory of the real program: the databases and
 // providers digest knows, each built when a command first asks for it.
 func NewFactory(ios *iostreams.IOStreams, version string) *cmdutil.Factory {
-	f := &cmdutil.Factory{IOStreams: ios, Version: version, Getenv: os.Getenv, IsServer: postgres.IsURL}
-	f.Store = func(ctx context.Context) (store.Store, error) { return openDB(ctx, f.Globals.DB) }
+	f := &cmdutil.Factory{IOStreams: ios, Version: version, Getenv: os.Getenv, ParseDB: parseDB}
+	f.Store = func(ctx context.Context, access cmdutil.Access) (store.Store, error) {
+		return openDBFor(ctx, f.Globals.DB, access)
+	}
 	f.Provider = func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error) {
 		return newProvider(f, spec, o)
 	}
@@ -45,16 +48,42 @@ func NewFactory(ios *iostreams.IOStreams, version string) *cmdutil.Factory {
 	return f
 }
 
-// openDB opens the database --db names: a postgres:// or postgresql://
-// URL is a PostgreSQL server shared by every machine that names it (and
-// never a local file), anything else an SQLite file.
-func openDB(ctx context.Context, db string) (store.Store, error) {
+// parseDB reads a --db as a person means it (see postgres.Classify): a
+// PostgreSQL URL, its scheme in any case, or a keyword/value connection
+// string is a server shared by every machine that names it (and never a
+// local file); space around it is no part of it; what looks like a URL or
+// a connection string but is none digest can use is a usage error that
+// shows no password; anything else is an SQLite file.
+func parseDB(db string) (cmdutil.Database, error) {
+	name, server, err := postgres.Classify(db)
+	if err != nil {
+		return cmdutil.Database{}, cmdutil.AsUsage(err)
+	}
+	return cmdutil.Database{Name: name, Server: server}, nil
+}
+
+// openDB opens the database --db names to read and write, creating an
+// SQLite file that does not exist yet.
+func openDB(ctx context.Context, raw string) (store.Store, error) {
+	return openDBFor(ctx, raw, cmdutil.Create)
+}
+
+// openDBFor opens the database --db names as access asks. An SQLite file
+// is created only for Create; to Read, one digest may not write to is
+// opened read-only.
+func openDBFor(ctx context.Context, raw string, access cmdutil.Access) (store.Store, error) {
+	db, err := parseDB(raw)
+	if err != nil {
+		return nil, err
+	}
 	var s store.Store
-	var err error
-	if postgres.IsURL(db) {
-		s, err = postgres.Open(ctx, db)
-	} else {
-		s, err = sqlite.Open(ctx, db)
+	switch {
+	case db.Server:
+		s, err = postgres.Open(ctx, db.Name)
+	case access == cmdutil.Create:
+		s, err = sqlite.Open(ctx, db.Name)
+	default:
+		s, err = sqlite.OpenExisting(ctx, db.Name, access == cmdutil.Write)
 	}
 	if err != nil {
 		return nil, err // not a typed nil in the interface
@@ -204,16 +233,18 @@ type runDeps struct {
 	Getenv    func(string) string
 	Globals   *cmdutil.Globals // read when the run starts: the root's flags are parsed by then
 	OpenStore func(ctx context.Context, dryRun bool) (store.Store, error)
-	DBFile    func() string
-	Provider  func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error)
-	BaseURLOf func(spec provider.Spec, flag string) (string, error)
-	LimitName func(spec provider.Spec, flag string) (string, error)
-	Logger    func() *slog.Logger
-	Infof     func(format string, args ...any)
+	// OpenExisting opens a database that exists, creating none (batches).
+	OpenExisting func(ctx context.Context, write bool) (store.Store, error)
+	DBFile       func() string
+	Provider     func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error)
+	BaseURLOf    func(spec provider.Spec, flag string) (string, error)
+	LimitName    func(spec provider.Spec, flag string) (string, error)
+	Logger       func() *slog.Logger
+	Infof        func(format string, args ...any)
 }
 
 func newRunDeps(f *cmdutil.Factory) runDeps {
-	return runDeps{IO: f.IOStreams, Getenv: f.Getenv, Globals: &f.Globals, OpenStore: f.OpenStore, DBFile: f.DBFile,
+	return runDeps{IO: f.IOStreams, Getenv: f.Getenv, Globals: &f.Globals, OpenStore: f.OpenStore, OpenExisting: f.OpenExisting, DBFile: f.DBFile,
 		Provider: f.Provider, BaseURLOf: f.BaseURL, LimitName: f.LimitName, Logger: f.Logger, Infof: f.Infof}
 }
 
@@ -333,4 +364,17 @@ func checkEffort(v string) error {
 		return cmdutil.UsageError("--reasoning-effort %q is not one of %s. Try: --reasoning-effort medium", v, strings.Join(provider.Efforts, ", "))
 	}
 	return nil
+}
+
+// secrets are the environment's secrets, to be scrubbed from whatever is
+// sent, stored or reported: every variable whose name says it holds one,
+// and the API keys digest reads, as getenv gives them.
+func secrets(getenv func(string) string) redact.Secrets {
+	env := os.Environ()
+	for _, name := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return redact.EnvSecrets(env)
 }

@@ -3,10 +3,7 @@ package cmd
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -45,7 +42,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 				f.Infof("digest: %s", missing)
 				return report.WriteRuns(f.IOStreams.Out, listFormat, nil)
 			}
-			st, err := f.Store(cmd.Context())
+			st, err := f.OpenExisting(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
@@ -83,7 +80,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if missing := missingDatabase(f); missing != "" {
 				return cmdutil.UsageError("%s", missing)
 			}
-			st, err := f.Store(cmd.Context())
+			st, err := f.OpenExisting(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
@@ -120,14 +117,11 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 // that does not exist, or "". Opening it would create it: a typo would
 // leave an empty database behind, and show no runs as if there were none.
 func missingDatabase(f *cmdutil.Factory) string {
-	path := f.DBFile()
+	path := f.MissingDB()
 	if path == "" {
 		return ""
 	}
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	return fmt.Sprintf("no database at %s, so no runs: digest eval has not run with it. Try: --db with the file digest eval wrote to (default ~/.cache/digest/digest.db)", path)
+	return fmt.Sprintf("no database at %s, so no runs: digest eval has not run with it. Try: --db with the file digest eval wrote to (default %s)", path, cmdutil.DefaultDB())
 }
 
 // runRows are the runs as runs list shows them, newest first: each

@@ -224,3 +224,72 @@ func readFilesInto(t *testing.T, written map[string][]byte, prefix, dir string) 
 		written[prefix+e.Name()] = b
 	}
 }
+
+// TestEvalScrubsTheEnvironmentsSecretsWhateverTheirSource: a dataset whose
+// prompts hold the environment's secrets (as a file:// to /proc/self/environ
+// would, were it allowed) sends none of them: the API keys and any variable
+// named for a secret are scrubbed, and the redactor replaces what it knows
+// of a secret's shape. A model that writes another provider's key in its
+// answer gets it scrubbed before it is stored or reported.
+func TestEvalScrubsTheEnvironmentsSecretsWhateverTheirSource(t *testing.T) {
+	const openaiKey = "sk-proj-scrubme-4b9e1c7d2a6f8e0b3c5d7a9b"
+	const anthropicKey = "sk-ant-api03-scrubme-9d8c7b6a5f4e3d2c1b0a"
+	const ciToken = "ci-token-7f3e9a1c5b2d8e4f6a0c"
+	t.Setenv("DIGEST_TEST_CI_TOKEN", ciToken)
+	secrets := []string{openaiKey, anthropicKey, ciToken}
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Answer: func(r fakeprovider.Received) string {
+		// Repeats its prompt, and a key it should never have known.
+		return "You said: " + r.Messages[len(r.Messages)-1].Content + " Also, " + anthropicKey
+	}})
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = openaiKey
+	h.env["ANTHROPIC_API_KEY"] = anthropicKey
+	out := t.TempDir()
+	data := writeDataset(t,
+		`{"id": "environ", "prompt": "OPENAI_API_KEY=`+openaiKey+` DIGEST_TEST_CI_TOKEN=`+ciToken+` HOME=/root", "expected": "x"}`,
+		`{"id": "config", "prompt": "Is this config right? api_key: sk-live-Zq8Xw2Vb6Nm4Kj7Hg5Fd3Sa1", "expected": "x"}`)
+	written := map[string][]byte{}
+	sentBy := func(name string, args ...string) []byte {
+		t.Helper()
+		before := len(srv.Requests())
+		res := h.run(context.Background(), append([]string{"--verbose", "eval", data, "--models", "openai:echo", "--base-url", srv.OpenAIBaseURL(), "-f", "json"}, args...)...)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, res.code, res.errOut)
+		}
+		written[name+" stdout"], written[name+" stderr"] = []byte(res.out), []byte(res.errOut)
+		var sent []byte
+		for _, r := range srv.Requests()[before:] {
+			for _, m := range r.Messages {
+				sent = append(sent, m.Content+"\n"...)
+			}
+		}
+		written[name+" sent"] = sent
+		return sent
+	}
+	// The redactor first: it knows a key by its name and its shape.
+	sent := sentBy("eval", "-o", filepath.Join(out, "report.json"), "--html", filepath.Join(out, "report.html"))
+	if !bytes.Contains(sent, []byte("api_key: [REDACTED:")) || !bytes.Contains(sent, []byte("HOME=/root")) {
+		t.Errorf("the redactor should replace the key-shaped values and leave the rest: %s", sent)
+	}
+	if !strings.Contains(string(written["eval stderr"]), "secrets replaced by markers before sending") {
+		t.Errorf("stderr does not count the secrets replaced:\n%s", written["eval stderr"])
+	}
+	// Without it, the environment's secrets are still scrubbed, by value.
+	sent = sentBy("eval --no-redact", "--no-redact", "-o", filepath.Join(out, "report-no-redact.json"))
+	if !bytes.Contains(sent, []byte("OPENAI_API_KEY=<redacted> DIGEST_TEST_CI_TOKEN=<redacted> HOME=/root")) || !bytes.Contains(sent, []byte("api_key: sk-live-")) {
+		t.Errorf("--no-redact should send all but the environment's secrets: %s\n%s", sent, written["eval --no-redact stderr"])
+	}
+	readFilesInto(t, written, "", out)
+	readFilesInto(t, written, "database file ", filepath.Dir(h.db))
+	for i, p := range decompressedPayloads(t, h.db) {
+		written[fmt.Sprintf("payload %d", i)] = p
+	}
+	if !bytes.Contains(written["report.json"], []byte("You said: ")) {
+		t.Fatalf("the answers are not in the report, so it was not searched:\n%s", written["report.json"])
+	}
+	for name, b := range written {
+		if found := keyLeaks(b, secrets...); len(found) > 0 {
+			t.Errorf("a secret (%q) is in %s", found, name)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -53,6 +52,10 @@ type SummarizeOptions struct {
 	Output        string
 	StepSummary   bool
 	Highlights    bool
+
+	// TemplateTimeout and TemplateMaxBytes bound a run of the template.
+	TemplateTimeout  time.Duration
+	TemplateMaxBytes cmdutil.Size
 
 	BaseURL     string
 	RPM, TPM    int
@@ -130,6 +133,9 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVarP(&opts.Format, "format", "f", "markdown", "output format: "+strings.Join(report.Formats, ", "))
 	fl.StringVar(&opts.GroupBy, "group-by", report.GroupByType, "how the Markdown groups each version's commits: "+strings.Join(report.GroupBys, ", "))
 	fl.StringVar(&opts.Template, "template", "", "write the changelog through this Go text/template file instead of --format (see README: Release notes)")
+	fl.DurationVar(&opts.TemplateTimeout, "template-timeout", report.DefaultTemplateLimits.Timeout, "stop a --template that runs longer than this, its output's waits on the reader not counted (0: no limit)")
+	opts.TemplateMaxBytes = cmdutil.Size(report.DefaultTemplateLimits.MaxBytes)
+	fl.Var(&opts.TemplateMaxBytes, "template-max-bytes", "stop a --template that writes more than this: 64MiB, 1GiB, 1048576 (0: no limit)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the output to this file instead of standard output")
 	fl.BoolVar(&opts.StepSummary, "step-summary", false, "also append the Markdown changelog to $GITHUB_STEP_SUMMARY")
 	fl.BoolVar(&opts.Highlights, "highlights", false, "add 3-6 bullets the model writes about each version of 3 commits or more (one more request each, cached)")
@@ -166,6 +172,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		cmdutil.NotNegativeDuration("timeout", o.Timeout, "no timeout"),
 		cmdutil.NotNegativeFloat("max-cost", o.MaxCost, "no limit"),
 		cmdutil.PositiveDuration("lease", o.Lease),
+		cmdutil.NotNegativeDuration("template-timeout", o.TemplateTimeout, "no limit"),
 	); err != nil {
 		return cfg, nil, err
 	}
@@ -253,6 +260,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTemplate(ctx, o.Logger(), reporter); err != nil {
+		return err
+	}
 	// Find out before the run, not after paying for it.
 	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}}
 	if o.StepSummary {
@@ -266,6 +276,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 	}
 	// A dry run calls nobody, so it needs no key, and it creates no
 	// database: it reads the cache only if there is one.
+	cfg.Secrets = secrets(o.Getenv)
 	if !o.DryRun {
 		// The offline model runs in this process: nothing leaves the machine.
 		if cfg.Target.Spec.Provider != provider.Offline && !o.NoRedact {
@@ -340,7 +351,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return unusableError(o, res)
 	}
 
-	if err := cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error { return reporter.Write(w, &res.Changelog) }); err != nil {
+	if err := writeChangelog(ctx, o, reporter, &res.Changelog); err != nil {
 		return err
 	}
 	if o.StepSummary {
@@ -445,7 +456,8 @@ func (o *SummarizeOptions) reporter() (report.Reporter, error) {
 		if err != nil {
 			return nil, cmdutil.AsUsage(err)
 		}
-		return report.Template{T: t, GroupBy: o.GroupBy}, nil
+		limits := report.TemplateLimits{Timeout: o.TemplateTimeout, MaxBytes: int64(o.TemplateMaxBytes)}
+		return report.Template{T: t, GroupBy: o.GroupBy, Limits: limits}, nil
 	}
 	reporter, err := report.ForFormat(o.Format)
 	if err != nil {

@@ -10,6 +10,7 @@
 package batchrun
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -68,6 +70,12 @@ const (
 	// StatusCreating is a batch recorded, and maybe being created: the
 	// provider's answer has not been stored.
 	StatusCreating = "creating"
+	// StatusUnknown is a batch the key that last looked could not see (a
+	// look answered 404 or 403: see Unseen). It may run, and bill, under
+	// the key that sent it, so it stays open, listed and cancellable; its
+	// requests are not sent again unless Config.RetryUnknown says so, and
+	// a look that sees it records what the provider says of it.
+	StatusUnknown = "unknown"
 )
 
 // Config is what a batch run needs.
@@ -86,6 +94,12 @@ type Config struct {
 	// Sync, when set, takes the items a batch left unanswered (errored,
 	// canceled, expired) instead of the next batch: --batch-retry sync.
 	Sync engine.Runner
+	// RetryUnknown sends the requests of a batch the key cannot see (see
+	// StatusUnknown) again, as unanswered items are (next batch, or Sync):
+	// --batch-retry unknown. Without it their tasks end with an
+	// *UnseenError, for a batch that may still run is not paid for twice
+	// unasked.
+	RetryUnknown bool
 	// OnLook hears of every look at a batch, with the batch as recorded:
 	// the progress a run that waits for hours must show.
 	OnLook func(store.Batch)
@@ -127,6 +141,7 @@ type Runner struct {
 	tidied   map[string]bool              // batches not marked collected whose stored answers were served: checked once
 	used     map[string]map[string]string // member -> item whose answer was given for it in this run -> to which task
 	customID map[string][]*waiter         // batch id + "/" + custom id -> the tasks waiting for it
+	unseen   map[string]*UnseenError      // batches this run's key could not see, by digest's id: not looked at again
 
 	// The account's batch queue (OpenAI's enqueued tokens, Anthropic's
 	// requests in processing), learned from its refusals: how much of this
@@ -175,7 +190,8 @@ func New(cfg Config) *Runner {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Runner{cfg: cfg, wake: make(chan struct{}, 1), halted: make(chan struct{}),
-		watched: map[string]*watch{}, known: map[string]store.Batch{}, tidied: map[string]bool{}, used: map[string]map[string]string{}, customID: map[string][]*waiter{}}
+		watched: map[string]*watch{}, known: map[string]store.Batch{}, tidied: map[string]bool{}, used: map[string]map[string]string{}, customID: map[string][]*waiter{},
+		unseen: map[string]*UnseenError{}}
 }
 
 // Stats counts the items sent (Requests), sent again (Retries) and the
@@ -496,6 +512,11 @@ func (r *Runner) place(ctx context.Context, w *waiter) error {
 				Finish: provider.Finish(it.Finish), Usage: share(itemUsage(it), held, len(it.Members))}})
 			return nil
 		case !it.Done && !b.Collected && b.Status != string(provider.BatchFailed):
+			if ue := r.unseen[b.ID]; ue != nil {
+				// Seen unseen already in this run: told once, not asked again.
+				r.unseenTask(w, ue)
+				return nil
+			}
 			r.await(b, it.CustomID, w)
 			return nil
 		}
@@ -899,6 +920,12 @@ func Refresh(ctx context.Context, st store.Store, b provider.Batcher, rec store.
 	}
 	pb, err := b.Poll(ctx, rec.ProviderID)
 	if err != nil {
+		if ue := Unseen(rec, err); ue != nil {
+			if uerr := st.UpdateBatch(context.WithoutCancel(ctx), ue.Batch); uerr != nil {
+				return rec, errors.Join(ue, uerr)
+			}
+			return ue.Batch, ue
+		}
 		return rec, err
 	}
 	rec = recorded(rec, pb)
@@ -920,6 +947,9 @@ func (r *Runner) look(ctx context.Context, w *watch) error {
 		// Recorded by a process that stopped before the provider answered.
 		pb, ok, err := r.find(ctx, b)
 		if err != nil {
+			if ue := Unseen(b, err); ue != nil {
+				return r.unseeable(ctx, w, ue)
+			}
 			return r.lookFailed(ctx, w, err)
 		}
 		if !ok {
@@ -930,8 +960,11 @@ func (r *Runner) look(ctx context.Context, w *watch) error {
 	}
 	pb, err := r.cfg.Batcher.Poll(ctx, b.ProviderID)
 	if err != nil {
-		if provider.KindOf(err) == provider.Permanent && !errors.Is(err, context.Canceled) {
-			return r.abandon(ctx, w, provider.CleanMessage(err.Error(), ""))
+		// A batch this run made with this key is not another key's: a 404
+		// on it is the provider's lag (seen right after a creation), and
+		// is looked at again as any failed look is.
+		if ue := Unseen(b, err); ue != nil && w.units == 0 {
+			return r.unseeable(ctx, w, ue)
 		}
 		return r.lookFailed(ctx, w, err)
 	}
@@ -1015,6 +1048,87 @@ func (r *Runner) lookFailed(ctx context.Context, w *watch, err error) error {
 	w.interval = min(w.interval*2, r.cfg.PollMax)
 	r.cfg.Log.Warn("looking at a batch failed; looking again later", "model", r.model(), "batch", w.b.ProviderID, "error", err)
 	return nil
+}
+
+// UnseenError is a look at a recorded batch answered HTTP 404 or 403: the
+// key asking cannot see the batch. It may be another OpenAI project's or
+// Anthropic workspace's, where it runs and bills under the key that sent
+// it, or one the server forgot: nobody here can tell which, so its
+// requests are not sent again unasked.
+type UnseenError struct {
+	// Batch is the record marked StatusUnknown, with the provider's answer
+	// as its Message.
+	Batch store.Batch
+	// Err is the provider's answer to the look.
+	Err error
+}
+
+func (e *UnseenError) Error() string {
+	return fmt.Sprintf("batch %s %s cannot be seen with this API key (%s); it may still run, and bill, under the key that sent it. Try: the API key of the run that sent it (digest batches cancel %s with it stops the batch), or --batch-retry unknown to send its requests again and pay twice",
+		e.Batch.Model, cmp.Or(e.Batch.ProviderID, e.Batch.ID), e.Batch.Message, e.Batch.ID)
+}
+
+// Unseen is what a failed look at rec means, the same for a run's look
+// and for `digest batches --refresh`: a 404 or 403 from the provider (on
+// Poll, or on List for a batch whose creation was cut short) says the key
+// asking cannot see the batch, and Unseen returns rec marked StatusUnknown
+// in an *UnseenError; any other failure says nothing of the batch, and
+// Unseen returns nil.
+func Unseen(rec store.Batch, err error) *UnseenError {
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.StatusCode != http.StatusNotFound && pe.StatusCode != http.StatusForbidden {
+		return nil
+	}
+	bare := *pe
+	bare.Hint = "" // the hint is the UnseenError's
+	rec.Status, rec.Message = StatusUnknown, provider.CleanMessage(bare.Error(), "")
+	return &UnseenError{Batch: rec, Err: err}
+}
+
+// unseeable records a batch this run's key cannot see as unknown and ends
+// what waits for it: results stored meanwhile (by a process that could see
+// it) are served, and the other tasks end with ue, or are sent again with
+// RetryUnknown. The batch is not looked at again in this run.
+func (r *Runner) unseeable(ctx context.Context, w *watch, ue *UnseenError) error {
+	b := ue.Batch
+	if err := r.cfg.Store.UpdateBatch(context.WithoutCancel(ctx), b); err != nil {
+		return err
+	}
+	r.known[b.ID] = b
+	r.unseen[b.ID] = ue
+	delete(r.watched, b.ID)
+	items, err := r.cfg.Store.BatchItems(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.Done {
+			for i, wt := range r.take(b.ID, it.CustomID) {
+				r.stored(wt, it, i == 0)
+			}
+		}
+	}
+	ws := r.waitingOn(b.ID)
+	if r.cfg.RetryUnknown {
+		r.cfg.Log.Warn("a batch cannot be seen with this API key; sending its requests again (--batch-retry unknown): if it still runs under the key that sent it, they are paid twice. It stays listed as unknown: digest batches cancel with that key stops it",
+			"model", r.model(), "batch", cmp.Or(b.ProviderID, b.ID), "id", b.ID, "items", b.Items, "provider", b.Message)
+	} else {
+		r.cfg.Log.Warn(ue.Error(), "items", b.Items)
+	}
+	for _, wt := range ws {
+		r.unseenTask(wt, ue)
+	}
+	return nil
+}
+
+// unseenTask ends a task waiting for a batch the key cannot see: with ue,
+// or sent again with RetryUnknown.
+func (r *Runner) unseenTask(w *waiter, ue *UnseenError) {
+	if r.cfg.RetryUnknown {
+		r.retry(w, ue)
+		return
+	}
+	w.deliver(engine.Outcome{Task: w.task, Err: ue, Attempts: w.attempts})
 }
 
 // abandon closes the record of a batch the provider does not have, and
@@ -1133,15 +1247,29 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 		return nil
 	}
 	var readErr error
+	// An answer is taken only from a line whose custom_id is one this batch
+	// was sent, and from the first such line: lines naming another are
+	// told, and answer nothing.
+	seen := make(map[string]bool, len(sent))
+	var unsent, repeated []string
 	for res, err := range r.cfg.Batcher.Results(ctx, pb, sent) {
 		if err != nil {
-			if provider.KindOf(err) == provider.Malformed {
-				r.cfg.Log.Warn("a batch result could not be read; its item is sent again", "model", r.model(), "batch", pb.ID, "error", err)
+			switch {
+			case errors.Is(err, provider.ErrUnsentCustomID):
+				unsent = append(unsent, err.Error())
+				continue
+			case provider.KindOf(err) == provider.Malformed:
+				r.cfg.Log.Warn("a batch result line could not be read; the item it answers, unless another line does, is sent again", "model", r.model(), "batch", pb.ID, "error", err)
 				continue
 			}
 			readErr = err
 			break
 		}
+		if seen[res.CustomID] {
+			repeated = append(repeated, res.CustomID)
+			continue
+		}
+		seen[res.CustomID] = true
 		if !open[res.CustomID] {
 			continue // stored before: by a look cut short, or another process
 		}
@@ -1170,6 +1298,7 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 	if err := flush(readErr == nil); err != nil {
 		return err
 	}
+	r.tellStrayLines(pb.ID, unsent, repeated)
 	if readErr != nil {
 		return r.lookFailed(ctx, w, readErr)
 	}
@@ -1202,6 +1331,20 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 		r.lastIn = time.Now()
 	}
 	return nil
+}
+
+// tellStrayLines warns of the lines of a batch's results that answered
+// nothing: those naming a custom_id the batch was not sent, and those
+// repeating one an earlier line answered. Nothing is sent again for them.
+func (r *Runner) tellStrayLines(batch string, unsent, repeated []string) {
+	if len(unsent) > 0 {
+		r.cfg.Log.Warn("batch results name custom_ids the batch was not sent: those lines answer nothing, and nothing is sent again for them",
+			"model", r.model(), "batch", batch, "lines", len(unsent), "first", unsent[0])
+	}
+	if len(repeated) > 0 {
+		r.cfg.Log.Warn("batch results hold a custom_id on more than one line: each item's answer is its first line's, the later lines are ignored",
+			"model", r.model(), "batch", batch, "lines", len(repeated), "first", provider.CleanMessage(repeated[0], ""))
+	}
 }
 
 // markIfCollected marks batch id collected when every item of it has its

@@ -24,7 +24,10 @@ type Mode struct {
 	// SyncRetry sends the items a batch left unanswered through the
 	// synchronous engine instead of the next batch.
 	SyncRetry bool
-	OnLook    func(store.Batch)
+	// RetryUnknown sends again the requests of a batch the key cannot see
+	// (Config.RetryUnknown).
+	RetryUnknown bool
+	OnLook       func(store.Batch)
 }
 
 // Price is what an outcome cost: at batch the price of the batch API for
@@ -54,7 +57,7 @@ func (m Mode) Runner(eng *engine.Engine, b provider.Batcher, spec provider.Spec,
 		return eng
 	}
 	cfg.Batcher, cfg.Spec, cfg.BaseURL, cfg.Store = b, spec, baseURL, st
-	cfg.NoWait, cfg.PollMin, cfg.OnLook = m.NoWait, m.Poll, m.OnLook
+	cfg.NoWait, cfg.PollMin, cfg.OnLook, cfg.RetryUnknown = m.NoWait, m.Poll, m.OnLook, m.RetryUnknown
 	cfg.Log, cfg.Tokens = eng.Log, eng.Tokens
 	if m.SyncRetry {
 		cfg.Sync = eng

@@ -2,7 +2,9 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,11 +32,13 @@ type Factory struct {
 	Version   string
 	Getenv    func(string) string
 
-	// Store opens the database named by --db; the caller closes it.
-	Store func(ctx context.Context) (store.Store, error)
-	// IsServer reports whether --db names a database server (shared by
-	// every machine that names it) rather than a file.
-	IsServer func(db string) bool
+	// Store opens the database named by --db as access asks; the caller
+	// closes it.
+	Store func(ctx context.Context, access Access) (store.Store, error)
+	// ParseDB reads a --db as a person means it: the SQLite file or the
+	// database server it names, or a usage error for a name that looks like
+	// a URL or a connection string but is none digest can use.
+	ParseDB func(db string) (Database, error)
 	// Provider returns the provider serving a model.
 	Provider func(spec provider.Spec, o ProviderOptions) (provider.Provider, error)
 	// BaseURL is the endpoint a model is served from: flag (--base-url),
@@ -53,23 +57,93 @@ type ProviderOptions struct {
 	Concurrency int                  // sizes the connection pool
 }
 
-// OpenStore opens the database named by --db; a dry run with no database
-// file yet gets nil instead: it reads a cache if there is one, and creates
+// Database is what --db names.
+type Database struct {
+	// Name is the SQLite file's path, or the server's connection string
+	// (which may hold a password: never to be shown).
+	Name string
+	// Server is a database server, shared by every machine that names it,
+	// rather than a file.
+	Server bool
+}
+
+// Access is what a command does with the database.
+type Access int
+
+const (
+	// Create reads and writes, creating an SQLite file that does not exist
+	// yet (summarize, eval).
+	Create Access = iota
+	// Write reads and writes a database that exists.
+	Write
+	// Read reads a database that exists, read-only when digest may not
+	// write to it.
+	Read
+)
+
+// Database reads --db.
+func (f *Factory) Database() (Database, error) {
+	return f.ParseDB(f.Globals.DB)
+}
+
+// OpenStore opens the database named by --db to read and write, creating
+// an SQLite file that does not exist yet; a dry run with no database file
+// yet gets nil instead: it reads a cache if there is one, and creates
 // none. A server is always asked: its cache is everyone's.
 func (f *Factory) OpenStore(ctx context.Context, dryRun bool) (store.Store, error) {
-	if _, err := os.Stat(f.Globals.DB); dryRun && err != nil && !f.IsServer(f.Globals.DB) {
-		return nil, nil
+	db, err := f.Database()
+	if err != nil {
+		return nil, err
 	}
-	return f.Store(ctx)
+	if dryRun && !db.Server {
+		if _, err := os.Stat(db.Name); err != nil {
+			return nil, nil
+		}
+	}
+	return f.Store(ctx, Create)
+}
+
+// OpenExisting opens the database named by --db, which must exist:
+// commands that read what others stored (runs, batches) create no
+// database, nor its folder. A missing SQLite file is a usage error saying
+// so. To read (write false), a database digest may not write to is opened
+// read-only.
+func (f *Factory) OpenExisting(ctx context.Context, write bool) (store.Store, error) {
+	if _, err := f.Database(); err != nil {
+		return nil, err
+	}
+	if path := f.MissingDB(); path != "" {
+		return nil, UsageError("no database at %s: nothing has been stored there yet. Try: --db with the file digest summarize or digest eval wrote to (the default is %s)", path, DefaultDB())
+	}
+	access := Read
+	if write {
+		access = Write
+	}
+	return f.Store(ctx, access)
 }
 
 // DBFile is the database's file, which no report may overwrite; "" for a
-// server.
+// server, or a --db that names nothing digest can use (opening it says
+// why).
 func (f *Factory) DBFile() string {
-	if f.IsServer(f.Globals.DB) {
+	db, err := f.Database()
+	if err != nil || db.Server {
 		return ""
 	}
-	return f.Globals.DB
+	return db.Name
+}
+
+// MissingDB is the path --db names when it is an SQLite file that does
+// not exist, else "".
+func (f *Factory) MissingDB() string {
+	path := f.DBFile()
+	if path == "" {
+		return ""
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return path
 }
 
 // Logger writes diagnostics to standard error: warnings by default, debug

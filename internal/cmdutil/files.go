@@ -57,6 +57,17 @@ func WriteFile(path string, stdout io.Writer, write func(io.Writer) error) error
 	return nil
 }
 
+// Replaces reports whether WriteFile replaces what path names whole, so
+// that a failed write leaves it as it was: a regular file, or none yet.
+// Standard output, a device, a FIFO and /dev/stdout are written through.
+func Replaces(path string) bool {
+	if path == "" || path == "-" {
+		return false
+	}
+	target, info, err := resolve(path)
+	return err == nil && !isProcLink(target) && (info == nil || info.Mode().IsRegular())
+}
+
 // writeThrough writes to a path that is not a regular file. O_APPEND keeps
 // whatever a shell redirection already put behind /dev/stdout.
 func writeThrough(path string, write func(io.Writer) error) error {

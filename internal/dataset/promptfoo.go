@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -31,7 +30,13 @@ type PromptfooConfig struct {
 	// promptfoo test cases.
 	jsonl     []byte
 	testsOnly bool
+	files     []string
 }
+
+// Files are the files the config was made from, as absolute paths: the
+// config itself, then every file it named that was read. A run must not
+// write its reports over any of them.
+func (c *PromptfooConfig) Files() []string { return c.files }
 
 // NeedsPrompt reports whether the items are test cases without a prompt
 // of their own, for --prompt: a test file read on its own.
@@ -87,13 +92,10 @@ var maxItems = 1_000_000
 // pfLoader reads a promptfoo config and the files it names.
 type pfLoader struct {
 	dir      string // file:// paths are relative to it
-	read     func(path string) ([]byte, error)
+	files    *confined
+	read     func(path string) ([]byte, error) // files.readFile, but in a test
 	problems []string
 	more     int
-}
-
-func newLoader(configPath string) *pfLoader {
-	return &pfLoader{dir: filepath.Dir(configPath), read: readRegular}
 }
 
 func (l *pfLoader) problem(at, format string, args ...any) {
@@ -151,7 +153,14 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 // its own, YAML (a list of tests) or CSV, whose tests are promptfoo test
 // cases for --prompt. Everything that digest cannot run as promptfoo would
 // is refused at once, in one *PromptfooError, before anything is sent.
-func LoadPromptfoo(path string) (*PromptfooConfig, error) {
+//
+// The files a config names (file:// prompts, tests, vars and values, globs,
+// prompts that look like paths) are relative to its folder, and must be in
+// it, or in one of the allowOutside folders (--allow-outside): not through
+// .., an absolute path, or a symbolic link leading out. Nothing under
+// /proc, /sys or /dev is read, whatever the folders. A file refused is one
+// of the listed problems, with what to do instead.
+func LoadPromptfoo(path string, allowOutside ...string) (*PromptfooConfig, error) {
 	data, err := readRegular(path)
 	var fp *fileProblem
 	switch {
@@ -162,7 +171,25 @@ func LoadPromptfoo(path string) (*PromptfooConfig, error) {
 	case err != nil:
 		return nil, openError(path, err)
 	}
-	return newLoader(path).load(path, data)
+	dir := filepath.Dir(path)
+	files, err := openConfined(dir)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", path, err)
+	}
+	defer files.close()
+	if err := files.allow(allowOutside); err != nil {
+		return nil, err
+	}
+	cfg, err := (&pfLoader{dir: dir, files: files, read: files.readFile}).load(path, data)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.files = append([]string{abs}, files.read...)
+	return cfg, nil
 }
 
 func (l *pfLoader) load(path string, data []byte) (*PromptfooConfig, error) {
@@ -444,16 +471,14 @@ func (l *pfLoader) promptPath(text string) bool {
 	}
 	path := l.path(text)
 	if strings.ContainsAny(path, "*?[") {
-		m, _ := globFiles(path)
-		return len(m) > 0
+		return l.files.anyMatch(path)
 	}
-	if _, err := os.Stat(path); err == nil {
+	if l.files.exists(path) {
 		return true
 	}
 	// file.py:function names a file too.
 	if i := strings.LastIndex(path, ":"); i > 0 {
-		_, err := os.Stat(path[:i])
-		return err == nil
+		return l.files.exists(path[:i])
 	}
 	return false
 }
@@ -556,7 +581,12 @@ func (l *pfLoader) glob(s src, ref string, at *yaml.Node) ([]string, bool) {
 	if !strings.ContainsAny(path, "*?[") {
 		return []string{path}, true
 	}
-	matches, err := globFiles(path)
+	matches, err := l.files.glob(path)
+	var fp *fileProblem
+	if errors.As(err, &fp) {
+		l.problem(s.at(at), "%s: %s. Try: %s", ref, fp.why, fp.try)
+		return nil, false
+	}
 	if err != nil || len(matches) == 0 {
 		l.problem(s.at(at), "%s matches no file. Try: a path relative to the config's folder", ref)
 		return nil, false

@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
-	"strings"
 )
 
 // maxPromptfooFile bounds each file a promptfoo config names: the whole
@@ -25,9 +23,10 @@ type fileProblem struct {
 func (e *fileProblem) Error() string { return e.why }
 func (e *fileProblem) Unwrap() error { return e.err }
 
-// readRegular reads a file a config names. Anything but a regular file is
-// refused before it is opened: /dev/zero would fill memory, a FIFO or
-// /dev/stdin would wait forever.
+// readRegular reads the config itself, named on the command line. Anything
+// but a regular file is refused before it is opened: /dev/zero would fill
+// memory, a FIFO or /dev/stdin would wait forever. The files the config
+// names are read by confined.readFile, inside the config's folders.
 func readRegular(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -100,51 +99,6 @@ func (l *pfLoader) readRef(at, what, path string) ([]byte, bool) {
 	}
 	l.problem(at, "%s: %s. Try: %s", what, fp.why, fp.try)
 	return nil, false
-}
-
-// globFiles expands a pattern as filepath.Glob does, and a ** segment as
-// promptfoo's glob does: any number of folders, none included. Symbolic
-// links to folders are not followed, so a walk cannot loop.
-func globFiles(pattern string) ([]string, error) {
-	if !strings.Contains(pattern, "**") {
-		return filepath.Glob(pattern)
-	}
-	segs := strings.Split(filepath.ToSlash(pattern), "/")
-	for _, s := range segs {
-		if _, err := path.Match(s, ""); err != nil {
-			return nil, err
-		}
-	}
-	fixed := 0
-	for fixed < len(segs) && !strings.ContainsAny(segs[fixed], "*?[") {
-		fixed++
-	}
-	root := strings.Join(segs[:fixed], "/")
-	switch {
-	case fixed == 0:
-		root = "."
-	case root == "":
-		root = "/"
-	}
-	root = filepath.FromSlash(root)
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return fs.SkipAll // no such folder: no match
-			}
-			return nil // an unreadable folder holds no match, as for Glob
-		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, err := filepath.Rel(root, p)
-		if err == nil && matchSegments(segs[fixed:], strings.Split(filepath.ToSlash(rel), "/")) {
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out, err
 }
 
 // matchSegments matches a path, split at its slashes, against a pattern

@@ -377,12 +377,17 @@ func FuzzPromptfooTests(f *testing.F) {
 	f.Add([]byte("prompts: ['{{a}}']\ntests:\n  - vars: {a: [1, 2, {x: y}]}\n    assert: [{type: is-json, value: {type: object}}]\n"), false)
 	f.Add([]byte("- vars: &v {a: *v}\n"), false)
 	f.Add([]byte("prompts: x\ndefaultTest: {assert: [{type: equals, value: .nan}]}\n"), false)
+	files, err := openConfined(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(files.close)
 	f.Fuzz(func(t *testing.T, data []byte, isCSV bool) {
 		path := "dir/f.yaml"
 		if isCSV {
 			path = "dir/f.csv"
 		}
-		l := &pfLoader{dir: "dir", read: func(string) ([]byte, error) { return nil, fs.ErrNotExist }}
+		l := &pfLoader{dir: "dir", files: files, read: func(string) ([]byte, error) { return nil, fs.ErrNotExist }}
 		cfg, err := l.load(path, data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), path+": ") {
@@ -441,10 +446,10 @@ tests:
 	msg := err.Error()
 	for _, part := range []string{
 		cfg + ":3: prompt file " + filepath.Join(dir, "fifo.txt") + ": is not a regular file (a device, FIFO or socket). Try: ",
-		cfg + `:5: var "a": file:///dev/zero: is not a regular file`,
-		cfg + `:7: var "a": file:///dev/stdin: is not a regular file`,
+		cfg + `:5: var "a": file:///dev/zero: is under /dev, which no config may read`,
+		cfg + `:7: var "a": file:///dev/stdin: is under /dev, which no config may read`,
 		cfg + `:9: var "a": file://big.txt: is larger than 1000 bytes. Try: split it`,
-		cfg + `:12: assertion value file:///dev/zero: is not a regular file`,
+		cfg + `:12: assertion value file:///dev/zero: is under /dev, which no config may read`,
 		"/dev/zero: tests in  files are not supported",
 		cfg + ":14: test file " + filepath.Join(dir, "fifo.yaml") + ": is not a regular file",
 	} {

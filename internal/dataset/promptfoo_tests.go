@@ -387,8 +387,22 @@ func (l *pfLoader) csvTests(f src, data []byte) []pfTest {
 		return nil
 	}
 	cols := make([]string, len(header))
+	first := map[string]int{} // column number of each name
 	for i, h := range header {
 		cols[i] = strings.TrimSpace(h)
+		// A name given twice would keep one of the two values of each row,
+		// silently. Columns without a name (a spreadsheet's trailing
+		// commas) name no var anyone can use.
+		if j, dup := first[cols[i]]; dup && cols[i] != "" {
+			try := "rename one of them, or merge the two"
+			if isExpected(cols[i]) {
+				try = "__expected1, __expected2, ... for several assertions"
+			}
+			l.problem(f.path+":1", "column %q appears twice in the header (columns %d and %d), and a row can keep only one of its values. Try: %s", cols[i], j, i+1, try)
+			continue
+		} else if !dup {
+			first[cols[i]] = i + 1
+		}
 		switch {
 		case !strings.HasPrefix(cols[i], "__"):
 		case isExpected(cols[i]), cols[i] == "__description", cols[i] == "__prefix", cols[i] == "__suffix",

@@ -111,8 +111,12 @@ func (b *budget) setTokens(tpm int) {
 type TooLargeError struct{ Tokens, TPM int }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("request needs %d tokens, more than the model's limit of %d tokens per minute. Try: a lower --max-diff-tokens or --batch-size, or a higher --tpm if the model allows it", e.Tokens, e.TPM)
+	return fmt.Sprintf("request needs %d tokens, more than the model's limit of %d tokens per minute", e.Tokens, e.TPM)
 }
+
+// TooLargeHint is the advice a TooLargeError comes with; a pipeline whose
+// own flags make requests smaller names them instead.
+const TooLargeHint = "Try: a shorter request, or a higher --tpm if the model allows it"
 
 // check refuses a request no window can hold, before any waiting.
 func (b *budget) check(tokens int) error {
@@ -120,7 +124,7 @@ func (b *budget) check(tokens int) error {
 	defer b.mu.Unlock()
 	if b.tpm > 0 && tokens > b.tpm {
 		tl := &TooLargeError{tokens, b.tpm}
-		return &provider.Error{Kind: provider.Permanent, Message: tl.Error(), Err: tl}
+		return &provider.Error{Kind: provider.Permanent, Message: tl.Error(), Hint: TooLargeHint, Err: tl}
 	}
 	return nil
 }

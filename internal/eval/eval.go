@@ -21,6 +21,7 @@ import (
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/spend"
@@ -93,6 +94,12 @@ type Options struct {
 	// Batch sends every request, verdicts included, through the models'
 	// batch APIs: half the price, answers within a day.
 	Batch batchrun.Mode
+	// Redactor, when set, replaces the secrets in each item's prompt before
+	// it is keyed and sent, as summarize does with diffs. Secrets are
+	// scrubbed from every prompt, expected answer, answer and error,
+	// whatever their source.
+	Redactor *redact.Redactor
+	Secrets  redact.Secrets
 }
 
 // Progress hears how far a run has got.
@@ -126,6 +133,8 @@ type Outcome struct {
 	// judge for and what they cost; a verdict found stored is free.
 	JudgeVerdicts int
 	JudgeCostUSD  float64
+	// Redacted counts the secrets replaced in the items' prompts, by rule.
+	Redacted redact.Counts
 }
 
 // Estimate is what a dry run counted for one model, or for the judge.
@@ -168,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Owner = lease.NewOwner()
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
-	r := &runner{o: o, out: &Outcome{}, pending: map[string][]job{}, spend: spend.New(o.MaxCost),
+	r := &runner{o: o, out: &Outcome{Redacted: redact.Counts{}}, pending: map[string][]job{}, spend: spend.New(o.MaxCost),
 		deferred: map[string][]job{}, leases: lease.NewHolder(o.Store, o.Owner, o.Lease, o.Log)}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
@@ -359,7 +368,7 @@ const batchScoring = 4096
 // for answers and verdicts.
 func (r *runner) setup() target.Setup {
 	return target.Setup{Store: r.o.Store, Concurrency: r.o.Concurrency, Timeout: r.o.Timeout, MaxWait: r.o.MaxWait,
-		MaxFailures: r.o.MaxFailures, Log: r.o.Log, Count: r.o.Tokenizer.Count, Batch: r.o.Batch}
+		MaxFailures: r.o.MaxFailures, Log: r.o.Log, Count: r.o.Tokenizer.Count, Batch: r.o.Batch, Secrets: r.o.Secrets}
 }
 
 // feed reads the dataset and dispatches its jobs in lookup batches.
@@ -405,15 +414,13 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 	var unchecked []store.RunResult
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
 		items++
+		it = r.clean(it)
 		if found, ok := r.o.Progress.(interface{ Found(int) }); ok {
 			found.Found(len(r.o.Models) * r.o.Params.Repeat)
 		}
 		if why := uncheckable(r.o.Scorer, it); why != "" {
-			unchecked = append(unchecked, r.uncheckedRows(it, why)...)
-			if len(unchecked) >= lookupBatch {
-				if err := r.saveUnchecked(ctx, &unchecked); err != nil {
-					return err
-				}
+			if err := r.addUnchecked(ctx, &unchecked, it, why); err != nil {
+				return err
 			}
 			return r.stopAt(ctx, items)
 		}
@@ -421,11 +428,17 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 			req := r.request(m, it)
 			for rep := range r.o.Params.Repeat {
 				batch = append(batch, job{model: mi, item: it, repeat: rep, key: r.keyOf(m, req, rep), req: req})
-			}
-		}
-		if len(batch) >= lookupBatch {
-			if err := flush(); err != nil {
-				return err
+				// Repeats stream like items: however many are asked for,
+				// one lookup batch at a time is held, and a stop is heard
+				// between two of them.
+				if len(batch) >= lookupBatch {
+					if err := flush(); err != nil {
+						return err
+					}
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		return r.stopAt(ctx, items)
@@ -438,6 +451,56 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 		return err
 	}
 	return flush()
+}
+
+// clean is it as it may leave the machine and be stored: the secrets the
+// redactor finds in its prompt replaced by markers, and the environment's
+// secrets scrubbed from its prompt and expected answers, wherever they came
+// from (a dataset line, a file a config names).
+func (r *runner) clean(it dataset.Item) dataset.Item {
+	text := func(s string) string {
+		if r.o.Redactor != nil {
+			var found redact.Counts
+			s, found = r.o.Redactor.Redact(s)
+			if found.Total() > 0 {
+				r.mu.Lock()
+				r.out.Redacted.Add(found)
+				r.mu.Unlock()
+			}
+		}
+		return r.o.Secrets.Scrub(s)
+	}
+	it.System = text(it.System)
+	it.Messages = slices.Clone(it.Messages)
+	for i := range it.Messages {
+		it.Messages[i].Content = text(it.Messages[i].Content)
+	}
+	if len(r.o.Secrets) == 0 {
+		return it
+	}
+	// Expected answers and assertion values are compared here, not sent
+	// (but for a judge's rubric): markers would change what they check, so
+	// only the environment's secrets leave them.
+	it.Asserts = slices.Clone(it.Asserts)
+	for i, a := range it.Asserts {
+		switch v := a.Value.(type) {
+		case string:
+			it.Asserts[i].Value = r.o.Secrets.Scrub(v)
+		case []any:
+			vs := slices.Clone(v)
+			for j, e := range vs {
+				if s, ok := e.(string); ok {
+					vs[j] = r.o.Secrets.Scrub(s)
+				}
+			}
+			it.Asserts[i].Value = vs
+		}
+	}
+	it.Expected = slices.Clone(it.Expected)
+	for i := range it.Expected {
+		it.Expected[i] = r.o.Secrets.Scrub(it.Expected[i])
+	}
+	return it
 }
 
 // stopAt stops the reading after the item limit, before a line past it is
@@ -504,18 +567,23 @@ func uncheckable(sc *score.Scorer, it dataset.Item) string {
 	return ""
 }
 
-// uncheckedRows are the error rows of an item with nothing to check, one
-// per model and repeat, under the keys its requests would have had.
-func (r *runner) uncheckedRows(it dataset.Item, why string) []store.RunResult {
-	var rows []store.RunResult
+// addUnchecked adds the error rows of an item with nothing to check, one
+// per model and repeat, under the keys its requests would have had, and
+// stores them a lookup batch at a time.
+func (r *runner) addUnchecked(ctx context.Context, rows *[]store.RunResult, it dataset.Item, why string) error {
 	for _, m := range r.o.Models {
 		req := r.request(m, it)
 		for rep := range r.o.Params.Repeat {
-			rows = append(rows, store.RunResult{RunID: r.out.RunID, Model: m.Spec.String(), Item: it.ID, Line: it.Line,
+			*rows = append(*rows, store.RunResult{RunID: r.out.RunID, Model: m.Spec.String(), Item: it.ID, Line: it.Line,
 				Repeat: rep, Key: r.keyOf(m, req, rep), Expected: it.Expected, Error: why})
+			if len(*rows) >= lookupBatch {
+				if err := r.saveUnchecked(ctx, rows); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	return rows
+	return nil
 }
 
 // saveUnchecked stores the rows of items with nothing to check.
@@ -807,6 +875,9 @@ func (r *runner) scored(ctx context.Context, j job, answer score.Answer, cached 
 		Repeat: j.repeat, Key: j.key, Expected: j.item.Expected, Cached: cached}
 	if callErr != nil {
 		rr.Error = callErr.Error()
+		// No answer holds the request: the result keeps it, so that its
+		// report shows what was asked.
+		rr.Request, _ = json.Marshal(j.req)
 	} else {
 		res, err := r.o.Scorer.ScoreAnswer(ctx, j.item, answer)
 		if fe := (*engine.FatalError)(nil); errors.As(err, &fe) || errors.Is(err, engine.ErrPending) {
@@ -848,42 +919,53 @@ func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
 	items := 0
 	skipped, err := dataset.Read(r.o.Source, r.o.Read, func(it dataset.Item) error {
 		items++
+		it = r.clean(it)
 		if uncheckable(r.o.Scorer, it) != "" {
 			r.out.Unchecked += len(r.o.Models) * r.o.Params.Repeat
 			return r.stopAt(ctx, items)
 		}
 		for i, m := range r.o.Models {
 			req := r.request(m, it)
-			keys := make([]string, r.o.Params.Repeat)
-			for rep := range keys {
-				keys[rep] = r.keyOf(m, req, rep)
-			}
-			cached := map[string]store.EvalResult{}
-			if r.o.Store != nil {
-				var err error
-				if cached, err = r.o.Store.EvalResults(ctx, keys); err != nil {
+			out, in := provider.OutputCap(req), -1
+			// The repeats are counted a lookup batch at a time, in flat
+			// memory however many are asked for.
+			for from := 0; from < r.o.Params.Repeat; from += lookupBatch {
+				if err := ctx.Err(); err != nil {
 					return err
 				}
-			}
-			out := provider.OutputCap(req)
-			for _, k := range keys {
-				answer, ok := cached[k]
-				if ok {
-					est[i].Cached++
-				} else {
-					est[i].Requests++
-					est[i].InputTokens += m.InputTokens(r.o.Tokenizer.Count, req)
-					est[i].MaxOutputTokens += out
+				keys := make([]string, min(lookupBatch, r.o.Params.Repeat-from))
+				for n := range keys {
+					keys[n] = r.keyOf(m, req, from+n)
 				}
-				if judged != nil {
-					unknownAnswer = 0
-					if !ok {
-						unknownAnswer = out
+				cached := map[string]store.EvalResult{}
+				if r.o.Store != nil {
+					var err error
+					if cached, err = r.o.Store.EvalResults(ctx, keys); err != nil {
+						return err
 					}
-					// Only the judge calls are of interest: an assertion
-					// that cannot be checked fails the real run alike.
-					if _, err := r.o.Scorer.ScoreAnswer(ctx, it, storedAnswer(answer)); err != nil && ctx.Err() != nil {
-						return ctx.Err()
+				}
+				for _, k := range keys {
+					answer, ok := cached[k]
+					if ok {
+						est[i].Cached++
+					} else {
+						est[i].Requests++
+						if in < 0 {
+							in = m.InputTokens(r.o.Tokenizer.Count, req) // the same for every repeat
+						}
+						est[i].InputTokens += in
+						est[i].MaxOutputTokens += out
+					}
+					if judged != nil {
+						unknownAnswer = 0
+						if !ok {
+							unknownAnswer = out
+						}
+						// Only the judge calls are of interest: an assertion
+						// that cannot be checked fails the real run alike.
+						if _, err := r.o.Scorer.ScoreAnswer(ctx, it, storedAnswer(answer)); err != nil && ctx.Err() != nil {
+							return ctx.Err()
+						}
 					}
 				}
 			}

@@ -32,6 +32,20 @@ type BatchAPIConfig struct {
 	// batch again. nil loses none. It is called with the server's lock
 	// held: keep it pure.
 	LoseCreate func(n int) bool
+	// PerKey keeps each batch and each file to the API key that made it,
+	// as OpenAI keeps them to the key's project and Anthropic to its
+	// workspace: another key lists only its own, and gets the provider's
+	// 404 for the rest on retrieve, cancel, results and file content
+	// (OpenAI: "No batch found with id '…'.", "No such File object: …";
+	// Anthropic: a not_found_error), as if they did not exist. Any key is
+	// taken unless Config.APIKey is set.
+	PerKey bool
+	// Tamper, when set, rewrites the lines of a batch's results as they
+	// are made (OpenAI's output file, Anthropic's results), each line one
+	// JSON object in the provider's format without its newline: a test
+	// repeats a line, or adds one for a custom_id the batch was not sent.
+	// It is called without the server's lock.
+	Tamper func(format string, lines [][]byte) [][]byte
 	// QueueTokens and QueueRequests are the account's batch queue: what
 	// its batches still running may hold at once. OpenAI counts the
 	// prompt tokens of their items, and creates a batch that would pass
@@ -63,6 +77,7 @@ const (
 type fakeBatch struct {
 	format    string
 	id        string
+	owner     string // the key that made it (BatchAPIConfig.PerKey)
 	inputFile string
 	endpoint  string            // OpenAI: what its lines call, openAIBatchEndpoint or ResponsesPath
 	metadata  map[string]string // OpenAI; nil when none was sent
@@ -103,7 +118,9 @@ type batchCounts struct {
 // batchState is what the batch endpoints keep; guarded by Server.mu.
 type batchState struct {
 	files map[string][]byte
-	byID  map[string]*fakeBatch
+	// owners is the key that made each file, by id (BatchAPIConfig.PerKey).
+	owners map[string]string
+	byID   map[string]*fakeBatch
 	// created is every batch in creation order, which the list endpoints
 	// answer newest first.
 	created []*fakeBatch
@@ -139,6 +156,39 @@ func (s *Server) batchAuth(w http.ResponseWriter, r *http.Request, format string
 		return false
 	}
 	return true
+}
+
+// requestKey is the API key a request carries in format's header.
+func requestKey(format string, r *http.Request) string {
+	if format == Anthropic {
+		return r.Header.Get("x-api-key")
+	}
+	key, _ := cutPrefixFold(r.Header.Get("Authorization"), "Bearer ")
+	return key
+}
+
+// yours reports whether what owner made may be seen with r's key: always,
+// unless BatchAPIConfig.PerKey keeps each key to its own.
+func (s *Server) yours(r *http.Request, format, owner string) bool {
+	return !s.cfg.BatchAPI.PerKey || requestKey(format, r) == owner
+}
+
+// visibleBatch is lookBatch for r's key: nil for a batch of another key
+// under BatchAPIConfig.PerKey, as for one that does not exist.
+func (s *Server) visibleBatch(r *http.Request, format, id string) *fakeBatch {
+	s.mu.Lock()
+	b := s.batches.byID[id]
+	s.mu.Unlock()
+	if b == nil || !s.yours(r, format, b.owner) {
+		return nil
+	}
+	return s.lookBatch(format, id)
+}
+
+// openAINoBatch is OpenAI's answer to a batch id the key cannot see: the
+// same for one of another project as for one that never was.
+func (s *Server) openAINoBatch(w http.ResponseWriter, id string) {
+	s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No batch found with id '%s'.", id)})
 }
 
 func (s *Server) batchFail(w http.ResponseWriter, format string, status int, e apiError) {
@@ -209,6 +259,10 @@ func (s *Server) openAIUpload(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	id := s.nextBatchID("file-fake")
 	s.batches.files[id] = data
+	if s.batches.owners == nil {
+		s.batches.owners = map[string]string{}
+	}
+	s.batches.owners[id] = requestKey(OpenAI, r)
 	now := s.now()
 	s.mu.Unlock()
 	s.batchOK(w, map[string]any{"id": id, "object": "file", "bytes": len(data), "created_at": now.Unix(),
@@ -221,8 +275,9 @@ func (s *Server) openAIFileContent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	data, ok := s.batches.files[r.PathValue("id")]
+	owner := s.batches.owners[r.PathValue("id")]
 	s.mu.Unlock()
-	if !ok {
+	if !ok || !s.yours(r, OpenAI, owner) {
 		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such File object: %s", r.PathValue("id"))})
 		return
 	}
@@ -269,12 +324,13 @@ func (s *Server) openAICreate(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	data, ok := s.batches.files[in.InputFileID]
+	owner := s.batches.owners[in.InputFileID]
 	s.mu.Unlock()
-	if !ok {
+	if !ok || !s.yours(r, OpenAI, owner) {
 		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such File object: %s", in.InputFileID)})
 		return
 	}
-	b := &fakeBatch{format: OpenAI, inputFile: in.InputFileID, endpoint: in.Endpoint, metadata: in.Metadata}
+	b := &fakeBatch{format: OpenAI, owner: requestKey(OpenAI, r), inputFile: in.InputFileID, endpoint: in.Endpoint, metadata: in.Metadata}
 	seen := map[string]bool{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -419,7 +475,7 @@ func (s *Server) listBatches(w http.ResponseWriter, r *http.Request, format stri
 	s.mu.Lock()
 	var newestFirst []string
 	for i := len(s.batches.created) - 1; i >= 0; i-- {
-		if b := s.batches.created[i]; b.format == format {
+		if b := s.batches.created[i]; b.format == format && s.yours(r, format, b.owner) {
 			newestFirst = append(newestFirst, b.id)
 		}
 	}
@@ -578,19 +634,32 @@ func (s *Server) endBatch(b *fakeBatch) {
 		output.WriteByte('\n')
 	}
 
+	if tamper := cfg.Tamper; tamper != nil && output.Len() > 0 {
+		// A copy: the lines are written back into the buffer they came from.
+		lines := tamper(b.format, bytes.Split(bytes.TrimSuffix(bytes.Clone(output.Bytes()), []byte("\n")), []byte("\n")))
+		output.Reset()
+		for _, l := range lines {
+			output.Write(l)
+			output.WriteByte('\n')
+		}
+	}
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b.ended, b.endedAt, b.counts, b.expired = true, s.now(), counts, expired && !canceled
 	b.output, b.errors = output.Bytes(), errs.Bytes()
 	s.stats.BatchItemsAnswered += counts.succeeded + counts.errored
 	if b.format == OpenAI && len(b.invalid) == 0 {
+		if s.batches.owners == nil {
+			s.batches.owners = map[string]string{}
+		}
 		if output.Len() > 0 {
 			b.outputID = s.nextBatchID("file-fake")
-			s.batches.files[b.outputID] = b.output
+			s.batches.files[b.outputID], s.batches.owners[b.outputID] = b.output, b.owner
 		}
 		if errs.Len() > 0 {
 			b.errorID = s.nextBatchID("file-fake")
-			s.batches.files[b.errorID] = b.errors
+			s.batches.files[b.errorID], s.batches.owners[b.errorID] = b.errors, b.owner
 		}
 	}
 }
@@ -607,9 +676,9 @@ func (s *Server) openAIRetrieve(w http.ResponseWriter, r *http.Request) {
 	if !s.batchAuth(w, r, OpenAI) {
 		return
 	}
-	b := s.lookBatch(OpenAI, r.PathValue("id"))
+	b := s.visibleBatch(r, OpenAI, r.PathValue("id"))
 	if b == nil {
-		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such Batch object: %s", r.PathValue("id"))})
+		s.openAINoBatch(w, r.PathValue("id"))
 		return
 	}
 	s.batchOK(w, s.openAIBatchObject(b))
@@ -619,10 +688,10 @@ func (s *Server) openAICancel(w http.ResponseWriter, r *http.Request) {
 	if !s.batchAuth(w, r, OpenAI) {
 		return
 	}
-	b, ok := s.cancelBatch(OpenAI, r.PathValue("id"))
+	b, ok := s.cancelBatch(r, OpenAI, r.PathValue("id"))
 	switch {
 	case b == nil:
-		s.batchFail(w, OpenAI, http.StatusNotFound, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("No such Batch object: %s", r.PathValue("id"))})
+		s.openAINoBatch(w, r.PathValue("id"))
 	case !ok:
 		s.batchFail(w, OpenAI, http.StatusBadRequest, apiError{Type: "invalid_request_error", Message: fmt.Sprintf("Cannot cancel a batch with status '%s'.", s.openAIBatchObject(b)["status"])})
 	default:
@@ -632,8 +701,8 @@ func (s *Server) openAICancel(w http.ResponseWriter, r *http.Request) {
 
 // cancelBatch marks batch id canceled unless it has ended; ok is false
 // for a batch that ended already.
-func (s *Server) cancelBatch(format, id string) (b *fakeBatch, ok bool) {
-	if b = s.lookBatch(format, id); b == nil {
+func (s *Server) cancelBatch(r *http.Request, format, id string) (b *fakeBatch, ok bool) {
+	if b = s.visibleBatch(r, format, id); b == nil {
 		return nil, false
 	}
 	s.mu.Lock()
@@ -732,7 +801,7 @@ func (s *Server) anthropicCreate(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}
-	b := &fakeBatch{format: Anthropic}
+	b := &fakeBatch{format: Anthropic, owner: requestKey(Anthropic, r)}
 	seen := map[string]bool{}
 	for i, rq := range *in.Requests {
 		switch {
@@ -760,7 +829,7 @@ func (s *Server) anthropicRetrieve(w http.ResponseWriter, r *http.Request) {
 	if !s.batchAuth(w, r, Anthropic) {
 		return
 	}
-	b := s.lookBatch(Anthropic, r.PathValue("id"))
+	b := s.visibleBatch(r, Anthropic, r.PathValue("id"))
 	if b == nil {
 		s.batchFail(w, Anthropic, http.StatusNotFound, apiError{Type: "not_found_error", Message: "Not Found"})
 		return
@@ -772,7 +841,7 @@ func (s *Server) anthropicResults(w http.ResponseWriter, r *http.Request) {
 	if !s.batchAuth(w, r, Anthropic) {
 		return
 	}
-	b := s.lookBatch(Anthropic, r.PathValue("id"))
+	b := s.visibleBatch(r, Anthropic, r.PathValue("id"))
 	s.mu.Lock()
 	ended := b != nil && b.ended
 	var data []byte
@@ -795,7 +864,7 @@ func (s *Server) anthropicCancel(w http.ResponseWriter, r *http.Request) {
 	if !s.batchAuth(w, r, Anthropic) {
 		return
 	}
-	b, ok := s.cancelBatch(Anthropic, r.PathValue("id"))
+	b, ok := s.cancelBatch(r, Anthropic, r.PathValue("id"))
 	switch {
 	case b == nil:
 		s.batchFail(w, Anthropic, http.StatusNotFound, apiError{Type: "not_found_error", Message: "Not Found"})

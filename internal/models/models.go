@@ -399,7 +399,7 @@ func retiredDay(s string) (time.Time, bool) {
 // instead; where the successor is itself retired or deprecated, the line
 // follows the provider's successors to one that is not:
 //
-//	anthropic:claude-opus-4-1 was retired on 2026-08-05; its successor is anthropic:claude-opus-4-8. Try: --model anthropic:claude-opus-4-8
+//	anthropic:claude-opus-4-1 was retired on 2026-08-05; its successor is anthropic:claude-opus-4-8. Try: anthropic:claude-opus-4-8 in its place
 func Retirement(spec provider.Spec, now time.Time) string {
 	info := Lookup(spec)
 	status := info.Status(now)
@@ -434,7 +434,7 @@ func Retirement(spec provider.Spec, now time.Time) string {
 		}
 	}
 	last := provider.Spec{Provider: spec.Provider, Model: chain[len(chain)-1]}
-	fmt.Fprintf(&b, ". Try: --model %s", last)
+	fmt.Fprintf(&b, ". Try: %s in its place", last)
 	return b.String()
 }
 

@@ -130,10 +130,14 @@ type BatchResult struct {
 // yields every result of a Done batch, in the provider's order (not the
 // items'); sent maps each custom ID to the request submitted under it, so
 // that usage is held to what that request could have used, as Complete
-// holds it, and a custom ID the batch did not have is an error. An output
-// line that cannot be read yields an error naming the line and the
-// iteration goes on with the next one. Cancel asks the provider to stop a
-// batch; it ends canceled later, answering what it already had.
+// holds it, and a custom ID the batch did not have is an error wrapping
+// ErrUnsentCustomID. An output line that cannot be read yields an error
+// naming the line and the iteration goes on with the next one; a custom ID
+// on two lines is yielded twice, for the caller to choose. Cancel asks the
+// provider to stop a batch; it ends canceled later, answering what it
+// already had. Poll and Cancel answer a batch the key cannot see (another
+// OpenAI project's, another Anthropic workspace's, one the server forgot)
+// with a Permanent *Error of status 404 (or a Fatal 403).
 //
 // Submit's label names the batch where the provider keeps a name (OpenAI's
 // metadata "digest_batch"): List then finds a batch whose creation was
@@ -231,10 +235,22 @@ func ReadBatchLines(r io.Reader, line func(n int, data []byte) bool) error {
 	return nil
 }
 
+// ErrUnsentCustomID is wrapped by the error Results yields for a line whose
+// custom_id the batch was not sent: the line answers nothing that was
+// asked, and no item is missing on its account.
+var ErrUnsentCustomID = errors.New("a custom_id the batch was not sent")
+
+// Unsent is what a parse given to YieldBatchLines returns for a line whose
+// custom_id (shown, cleaned of secrets, as shown) the batch was not sent.
+func Unsent(customID, shown string) (BatchResult, string) {
+	return BatchResult{CustomID: customID}, fmt.Sprintf("custom_id %q was not in the batch", shown)
+}
+
 // YieldBatchLines reads a batch's results file (ReadBatchLines) and yields
 // what parse makes of each line: the result, or a Malformed error naming
-// the line and what parse said is wrong with it; a file that cannot be
-// read to its end yields a Transient error. It returns false when yield
+// the line and what parse said is wrong with it (wrapping
+// ErrUnsentCustomID when parse said it with Unsent); a file that cannot
+// be read to its end yields a Transient error. It returns false when yield
 // asked to stop. source names the file in messages ("msgbatch_1
 // results", "file file-abc").
 func YieldBatchLines(r io.Reader, prov, source string, parse func([]byte) (BatchResult, string), yield func(BatchResult, error) bool) bool {
@@ -242,8 +258,12 @@ func YieldBatchLines(r io.Reader, prov, source string, parse func([]byte) (Batch
 	err := ReadBatchLines(r, func(n int, data []byte) bool {
 		res, problem := parse(data)
 		if problem != "" {
-			more = yield(BatchResult{}, &Error{Provider: prov, Kind: Malformed, StatusCode: http.StatusOK,
-				Message: fmt.Sprintf("batch %s line %d: %s", source, n, problem)})
+			e := &Error{Provider: prov, Kind: Malformed, StatusCode: http.StatusOK,
+				Message: fmt.Sprintf("batch %s line %d: %s", source, n, problem)}
+			if res.CustomID != "" {
+				e.Err = ErrUnsentCustomID
+			}
+			more = yield(BatchResult{}, e)
 		} else {
 			more = yield(res, nil)
 		}

@@ -83,10 +83,15 @@ func (e *Error) Error() string {
 	if e.Type != "" {
 		msg += " " + e.Type
 	}
-	if e.Message != "" {
-		msg += ": " + e.Message
-	} else if e.Err != nil {
-		msg += ": " + e.Err.Error()
+	text := e.Message
+	if text == "" && e.Err != nil {
+		text = e.Err.Error()
+	}
+	switch {
+	case msg == "":
+		msg = text // digest's own refusal, before any provider was asked
+	case text != "":
+		msg += ": " + text
 	}
 	if e.Hint != "" {
 		msg += ". " + e.Hint

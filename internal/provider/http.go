@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
@@ -150,61 +151,16 @@ func checkURL(name, baseURL, target string) *Error {
 
 // CleanMessage makes server text fit a one-line error and scrubs the key,
 // should a server echo it back. A placeholder key (shorter than a secret,
-// see minSecretLen) is left alone: "k" scrubbed from "max_tokens" would
+// see redact.MinSecretLen) is left alone: "k" scrubbed from "max_tokens" would
 // leave "max_to<redacted>ens".
 func CleanMessage(s, key string) string {
-	s = ScrubKey(s, key)
+	s = redact.Scrub(s, key)
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 300 {
 		s = string(r[:300]) + "..."
 	}
 	// Error adds ". Hint"; a trailing period would double it.
 	return strings.TrimRight(s, ". ")
-}
-
-const redacted = "<redacted>"
-
-// minSecretLen is the shortest key ScrubKey takes for a secret. Local
-// servers accept placeholders ("ollama", "EMPTY", "lm-studio") that guard
-// nothing, and scrubbing those from answers would mangle every answer that
-// names them; real keys run from 40 characters up.
-const minSecretLen = 12
-
-// ScrubKey replaces every occurrence of key in s, in any mix of upper and
-// lower case, with "<redacted>": a server that echoes the key (in an error,
-// or a model repeating its prompt) must not get it stored or shown.
-func ScrubKey(s, key string) string {
-	if len(key) < minSecretLen || len(s) < len(key) {
-		return s
-	}
-	// ASCII case folding keeps every byte where it was, so offsets found
-	// in the folded copy hold in s. Keys are ASCII.
-	folded, foldedKey := asciiLower(s), asciiLower(key)
-	if !strings.Contains(folded, foldedKey) {
-		return s
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(folded, foldedKey)
-		if i < 0 {
-			break
-		}
-		b.WriteString(s[:i])
-		b.WriteString(redacted)
-		s, folded = s[i+len(key):], folded[i+len(key):]
-	}
-	b.WriteString(s)
-	return b.String()
-}
-
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 // maxBody bounds what is read of any response: answers are kilobytes, and a

@@ -314,6 +314,10 @@ type RunResult struct {
 	Expected []string
 	Error    string
 	Cached   bool
+	// Request is, for a result that ended in error, the request it would
+	// have sent (provider-neutral JSON), kept for its report; an answered
+	// result's request is its answer's.
+	Request []byte
 }
 
 // RunRow is a run's result with what was paid for it, for reports.

@@ -581,6 +581,13 @@ func (d *dispatcher) pend(p *pending) {
 
 // fail records a commit that got no summary; callers hold mu.
 func (d *dispatcher) fail(p *pending, err error) {
+	var tooLarge *engine.TooLargeError
+	if pe := (*provider.Error)(nil); errors.As(err, &tooLarge) && errors.As(err, &pe) {
+		// The commit alone is over the limit: summarize's own flags cut it.
+		named := *pe
+		named.Hint = "Try: a lower --max-diff-tokens, or a higher --tpm if the model allows it"
+		err = &named
+	}
 	d.resolved++
 	d.release(p)
 	d.res.Failures = append(d.res.Failures, Failure{Repo: p.repo.repo.Path(), Commit: p.commit.Hash, Err: err})

@@ -202,6 +202,7 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 		Hash: c.Hash, Author: c.AuthorName, Date: c.AuthorDate.Format(time.RFC3339),
 		Message: prompt.CutMessage(c.Message), Files: files, Diff: p.cut.Text,
 	}
+	p.sent.Message, p.sent.Diff = opts.Secrets.Scrub(p.sent.Message), opts.Secrets.Scrub(p.sent.Diff)
 	if opts.Redactor != nil {
 		p.redacted = redactSent(opts.Redactor, &p.sent)
 		if n := p.redacted.Total(); n > 0 {

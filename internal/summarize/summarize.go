@@ -74,6 +74,9 @@ type Options struct {
 	// Redactor, when set, replaces the secrets in each commit's message and
 	// diff before they are sent.
 	Redactor *redact.Redactor
+	// Secrets are scrubbed from each commit's message and diff before
+	// they are sent, and from every answer, whatever the redactor found.
+	Secrets redact.Secrets
 	// Highlights asks the model, once the summaries are in, for 3 to 6
 	// bullets about each version's changes (see highlights).
 	Highlights bool
@@ -393,7 +396,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	} else {
 		lease.Sweep(ctx, opts.Store, opts.Owner, opts.Log)
 		eng = opts.Target.Engine(target.Setup{Store: opts.Store, Concurrency: opts.Concurrency, Timeout: opts.Timeout,
-			MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log, Count: opts.Tokenizer.Count, Batch: opts.Batch})
+			MaxWait: opts.MaxWait, MaxFailures: opts.MaxFailures, Log: opts.Log, Count: opts.Tokenizer.Count, Batch: opts.Batch, Secrets: opts.Secrets})
 	}
 	err := func() error {
 		for i, r := range repos {

@@ -17,6 +17,7 @@ import (
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/sharedlimit"
 	"github.com/digest-cli/digest/internal/store"
 )
@@ -109,6 +110,11 @@ type Setup struct {
 	// Batch sends the target's requests through its Batcher instead of one
 	// call each.
 	Batch batchrun.Mode
+	// Secrets are scrubbed from every answer and error the engine gives
+	// back, whichever model wrote it and however it came (a call or a
+	// batch): a model that repeats a key it was shown must not get it
+	// stored or reported.
+	Secrets redact.Secrets
 }
 
 // Engine builds what the target's tasks go through, the same way for
@@ -142,8 +148,46 @@ func (t Target) Engine(s Setup) engine.Runner {
 		Provider: p, Spec: t.Spec, Concurrency: s.Concurrency, Limits: t.Limits, Timeout: s.Timeout,
 		MaxWait: s.MaxWait, MaxFailures: s.MaxFailures, Log: s.Log, Shared: shared, Count: s.Count, Tokens: tokens,
 	})
-	return s.Batch.Runner(eng, t.Batcher, t.Spec, t.BaseURL, s.Store, batchrun.Config{})
+	runner := s.Batch.Runner(eng, t.Batcher, t.Spec, t.BaseURL, s.Store, batchrun.Config{})
+	if len(s.Secrets) == 0 {
+		return runner
+	}
+	return scrubbing{runner, s.Secrets}
 }
+
+// scrubbing is a runner whose outcomes carry none of the secrets.
+type scrubbing struct {
+	engine.Runner
+	secrets redact.Secrets
+}
+
+func (r scrubbing) Run(ctx context.Context, tasks <-chan engine.Task, commit func(engine.Outcome) error) error {
+	return r.Runner.Run(ctx, tasks, func(o engine.Outcome) error { return commit(r.scrub(o)) })
+}
+
+func (r scrubbing) Do(ctx context.Context, t engine.Task) engine.Outcome {
+	return r.scrub(r.Runner.Do(ctx, t))
+}
+
+func (r scrubbing) scrub(o engine.Outcome) engine.Outcome {
+	o.Response.Text = r.secrets.Scrub(o.Response.Text)
+	if o.Err != nil {
+		if msg := r.secrets.Scrub(o.Err.Error()); msg != o.Err.Error() {
+			o.Err = &scrubbedError{msg, o.Err}
+		}
+	}
+	return o
+}
+
+// scrubbedError is an error whose text had a secret: it reads scrubbed,
+// and is still what it was for errors.Is and errors.As.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
 
 // InputTokens is req's prompt (its system prompt and messages) as the
 // target's model counts it: count's figure scaled by the rules' token

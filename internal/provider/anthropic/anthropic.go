@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
@@ -282,7 +283,7 @@ func (c *Client) parseAnswer(req provider.Request, maxTokens, status int, limits
 		answer = refusalText(out.StopDetails.Category, out.StopDetails.Explanation)
 	}
 	return provider.Response{
-		Text:   provider.ScrubKey(answer, c.key),
+		Text:   redact.Scrub(answer, c.key),
 		Finish: finish,
 		Usage:  u,
 		Limits: limits,

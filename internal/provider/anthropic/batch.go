@@ -79,10 +79,12 @@ func (c *Client) Submit(ctx context.Context, _ string, items []provider.BatchIte
 
 func (c *Client) batchesURL() string { return c.baseURL + "/v1/messages/batches" }
 
-// Poll reports batch id's state.
+// Poll reports batch id's state. A batch of another workspace than the
+// key's is a 404 not_found_error, as one that does not exist.
 func (c *Client) Poll(ctx context.Context, id string) (provider.Batch, error) {
 	resp, data, err := provider.Send(ctx, c.http, name, c.baseURL, http.MethodGet, c.batchesURL()+"/"+url.PathEscape(id), c.header(), "", nil)
-	return c.readBatch(resp, data, err, "")
+	b, err := c.readBatch(resp, data, err, "")
+	return b, notFound(err)
 }
 
 // Cancel asks for batch id to stop; it ends with its unanswered requests
@@ -90,6 +92,18 @@ func (c *Client) Poll(ctx context.Context, id string) (provider.Batch, error) {
 func (c *Client) Cancel(ctx context.Context, id string) error {
 	resp, data, err := provider.Send(ctx, c.http, name, c.baseURL, http.MethodPost, c.batchesURL()+"/"+url.PathEscape(id)+"/cancel", c.header(), "", nil)
 	_, err = c.readBatch(resp, data, err, "")
+	return notFound(err)
+}
+
+// notFound gives a 404 on a batch the hint that fits it: the key's
+// workspace is not the one the batch was created in (a key sees its
+// workspace's batches alone), rather than a wrong base URL, which listing
+// the batches before anything is sent rules out.
+func notFound(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.StatusCode == http.StatusNotFound {
+		pe.Hint = "Try: an API key of the Anthropic workspace that created the batch"
+	}
 	return err
 }
 
@@ -256,7 +270,7 @@ func (c *Client) resultLine(data []byte, sent map[string]provider.Request) (prov
 	}
 	req, ok := sent[line.CustomID]
 	if !ok {
-		return provider.BatchResult{}, fmt.Sprintf("custom_id %q was not in the batch", provider.CleanMessage(line.CustomID, c.key))
+		return provider.Unsent(line.CustomID, provider.CleanMessage(line.CustomID, c.key))
 	}
 	if line.Result == nil {
 		return provider.BatchResult{}, "the line has no result"

@@ -230,6 +230,11 @@ func TestBatchMalformedResultLines(t *testing.T) {
 			if provider.KindOf(err) != provider.Malformed {
 				t.Errorf("%v is not Malformed", err)
 			}
+			// Only the line naming a custom_id never sent is told as such:
+			// the caller sends nothing again on its account.
+			if unsent := strings.Contains(err.Error(), `"nobody"`); errors.Is(err, provider.ErrUnsentCustomID) != unsent {
+				t.Errorf("%v: errors.Is(ErrUnsentCustomID) is %v", err, !unsent)
+			}
 			errs = append(errs, err.Error())
 			continue
 		}

@@ -70,16 +70,30 @@ func (c *Client) Submit(ctx context.Context, label string, items []provider.Batc
 	return c.submitBatch(ctx, label, items, c.batchLineOf, batchEndpoint)
 }
 
-// Poll reports batch id's state.
+// Poll reports batch id's state. A batch of another project than the
+// key's is a 404, as one that does not exist.
 func (c *Client) Poll(ctx context.Context, id string) (provider.Batch, error) {
 	resp, data, err := provider.Send(ctx, c.http, c.name, c.baseURL, http.MethodGet, c.baseURL+"/batches/"+url.PathEscape(id), c.authHeader(), "", nil)
-	return c.readBatch(resp, data, err, "")
+	b, err := c.readBatch(resp, data, err, "")
+	return b, notFound(err)
 }
 
 // Cancel asks for batch id to stop; it ends cancelled within minutes.
 func (c *Client) Cancel(ctx context.Context, id string) error {
 	resp, data, err := provider.Send(ctx, c.http, c.name, c.baseURL, http.MethodPost, c.baseURL+"/batches/"+url.PathEscape(id)+"/cancel", c.authHeader(), "", nil)
 	_, err = c.readBatch(resp, data, err, "")
+	return notFound(err)
+}
+
+// notFound gives a 404 on a batch the hint that fits it: the key's project
+// is not the one the batch was created in (a key sees its project's
+// batches alone), rather than a wrong base URL, which listing the batches
+// before anything is sent rules out.
+func notFound(err error) error {
+	var pe *provider.Error
+	if errors.As(err, &pe) && pe.StatusCode == http.StatusNotFound {
+		pe.Hint = "Try: an API key of the OpenAI project that created the batch"
+	}
 	return err
 }
 
@@ -366,7 +380,7 @@ func (c *Client) resultLine(data []byte, sent map[string]provider.Request, parse
 	}
 	req, ok := sent[line.CustomID]
 	if !ok {
-		return provider.BatchResult{}, fmt.Sprintf("custom_id %q was not in the batch", provider.CleanMessage(line.CustomID, c.key))
+		return provider.Unsent(line.CustomID, provider.CleanMessage(line.CustomID, c.key))
 	}
 	res := provider.BatchResult{CustomID: line.CustomID}
 	switch {

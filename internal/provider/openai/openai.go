@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
@@ -163,7 +164,7 @@ func (c *Client) response(text, refusal string, finish provider.Finish, u provid
 			text = refusal
 		}
 	}
-	return provider.Response{Text: provider.ScrubKey(text, c.key), Finish: finish, Usage: u, Limits: limits}
+	return provider.Response{Text: redact.Scrub(text, c.key), Finish: finish, Usage: u, Limits: limits}
 }
 
 // finishOf reads a choice's finish_reason: "length" and "content_filter"

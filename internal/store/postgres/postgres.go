@@ -14,7 +14,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,20 +29,16 @@ import (
 	"github.com/digest-cli/digest/internal/store/sqlstore"
 )
 
-// IsURL reports whether db names a PostgreSQL database rather than a file.
-func IsURL(db string) bool {
-	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
-}
-
 // connectTimeout bounds reaching the server: an unreachable host must fail
 // the run with a message, not hang it.
 const connectTimeout = 10 * time.Second
 
-// Open connects to the database named by a postgres:// URL (parts it
-// leaves out come from the usual PG* variables: PGHOST, PGPORT, PGUSER,
-// PGPASSWORD, PGDATABASE, PGSSLMODE...), migrates it to the current schema
-// and returns it. Nothing is created on the local file system. Errors name
-// the server, never the password.
+// Open connects to the database named by a PostgreSQL URL or keyword/value
+// connection string, as Classify reads it (parts it leaves out come from
+// the usual PG* variables: PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE,
+// PGSSLMODE...), migrates it to the current schema and returns it. Nothing
+// is created on the local file system. Errors name the server, never the
+// password.
 func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
 	return open(ctx, rawURL, silenceLimit, silenceLimit)
 }
@@ -57,15 +55,16 @@ const silenceLimit = time.Minute
 // open is Open with the silence after which the server is taken for lost,
 // and how long after that everything fails at once.
 func open(ctx context.Context, rawURL string, silence, hold time.Duration) (*sqlstore.DB, error) {
-	if ambiguousUserInfo(rawURL) {
-		return nil, fmt.Errorf("--db %s has an @ or / in its user name or password that is not percent-encoded, so part of the password would be read as the host or database. Try: write @ as %%40 and / as %%2F in the password, or leave it out of the URL and set PGPASSWORD",
-			secretsOf(rawURL, nil).hide(withoutUserInfo(rawURL)))
+	rawURL, isServer, err := Classify(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if !isServer {
+		return nil, errors.New("--db names a file, not a PostgreSQL database. Try: postgres://USER@HOST:5432/DATABASE")
 	}
 	cfg, err := pgx.ParseConfig(rawURL)
-	if err != nil {
-		hide := secretsOf(rawURL, nil).hide
-		return nil, fmt.Errorf("--db %s is not a PostgreSQL URL (%s). Try: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable, with @ / ? # in the password written as %%40 %%2F %%3F %%23",
-			hide(withoutUserInfo(rawURL)), hide(err.Error()))
+	if err != nil { // Classify read it; the PG* variables may have changed
+		return nil, fmt.Errorf("--db cannot be read as a PostgreSQL database (%s). Try: check the PG* variables (PGPORT, PGSSLMODE, ...)", secretsOf(rawURL, nil).hide(oneLine(err.Error())))
 	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout
@@ -419,6 +418,9 @@ CREATE TABLE token_factors (
 	samples    BIGINT NOT NULL,
 	updated_at TEXT NOT NULL
 );`,
+	8: `
+-- The request of a result that ended in error (see SQLite's version 11).
+ALTER TABLE eval_run_results ADD COLUMN request TEXT REFERENCES payloads(hash);`,
 }
 
 // hidden stands for a password in a message.
@@ -441,18 +443,39 @@ const minPiece = 6
 
 func secretsOf(rawURL string, cfg *pgconn.Config) secrets {
 	var s secrets
-	add := func(v string, min int) {
-		for _, form := range []string{v, url.PathEscape(v), url.QueryEscape(v)} {
-			if len(form) >= min {
-				s = append(s, form)
-			}
-		}
-		if dec, err := url.PathUnescape(v); err == nil && dec != v && len(dec) >= min {
-			s = append(s, dec)
-		}
-	}
+	add := (&s).adder()
 	if cfg != nil {
 		add(cfg.Password, 1)
+	}
+	if !isURL(rawURL) {
+		pairs, _ := scanKeywordValue(rawURL)
+		for _, p := range pairs {
+			if secretKeywords[p.key] {
+				add(p.value, 1)
+				add(p.raw, 1)
+			}
+		}
+		slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
+		return s
+	}
+	// password=VALUE anywhere, as a confused --db may hold it (a URL
+	// followed by a keyword/value password).
+	for _, m := range passwordRE.FindAllStringIndex(rawURL, -1) {
+		v := rawURL[m[1]:]
+		if strings.HasPrefix(v, "'") {
+			end := 1
+			for ; end < len(v) && v[end] != '\''; end++ {
+				if v[end] == '\\' {
+					end++
+				}
+			}
+			v = v[:min(end+1, len(v))]
+			add(v, 1)
+			v = unescapeValue(strings.TrimSuffix(v[1:], "'"))
+		} else if end := strings.IndexAny(v, "& \t\n\r\v\f#"); end >= 0 {
+			v = v[:end]
+		}
+		add(v, 1)
 	}
 	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
 		if pw, ok := u.User.Password(); ok {
@@ -481,12 +504,48 @@ func secretsOf(rawURL string, cfg *pgconn.Config) secrets {
 	return s
 }
 
+// adder returns what adds a secret, in every form a message may write it,
+// when it is at least min bytes long.
+func (s *secrets) adder() func(v string, min int) {
+	return func(v string, min int) {
+		for _, form := range []string{v, url.PathEscape(v), url.QueryEscape(v), strings.Trim(strconv.Quote(v), `"`)} {
+			if len(form) >= min {
+				*s = append(*s, form)
+			}
+		}
+		if dec, err := url.PathUnescape(v); err == nil && dec != v && len(dec) >= min {
+			*s = append(*s, dec)
+		}
+	}
+}
+
+// with adds pw, and each piece of it between the characters a URL gives
+// a meaning, to s.
+func (s secrets) with(pw string) secrets {
+	add := (&s).adder()
+	add(pw, 1)
+	for _, piece := range strings.FieldsFunc(pw, func(r rune) bool { return strings.ContainsRune("@/?#&=:", r) }) {
+		add(piece, minPiece)
+	}
+	slices.SortFunc(s, func(a, b string) int { return len(b) - len(a) })
+	return s
+}
+
 // hide replaces each secret in msg with hidden.
 func (s secrets) hide(msg string) string {
 	for _, secret := range s {
 		msg = strings.ReplaceAll(msg, secret, hidden)
 	}
 	return msg
+}
+
+// passwordRE finds the start of a password's value.
+var passwordRE = regexp.MustCompile(`(?i)password[ \t\n\r\v\f]*=[ \t\n\r\v\f]*`)
+
+// isURL reports a postgres:// or postgresql:// URL, as pgx tells it from a
+// keyword/value string.
+func isURL(name string) bool {
+	return strings.HasPrefix(name, "postgres://") || strings.HasPrefix(name, "postgresql://")
 }
 
 // afterScheme is the URL after "postgres://" or "postgresql://".
@@ -523,16 +582,6 @@ func ambiguousUserInfo(rawURL string) bool {
 	}
 	pgxEnd := strings.IndexAny(rest, "@/") // libpq's lookahead stops at '/'
 	return pgxEnd < 0 || rest[pgxEnd] != '@' || pgxEnd != widest
-}
-
-// withoutUserInfo is rawURL without anything that could be its user info.
-func withoutUserInfo(rawURL string) string {
-	rest := afterScheme(rawURL)
-	at := userInfoEnd(rest)
-	if at < 0 {
-		return rawURL
-	}
-	return rawURL[:len(rawURL)-len(rest)] + rest[at+1:]
 }
 
 // displayName names the database as the server, user and database

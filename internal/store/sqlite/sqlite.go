@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,24 +30,68 @@ const busyTimeout = 10 * time.Second
 
 // Open opens the database at path, creating it (mode 0600, directory 0700)
 // and migrating it to the current schema. It refuses files that are not
-// digest databases rather than recreating them over the user's data.
+// digest databases rather than recreating them over the user's data, and a
+// database digest may not write to, saying why.
 func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
+	return open(ctx, path, true)
+}
+
+// OpenExisting opens the database at path, which must exist: it never
+// creates a file or a folder (a missing database is an error that matches
+// fs.ErrNotExist). With write it opens it as Open does. Without, it reads
+// a database digest may not write to (a read-only file, folder or file
+// system) read-only, as it is; one it may write to is opened as Open does,
+// so that an older schema is brought up to date.
+func OpenExisting(ctx context.Context, path string, write bool) (*sqlstore.DB, error) {
 	if path == "" {
 		return nil, errors.New("database path is empty. Try: --db PATH or DIGEST_DB")
 	}
 	if err := notFiles(path); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		if full := diskFull(path, err); full != nil {
-			return nil, full
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, noDatabase(path)
+	}
+	if ro := readOnly(path); ro != nil && !write {
+		return openReadOnly(ctx, path, ro)
+	}
+	return open(ctx, path, false)
+}
+
+// noDatabase is the error of a database that does not exist.
+func noDatabase(path string) error {
+	return fmt.Errorf("no database at %s: %w. Try: --db with the file digest summarize or digest eval wrote to", path, fs.ErrNotExist)
+}
+
+func open(ctx context.Context, path string, create bool) (*sqlstore.DB, error) {
+	if path == "" {
+		return nil, errors.New("database path is empty. Try: --db PATH or DIGEST_DB")
+	}
+	if err := notFiles(path); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err == nil {
+		if ro := readOnly(path); ro != nil {
+			return nil, fmt.Errorf("database %s is read-only (%s), and this command writes to it. Try: --db with a writable path, or %s", path, ro.why, ro.fix)
 		}
-		return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
+	}
+	flags := os.O_RDWR
+	if create {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			if full := diskFull(path, err); full != nil {
+				return nil, full
+			}
+			return nil, fmt.Errorf("database %s: create database directory: %w. Try: --db with a writable path", path, err)
+		}
+		flags |= os.O_CREATE
 	}
 	// SQLite would create the file with the umask's mode; create it first so
 	// summaries of private code are readable by the owner alone.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
+		if !create && errors.Is(err, fs.ErrNotExist) {
+			return nil, noDatabase(path)
+		}
 		if full := diskFull(path, err); full != nil {
 			return nil, full
 		}
@@ -61,11 +106,8 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	head := make([]byte, 100)
 	n, _ := io.ReadFull(f, head)
 	f.Close()
-	if n > 0 && (n < 16 || string(head[:16]) != "SQLite format 3\x00") {
-		return nil, fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
-	}
-	if statErr == nil && truncated(path, head[:n], info.Size()) {
-		return nil, fmt.Errorf("database %s is not a usable SQLite database (truncated: %d bytes, shorter than its header says); digest will not overwrite it. Try: restore it from a backup, or --db with another path", path, info.Size())
+	if err := checkHead(path, head[:n], info, statErr); err != nil {
+		return nil, err
 	}
 	if n > 0 {
 		// Opening for writing switches the file to WAL, migrating adds
@@ -80,6 +122,9 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	dsn := "file:" + uriEscaper.Replace(filepath.ToSlash(path)) +
 		fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()) +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_txlock=immediate"
+	if !create {
+		dsn += "&mode=rw" // SQLite's default, rwc, would create it
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -103,6 +148,94 @@ func Open(ctx context.Context, path string) (*sqlstore.DB, error) {
 	if err != nil {
 		db.Close()
 		return nil, err
+	}
+	return s, nil
+}
+
+// checkHead refuses a file whose first bytes are not an SQLite database's
+// header, or that is shorter than its header says.
+func checkHead(path string, head []byte, info os.FileInfo, statErr error) error {
+	n := len(head)
+	if n > 0 && (n < 16 || string(head[:16]) != "SQLite format 3\x00") {
+		return fmt.Errorf("database %s is not a usable SQLite database (no SQLite header); digest will not overwrite it. Try: --db with another path, or move the file away", path)
+	}
+	if statErr == nil && truncated(path, head, info.Size()) {
+		return fmt.Errorf("database %s is not a usable SQLite database (truncated: %d bytes, shorter than its header says); digest will not overwrite it. Try: restore it from a backup, or --db with another path", path, info.Size())
+	}
+	return nil
+}
+
+// openReadOnly opens the existing database at path, which digest may not
+// write to (ro says why), to read it alone. It creates nothing: with no
+// journal beside the file, the file is all there is, and SQLite reads it
+// as immutable (without the -shm file it would otherwise create, and fail
+// to create in a read-only folder); with a -wal beside it, which holds
+// transactions not yet copied into the file, SQLite reads both, through
+// the -shm of the process writing them. A database that is not digest's,
+// or that this digest would have to migrate to read, is refused.
+//
+// A process that can write to the file, and writes while it is read as
+// immutable, can make a read fail or see part of a transaction: it needs
+// a permission the reader lacks, and the reads (runs, batches) are short.
+func openReadOnly(ctx context.Context, path string, ro *readOnlyWhy) (*sqlstore.DB, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("database %s cannot be read: %w. Try: --db with a database you may read", path, err)
+	}
+	info, statErr := f.Stat()
+	if statErr == nil && !info.Mode().IsRegular() {
+		f.Close()
+		return nil, notFile(path, info.Mode())
+	}
+	head := make([]byte, 100)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if n == 0 {
+		return nil, fmt.Errorf("database %s is empty, and read-only (%s): digest has stored nothing in it. Try: --db with the file digest summarize or digest eval wrote to", path, ro.why)
+	}
+	if err := checkHead(path, head[:n], info, statErr); err != nil {
+		return nil, err
+	}
+	immutable := true
+	for _, journal := range []string{path + "-wal", path + "-shm", path + "-journal"} {
+		if _, err := os.Lstat(journal); err == nil {
+			immutable = false
+		}
+	}
+	dsn := "file:" + uriEscaper.Replace(filepath.ToSlash(path)) + "?mode=ro" +
+		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busyTimeout.Milliseconds())
+	if immutable {
+		dsn += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	fail := func(err error) (*sqlstore.DB, error) {
+		db.Close()
+		return nil, err
+	}
+	tables, ours, version, err := inspect(ctx, db, path)
+	if err != nil {
+		var se *sqlite.Error
+		if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CANTOPEN {
+			return fail(fmt.Errorf("database %s cannot be read read-only (%s, and SQLite cannot use the journal beside it: %v). Try: --db with a writable copy of it, or %s", path, ro.why, se, ro.fix))
+		}
+		return fail(err)
+	}
+	switch latest := len(migrations) - 1; {
+	case tables > 0 && !ours:
+		return fail(foreign(path, tables))
+	case tables == 0:
+		return fail(fmt.Errorf("database %s holds no tables, and is read-only (%s): digest has stored nothing in it. Try: --db with the file digest summarize or digest eval wrote to", path, ro.why))
+	case version > latest:
+		return fail(newerSchema(path, version))
+	case version < latest:
+		return fail(fmt.Errorf("database %s was written by an older digest (schema version %d; this one reads %d), and is read-only (%s), so digest cannot bring it up to date to read it. Try: %s once, or --db with a writable copy of it", path, version, latest, ro.why, ro.fix))
+	}
+	s, err := sqlstore.New(ctx, db, path, Dialect)
+	if err != nil {
+		return fail(err)
 	}
 	return s, nil
 }
@@ -213,31 +346,40 @@ func probe(ctx context.Context, path string) error {
 		return fmt.Errorf("open database %s: %w", path, err)
 	}
 	defer db.Close()
-	var tables int
-	var ours bool
-	err = db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(name = 'schema_migrations'), 0)
-		FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).Scan(&tables, &ours)
+	tables, ours, version, err := inspect(ctx, db, path)
 	if err != nil {
-		return explain(path, err)
+		return err
 	}
 	if tables > 0 && !ours {
-		return fmt.Errorf("database %s is a SQLite database of another program (%d tables, none of them digest's); digest will not change it. Try: --db with another path", path, tables)
+		return foreign(path, tables)
 	}
 	if problems, err := consistencyProblems(ctx, db, path, "quick_check"); err != nil {
 		return err
 	} else if problems != "" {
 		return fmt.Errorf("database %s is not a usable SQLite database (damaged: %s); digest will not write to it. Try: restore it from a backup, or --db with another path", path, problems)
 	}
+	return newerSchema(path, version)
+}
+
+// inspect reads what a database holds: how many tables, whether
+// schema_migrations is one of them (digest's), and its schema version (0
+// when it is not digest's).
+func inspect(ctx context.Context, db *sql.DB, path string) (tables int, ours bool, version int, err error) {
+	err = db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(name = 'schema_migrations'), 0)
+		FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`).Scan(&tables, &ours)
+	if err != nil {
+		return 0, false, 0, explain(path, err)
+	}
 	if ours {
-		var version int
 		if err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&version); err != nil {
-			return explain(path, err)
-		}
-		if err := newerSchema(path, version); err != nil {
-			return err
+			return 0, false, 0, explain(path, err)
 		}
 	}
-	return nil
+	return tables, ours, version, nil
+}
+
+func foreign(path string, tables int) error {
+	return fmt.Errorf("database %s is a SQLite database of another program (%d tables, none of them digest's); digest will not change it. Try: --db with another path", path, tables)
 }
 
 // migrations are SQLite's schema, version by version.
@@ -431,6 +573,10 @@ CREATE TABLE token_factors (
 	samples    INTEGER NOT NULL,
 	updated_at TEXT NOT NULL
 );`,
+	11: `
+-- The request of a result that ended in error, so that its report shows
+-- what was asked: an answered result's is its answer's (NULL then).
+ALTER TABLE eval_run_results ADD COLUMN request TEXT REFERENCES payloads(hash);`,
 }
 
 func newerSchema(path string, version int) error {
@@ -512,7 +658,9 @@ func explain(path string, err error) error {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
 			return fmt.Errorf("database %s is not a usable SQLite database (%v); digest will not overwrite it. Try: --db with another path, or move the file away", path, err)
-		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		case sqlite3.SQLITE_READONLY:
+			return fmt.Errorf("database %s is read-only to digest (%v), and this command writes to it. Try: --db with a writable path", path, err)
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
 			return fmt.Errorf("database %s cannot be written (%v). Try: --db with a writable path", path, err)
 		}
 	}

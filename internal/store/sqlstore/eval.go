@@ -166,10 +166,10 @@ func (s *DB) saveRunResults(ctx context.Context, rrs []store.RunResult, paid *st
 		}
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached, request)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(run_id, model, line, repeat) DO UPDATE SET item = excluded.item, key = excluded.key, pass = excluded.pass, score = excluded.score,
-			reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached`)
+			reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached, request = excluded.request`)
 	if err != nil {
 		return s.explain(err)
 	}
@@ -177,8 +177,16 @@ func (s *DB) saveRunResults(ctx context.Context, rrs []store.RunResult, paid *st
 	for _, rr := range rrs {
 		reasons, _ := json.Marshal(nonNil(rr.Reasons))
 		expected, _ := json.Marshal(nonNil(rr.Expected))
+		var request *string
+		if rr.Error != "" && rr.Request != nil {
+			h := payloadHash(rr.Request)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO payloads(hash, gz) VALUES (?, ?) ON CONFLICT DO NOTHING`, h, gz(rr.Request)); err != nil {
+				return s.explain(err)
+			}
+			request = &h
+		}
 		if _, err := stmt.ExecContext(ctx, rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score,
-			string(reasons), string(expected), rr.Error, rr.Cached); err != nil {
+			string(reasons), string(expected), rr.Error, rr.Cached, request); err != nil {
 			return s.explain(err)
 		}
 	}
@@ -270,7 +278,7 @@ func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBod
 				FROM eval_run_results rr
 				LEFT JOIN eval_results r ON r.key = rr.key
 				LEFT JOIN payloads pa ON pa.hash = r.response
-				LEFT JOIN payloads pq ON pq.hash = r.request
+				LEFT JOIN payloads pq ON pq.hash = COALESCE(r.request, rr.request)
 				WHERE rr.run_id = ? AND rr.model = ? ORDER BY rr.line, rr.repeat`, runID, model)
 			if err != nil {
 				yield(store.RunRow{}, s.explain(err))

@@ -62,6 +62,7 @@ func Run(t *testing.T, b Backend) {
 		{"ConcurrentCreateBatchTwoStoresOnOneDatabase", testConcurrentCreateBatchTwoStoresOnOneDatabase},
 		{"FinishAndCachedTokensRoundTrip", testFinishAndCachedTokensRoundTrip},
 		{"TokenFactorsAreWeightedMeans", testTokenFactorsAreWeightedMeans},
+		{"FailedResultKeepsItsRequest", testFailedResultKeepsItsRequest},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, b) })
 	}
@@ -1251,6 +1252,39 @@ func testFinishAndCachedTokensRoundTrip(t *testing.T, b Backend) {
 	}
 	if finishes[2] != "refusal" || finishes[3] != "length" || finishes[1] != "" {
 		t.Errorf("finishes %v", finishes)
+	}
+}
+
+// A result that ended in error keeps the request it would have sent, for
+// its report; an answered result shows its answer's request, and a failed
+// one that is answered on a rerun of the same run id shows the answer's.
+func testFailedResultKeepsItsRequest(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	run := store.EvalRun{ID: "20261201-eeee", Dataset: "d.jsonl", Models: []string{"m"}, Params: map[string]any{"repeat": 1}, CreatedAt: time.Now()}
+	if err := s.StartRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	asked := []byte(`{"messages":[{"role":"user","content":"too long"}]}`)
+	if err := s.SaveEvalResult(ctx, store.EvalResult{Key: "ok", Model: "m", Request: []byte(`{"answered":true}`), Answer: "4"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveRunResults(ctx, []store.RunResult{
+		{RunID: run.ID, Model: "m", Item: "a", Line: 1, Key: "failed", Error: "request needs 813 tokens", Request: asked},
+		{RunID: run.ID, Model: "m", Item: "b", Line: 2, Key: "ok", Pass: true, Score: 1},
+		{RunID: run.ID, Model: "m", Item: "c", Line: 3, Key: "unchecked", Error: "nothing to check"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]string{}
+	for row, err := range s.RunRows(ctx, run.ID, []string{"m"}, true) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[row.Line] = string(row.Request)
+	}
+	if got[1] != string(asked) || got[2] != `{"answered":true}` || got[3] != "" {
+		t.Errorf("requests by line %v", got)
 	}
 }
 

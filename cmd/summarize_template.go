@@ -1,0 +1,72 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/template"
+
+	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/report"
+)
+
+// checkTemplate runs --template once on sample notes, before anything is
+// read or paid for, under its limits: a field that does not exist, or a
+// template past a limit, is a usage error (exit 2); a signal stops it at
+// once (exit 130), whatever the template is doing.
+func checkTemplate(ctx context.Context, log *slog.Logger, reporter report.Reporter) error {
+	t, ok := reporter.(report.Template)
+	if !ok {
+		return nil
+	}
+	log.Debug("running --template on sample notes", "template", t.T.Name())
+	err := t.Check(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return cmdutil.Interrupted("interrupted while --template ran on sample notes; nothing was sent")
+	}
+	return cmdutil.AsUsage(err)
+}
+
+// writeChangelog writes the changelog to -o or standard output. A
+// --template runs under its limits and stops at once on a signal; past a
+// limit or on a signal, -o's file is left as it was (cmdutil.WriteFile
+// renames the output into place only once it is whole), and the error
+// says that every summary is stored: a rerun, the limit raised, reads
+// them from the cache.
+func writeChangelog(ctx context.Context, o *SummarizeOptions, reporter report.Reporter, c *report.Changelog) error {
+	t, isTemplate := reporter.(report.Template)
+	if isTemplate {
+		o.Logger().Debug("writing the changelog through --template", "template", t.T.Name())
+	}
+	err := cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error {
+		if isTemplate {
+			return t.WriteContext(ctx, w, c)
+		}
+		return reporter.Write(w, c)
+	})
+	if err == nil || !isTemplate {
+		return err
+	}
+	// What -o holds now: a file is renamed into place only once whole.
+	left := o.Output + " holds what it wrote until then"
+	switch {
+	case o.Output == "" || o.Output == "-":
+		left = "standard output holds what it wrote until then"
+	case cmdutil.Replaces(o.Output):
+		left = o.Output + " was not written"
+	}
+	var budget *report.BudgetError
+	var exec template.ExecError
+	switch {
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return cmdutil.Interrupted(fmt.Sprintf("interrupted while --template wrote the changelog; %s; every summary is stored: run the same command again to write it", left))
+	case errors.As(err, &budget):
+		return fmt.Errorf("%v; %s, and every summary is stored. Try: a higher %s, or 0 for no limit, and the same command again: it reads the summaries from the cache",
+			budget, left, budget.Flag)
+	case errors.As(err, &exec):
+		return fmt.Errorf("--template: %v; %s, and every summary is stored. Try: fix the template, and the same command again: it reads the summaries from the cache", exec, left)
+	}
+	return err
+}
