@@ -20,7 +20,8 @@ func TestSummarizeStructuredAnswersNeedNoSecondAsking(t *testing.T) {
 		h := newHarness(t)
 		h.env = map[string]string{"OPENAI_BASE_URL": srv.OpenAIBaseURL(), "OPENAI_API_KEY": "sk-test-structured"}
 		repo := historyRepo(t, commits)
-		res := h.run(context.Background(), "summarize", repo.Dir, "--model", model, "--batch-size", "4", "--batch-window", "50ms",
+		// A long window: every batch fills, however loaded the machine.
+		res := h.run(context.Background(), "summarize", repo.Dir, "--model", model, "--batch-size", "4", "--batch-window", "5s",
 			"--concurrency", "1", "--rpm", "100000", "--tpm", "100000000", "-f", "jsonl")
 		return len(srv.Requests()), res.code
 	}
