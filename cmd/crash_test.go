@@ -22,6 +22,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/pgtest"
 	"github.com/digest-cli/digest/internal/prompt"
 )
 
@@ -91,47 +92,73 @@ func TestCrashSafety(t *testing.T) {
 			reported: func(t *testing.T, out []byte) []string {
 				return reportedField(t, out, "commit")
 			},
-		})
+		}, sqliteFile)
 	})
 
 	t.Run("eval", func(t *testing.T) {
-		const n = 40
-		items := make([]string, n)
-		for i := range items {
-			items[i] = fmt.Sprintf("q%d", i)
-		}
-		data := evalItems(t, n)
-		crashLoop(t, bin, rand.New(rand.NewPCG(seed, 2)), crashJob{
-			items: items,
-			args: func(db, url string) []string {
-				return []string{"--db", db, "eval", data, "--models", "openai:m", "--base-url", url,
-					"--concurrency", "4", "--lease", "1h", "-f", "jsonl"}
-			},
-			sent: func(req fakeprovider.Received) []string {
-				item, _, _ := strings.Cut(req.Messages[len(req.Messages)-1].Content, ":")
-				return []string{item}
-			},
-			committed: func(t *testing.T, db string) map[string]bool {
-				// Items with their answer and their row stored. An answer is
-				// stored before it is scored, so one killed between the two
-				// is left out here, though it is not paid again either.
-				return queryItems(t, db, "SELECT DISTINCT r.item FROM eval_run_results r JOIN eval_results e ON e.key = r.key")
-			},
-			reported: func(t *testing.T, out []byte) []string {
-				return reportedField(t, out, "item")
-			},
+		crashLoop(t, bin, rand.New(rand.NewPCG(seed, 2)), evalCrashJob(t, 40, 4), sqliteFile)
+	})
+	// Sixteen requests at once: answers land faster than one transaction
+	// stores them, so the writer stores them in batches, and a kill finds
+	// answers waiting for it as well as requests in flight.
+	t.Run("eval-j16", func(t *testing.T) {
+		crashLoop(t, bin, rand.New(rand.NewPCG(seed, 3)), evalCrashJob(t, 160, 16), sqliteFile)
+	})
+	// The same through PostgreSQL, 2 ms away: each transaction takes a few
+	// milliseconds, so more answers wait in the writer's queue at a kill.
+	t.Run("eval-postgres", func(t *testing.T) {
+		pgtest.URL(t)
+		crashLoop(t, bin, rand.New(rand.NewPCG(seed, 4)), evalCrashJob(t, 160, 16), func(t *testing.T, _ string) string {
+			return pgtest.Proxied(t, pgtest.FreshDatabase(t), 2*time.Millisecond)
 		})
 	})
 
-	t.Run("eval-sigint", func(t *testing.T) { evalInterrupted(t, bin) })
+	t.Run("eval-sigint", func(t *testing.T) { evalInterrupted(t, bin, 2) })
+	t.Run("eval-sigint-j16", func(t *testing.T) { evalInterrupted(t, bin, 16) })
+}
+
+// evalCrashJob is digest eval of n items at concurrency j under the crash
+// test.
+func evalCrashJob(t *testing.T, n, j int) crashJob {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf("q%d", i)
+	}
+	data := evalItems(t, n)
+	return crashJob{
+		items: items,
+		args: func(db, url string) []string {
+			return []string{"--db", db, "eval", data, "--models", "openai:m", "--base-url", url,
+				"--concurrency", strconv.Itoa(j), "--lease", "1h", "-f", "jsonl"}
+		},
+		sent: func(req fakeprovider.Received) []string {
+			item, _, _ := strings.Cut(req.Messages[len(req.Messages)-1].Content, ":")
+			return []string{item}
+		},
+		committed: func(t *testing.T, db string) map[string]bool {
+			// Items with their answer and their row stored. An answer is
+			// stored before it is scored, so one killed between the two
+			// is left out here, though it is not paid again either.
+			return queryItems(t, db, "SELECT DISTINCT r.item FROM eval_run_results r JOIN eval_results e ON e.key = r.key")
+		},
+		reported: func(t *testing.T, out []byte) []string {
+			return reportedField(t, out, "item")
+		},
+	}
+}
+
+// sqliteFile is a trial's database: a file of its own.
+func sqliteFile(t *testing.T, name string) string {
+	return filepath.Join(t.TempDir(), name+".db")
 }
 
 // evalInterrupted stops a real digest eval with SIGINT once some answers
-// are in: it exits 130 saying so, with every answer it received stored, and
-// a rerun pays only for the rest and for what was in flight at the signal.
-func evalInterrupted(t *testing.T, bin string) {
+// are in: it exits 130 saying so, having awaited the requests in flight and
+// stored every answer it received (those waiting to be written included),
+// and a rerun pays only for the rest.
+func evalInterrupted(t *testing.T, bin string, concurrency int) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
-	const n, concurrency = 40, 2
+	const n = 40
 	data := evalItems(t, n)
 	db := filepath.Join(t.TempDir(), "digest.db")
 	args := []string{"--db", db, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(), "-j", strconv.Itoa(concurrency), "-f", "jsonl"}
@@ -168,6 +195,10 @@ func evalInterrupted(t *testing.T, bin string) {
 	if left := countRows(t, db, "SELECT count(*) FROM leases"); left != 0 {
 		t.Errorf("%d leases left by the interrupted run, want none: it gives them back", left)
 	}
+	st := srv.Stats()
+	if answers := countRows(t, db, "SELECT count(*) FROM eval_results"); answers != st.Succeeded || st.Canceled != 0 {
+		t.Errorf("%d answers stored of %d received, %d requests cut off by the interrupt; want every answer stored and none cut off", answers, st.Succeeded, st.Canceled)
+	}
 
 	out, errOut, err := runDigest(bin, args, "second", 0)
 	if err != nil {
@@ -189,8 +220,8 @@ func evalInterrupted(t *testing.T, bin string) {
 		}
 		repaid += k - 1
 	}
-	if repaid > concurrency {
-		t.Errorf("%d answers paid twice, more than the %d requests in flight at the interrupt", repaid, concurrency)
+	if repaid > 0 {
+		t.Errorf("%d answers paid twice: the interrupted run awaits the requests in flight and stores their answers", repaid)
 	}
 	if len(asked) != n {
 		t.Errorf("%d items asked for in all, want %d", len(asked), n)
@@ -201,7 +232,7 @@ func evalInterrupted(t *testing.T, bin string) {
 // processes have been killed: in each, the command is started and killed
 // at a random moment twice in a row (each run resuming the last), then run
 // to completion; what was paid is checked against what was stored.
-func crashLoop(t *testing.T, bin string, rng *rand.Rand, job crashJob) {
+func crashLoop(t *testing.T, bin string, rng *rand.Rand, job crashJob, fresh func(t *testing.T, name string) string) {
 	const minKills, maxTrials = 12, 40
 	var latencyMu sync.Mutex
 	latency := rand.New(rand.NewPCG(rng.Uint64(), 3))
@@ -217,7 +248,7 @@ func crashLoop(t *testing.T, bin string, rng *rand.Rand, job crashJob) {
 
 	// One whole run first: how long one takes is the span kills are drawn from.
 	start := time.Now()
-	out, errOut, err := runDigest(bin, job.args(filepath.Join(t.TempDir(), "baseline.db"), srv.OpenAIBaseURL()), "baseline", 0)
+	out, errOut, err := runDigest(bin, job.args(fresh(t, "baseline"), srv.OpenAIBaseURL()), "baseline", 0)
 	if err != nil {
 		t.Fatalf("a run without kills failed: %v\n%s", err, errOut)
 	}
@@ -231,7 +262,7 @@ func crashLoop(t *testing.T, bin string, rng *rand.Rand, job crashJob) {
 		if trial == maxTrials {
 			t.Fatalf("only %d of %d trials' processes were still running when killed; the runs are too short to kill", kills, trial)
 		}
-		db := filepath.Join(t.TempDir(), fmt.Sprintf("trial%d.db", trial))
+		db := fresh(t, fmt.Sprintf("trial%d", trial))
 		var runs []crashRun
 		committed := map[string]bool{}
 		for i := range 3 {
@@ -368,9 +399,12 @@ func runDigest(bin string, args []string, key string, kill time.Duration) (out, 
 }
 
 // checkIntegrity opens the database as SQLite itself would after a crash
-// and runs its consistency checks.
+// and runs its consistency checks. A PostgreSQL server keeps its own.
 func checkIntegrity(t *testing.T, path string) {
 	t.Helper()
+	if isPostgres(path) {
+		return
+	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return // killed before it opened the database
 	}
@@ -402,7 +436,7 @@ func queryItems(t *testing.T, db, query string) map[string]bool {
 	if !migrated(t, db) {
 		return items
 	}
-	queryDB(t, db, query, func(rows *sql.Rows) error {
+	queryAny(t, db, query, func(rows *sql.Rows) error {
 		var s string
 		err := rows.Scan(&s)
 		items[s] = true
@@ -417,7 +451,7 @@ func countRows(t *testing.T, db, query string) int {
 	if !migrated(t, db) {
 		return n
 	}
-	queryDB(t, db, query, func(rows *sql.Rows) error { return rows.Scan(&n) })
+	queryAny(t, db, query, func(rows *sql.Rows) error { return rows.Scan(&n) })
 	return n
 }
 
@@ -425,6 +459,11 @@ func countRows(t *testing.T, db, query string) int {
 // killed early may have left none, or an empty file.
 func migrated(t *testing.T, db string) bool {
 	t.Helper()
+	if isPostgres(db) {
+		n := 0
+		queryAny(t, db, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'leases'", func(rows *sql.Rows) error { return rows.Scan(&n) })
+		return n > 0
+	}
 	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
 		return false
 	}
@@ -451,4 +490,33 @@ func reportedField(t *testing.T, out []byte, field string) []string {
 		got = append(got, s)
 	}
 	return got
+}
+
+func isPostgres(db string) bool { return strings.HasPrefix(db, "postgres://") }
+
+// queryAny is queryDB for an SQLite file or a PostgreSQL URL.
+func queryAny(t *testing.T, db, query string, row func(*sql.Rows) error) {
+	t.Helper()
+	if !isPostgres(db) {
+		queryDB(t, db, query, row)
+		return
+	}
+	conn, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 }

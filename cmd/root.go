@@ -115,7 +115,7 @@ needs more, and sizes its caches by it; GOMEMLIMIT sets another limit
 	pf.BoolVarP(&f.Globals.Verbose, "verbose", "v", false, "log each step to standard error")
 	cmdutil.DocumentEnv(pf)
 
-	root.AddCommand(NewSummarizeCmd(f, nil), NewEvalCmd(f, nil), NewRunsCmd(f), NewBatchesCmd(f, nil), NewModelsCmd(f), NewVersionCmd(f), NewCompletionCmd(f))
+	root.AddCommand(NewSummarizeCmd(f, nil), NewEvalCmd(f, nil), NewRunsCmd(f), NewCacheCmd(f), NewBatchesCmd(f, nil), NewModelsCmd(f), NewVersionCmd(f), NewCompletionCmd(f))
 	root.InitDefaultHelpCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "help" {

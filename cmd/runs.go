@@ -21,12 +21,13 @@ import (
 func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List and show past evaluation runs",
-		Long:  "Read past digest eval runs back from the database, without sending anything.",
+		Short: "List, show and prune past evaluation runs",
+		Long:  "Read past digest eval runs back from the database, without sending anything, and remove old ones.",
 		Example: cmdutil.Example(
 			"digest runs list",
 			"digest runs show 20261130-101500-3fa2c1 --format markdown",
-			"digest runs show 20261130 --html report.html"),
+			"digest runs show 20261130 --html report.html",
+			"digest runs prune --keep 20"),
 	}
 	var listFormat string
 	list := &cobra.Command{
@@ -109,7 +110,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	show.Flags().StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
 	show.Flags().StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
 	cmdutil.DocumentEnv(show.Flags())
-	cmd.AddCommand(list, show)
+	cmd.AddCommand(list, show, newRunsPruneCmd(f))
 	return cmd
 }
 

@@ -177,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Owner = lease.NewOwner()
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
-	r := &runner{o: o, out: &Outcome{Redacted: redact.Counts{}}, pending: map[string][]job{}, spend: spend.New(o.MaxCost),
+	r := &runner{o: o, out: &Outcome{Redacted: redact.Counts{}}, pending: map[string]*inFlight{}, spend: spend.New(o.MaxCost),
 		deferred: map[string][]job{}, leases: lease.NewHolder(o.Store, o.Owner, o.Lease, o.Log)}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
@@ -263,15 +263,32 @@ type runner struct {
 	judgeEngine engine.Runner
 	// leases are the keys this process is asking about (answers and
 	// verdicts), given back as their answers are stored.
-	leases      *lease.Holder
-	scoring     *scoring            // nil: answers are scored in place
-	mu          sync.Mutex          // guards pending, deferred, answered and the store's writes
-	pending     map[string][]job    // requests in flight, by key; several jobs may share one
-	deferred    map[string][]job    // keys another process holds the lease of, with the jobs waiting for their answer
-	answered    map[string]struct{} // keys answered lately, in answerOrder
+	leases  *lease.Holder
+	scoring *scoring // nil: answers are scored in place
+	// writes stores every answer, row and release of the run, in batches.
+	writes *writer
+	// mu guards pending, deferred, answered and the outcome's counts. It is
+	// never held across a call to the database: requests would wait on
+	// each other's round trips.
+	mu          sync.Mutex
+	pending     map[string]*inFlight // requests sent, by key, until their rows are stored
+	deferred    map[string][]job     // keys another process holds the lease of, with the jobs waiting for their answer
+	answered    map[string]struct{}  // keys answered lately, in answerOrder
 	answerOrder []string
 	spend       *spend.Cap // --max-cost, answers and verdicts alike
 	judgeMu     sync.Mutex // guards the outcome's judge figures
+}
+
+// inFlight is a request sent for one key, and the jobs that share its
+// answer: several items may ask the same thing. Once the outcome is in,
+// answered is set and a job reaching the key is recorded from it at once;
+// the key leaves pending when the outcome's rows are stored, and a job
+// reaching it after that finds the answer in the store.
+type inFlight struct {
+	jobs     []job
+	answered bool
+	answer   score.Answer
+	err      error // the request's failure, if it failed
 }
 
 // request builds the provider-neutral request for an item.
@@ -307,6 +324,10 @@ func (r *runner) run(ctx context.Context) error {
 	defer r.leases.ReleaseAll()
 	lease.Sweep(ctx, r.o.Store, r.o.Owner, r.o.Log)
 	defer r.leases.Keep(ctx, r.o.Log)()
+	// Whatever stops the run, the writer is closed only once the engines
+	// and the scoring are done: what they handed it, answers that arrived
+	// after an interrupt included, is committed before the run returns.
+	r.writes = newWriter(r.o.Store, r.leases, cancel)
 	if r.o.Judge != nil {
 		slots := r.o.Concurrency
 		if r.o.Batch.On {
@@ -338,7 +359,7 @@ func (r *runner) run(ctx context.Context) error {
 		close(q)
 	}
 	wg.Wait()
-	errs = append(errs, r.scoring.wait())
+	errs = append(errs, r.scoring.wait(), r.writes.close())
 	for _, e := range append(r.engines, r.judgeEngine) {
 		if e == nil {
 			continue
@@ -387,28 +408,29 @@ func (r *runner) feed(ctx context.Context, queues []chan engine.Task) error {
 		if err != nil {
 			return err
 		}
-		var hits []job
+		var hits, misses []job
 		var answers []score.Answer
 		for _, j := range batch {
 			if res, ok := cached[j.key]; ok {
 				hits, answers = append(hits, j), append(answers, storedAnswer(res))
-				continue
-			}
-			if err := r.dispatch(ctx, queues, j); err != nil {
-				return err
+			} else {
+				misses = append(misses, j)
 			}
 		}
 		if r.scoring == nil {
-			// Scored in place, a lookup batch's hits share one transaction:
-			// a cached rerun is bound by the lookups, not by commits.
-			return r.storeRows(ctx, hits, answers, false, nil)
-		}
-		for i, j := range hits {
-			if err := r.scoring.do(func() error { return r.storeRows(ctx, []job{j}, answers[i:i+1], false, nil) }); err != nil {
+			// Scored in place, a lookup batch's hits share one write: a
+			// cached rerun is bound by the lookups, not by commits.
+			if err := r.storeRows(ctx, hits, answers, false, nil); err != nil {
 				return err
 			}
+		} else {
+			for i, j := range hits {
+				if err := r.scoring.do(func() error { return r.storeRows(ctx, []job{j}, answers[i:i+1], false, nil) }); err != nil {
+					return err
+				}
+			}
 		}
-		return nil
+		return r.dispatch(ctx, queues, misses)
 	}
 	items := 0
 	var unchecked []store.RunResult
@@ -591,92 +613,155 @@ func (r *runner) saveUnchecked(ctx context.Context, rows *[]store.RunResult) err
 	if len(*rows) == 0 {
 		return nil
 	}
+	saved := slices.Clone(*rows)
 	r.mu.Lock()
-	err := r.o.Store.SaveRunResults(context.WithoutCancel(ctx), *rows)
-	r.out.Unchecked += len(*rows)
+	r.out.Unchecked += len(saved)
 	r.mu.Unlock()
-	if err != nil {
+	if err := r.writes.add(write{rows: saved, stored: func() { r.o.Progress.Done(len(saved)) }}); err != nil {
 		return err
 	}
-	r.o.Progress.Done(len(*rows))
 	*rows = (*rows)[:0]
 	return ctx.Err()
 }
 
 var errLimit = errors.New("item limit reached")
 
-// dispatch sends a job to its model, unless the same request is already in
-// flight or waiting for another process (the job then shares its answer).
-func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, j job) error {
+// dispatch sends the jobs of a lookup batch that missed the cache, one
+// request per key: a job whose request is in flight, or waits for another
+// process, shares its answer; one whose answer is in is recorded from it;
+// the keys new to the run are claimed together (claimAndSend).
+func (r *runner) dispatch(ctx context.Context, queues []chan engine.Task, jobs []job) error {
+	var fresh [][]job // by key, in the order first reached
+	byKey := map[string]int{}
+	var late []job // of requests answered already
+	var lateFrom []*inFlight
 	r.mu.Lock()
-	if jobs, inFlight := r.pending[j.key]; inFlight {
-		r.pending[j.key] = append(jobs, j)
-		r.mu.Unlock()
-		return nil
-	}
-	if jobs, waiting := r.deferred[j.key]; waiting {
-		r.deferred[j.key] = append(jobs, j)
-		r.mu.Unlock()
-		return nil
+	for _, j := range jobs {
+		if f, sent := r.pending[j.key]; sent {
+			if f.answered {
+				late, lateFrom = append(late, j), append(lateFrom, f)
+			} else {
+				f.jobs = append(f.jobs, j)
+			}
+			continue
+		}
+		if waiting, ok := r.deferred[j.key]; ok {
+			r.deferred[j.key] = append(waiting, j)
+			continue
+		}
+		if i, ok := byKey[j.key]; ok {
+			fresh[i] = append(fresh[i], j)
+			continue
+		}
+		byKey[j.key] = len(fresh)
+		fresh = append(fresh, []job{j})
 	}
 	r.mu.Unlock()
-	return r.claimAndSend(ctx, queues, []job{j})
+	for i, j := range late {
+		f := lateFrom[i] // answered is final: read without the lock
+		if err := r.scoring.do(func() error { return r.storeRows(ctx, []job{j}, []score.Answer{f.answer}, false, f.err) }); err != nil {
+			return err
+		}
+	}
+	return r.claimAndSend(ctx, queues, fresh)
 }
 
-// claimAndSend claims the lease on the jobs' key and sends one request for
-// them all, unless another process holds the key (the jobs wait for its
-// answer), the answer is in the store by now, or --max-cost forbids it.
-func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, jobs []job) error {
-	k := jobs[0].key
-	// The offline model's answers cost nothing and take no time: claiming
-	// one, and looking it up again after, would cost more than a second
-	// process working it out again.
-	leased := r.o.Models[jobs[0].model].Spec.Provider != provider.Offline
-	if leased {
-		won, err := r.leases.Claim(ctx, k)
+// claimAndSend claims the keys of groups of jobs (a group per key) in one
+// go and sends one request for each group, unless another process holds
+// its key (the jobs wait for its answer), the answer is in the store by
+// now, or --max-cost forbids it.
+func (r *runner) claimAndSend(ctx context.Context, queues []chan engine.Task, groups [][]job) error {
+	var claim []string
+	for _, g := range groups {
+		if r.leased(g[0].model) {
+			claim = append(claim, g[0].key)
+		}
+	}
+	won := make(map[string]bool, len(claim))
+	if len(claim) > 0 {
+		ok, err := r.leases.ClaimAll(ctx, claim)
 		if err != nil {
 			return err
 		}
-		if !won {
-			r.mu.Lock()
-			r.deferred[k] = append(r.deferred[k], jobs...)
-			r.mu.Unlock()
-			return nil
+		for i, k := range claim {
+			won[k] = won[k] || ok[i]
 		}
 	}
 	// The answer may have landed since the lookup: a twin's, answered by
 	// this run meanwhile, or another process's, which has let the key go.
+	var send [][]job
+	var recheck []string
 	r.mu.Lock()
-	_, justAnswered := r.answered[k]
+	for _, g := range groups {
+		k, leased := g[0].key, r.leased(g[0].model)
+		if leased && !won[k] {
+			r.deferred[k] = append(r.deferred[k], g...)
+			continue
+		}
+		if _, just := r.answered[k]; leased || just {
+			recheck = append(recheck, k)
+		}
+		send = append(send, g)
+	}
 	r.mu.Unlock()
-	if leased || justAnswered {
-		found, err := r.o.Store.EvalResults(ctx, []string{k})
-		if err != nil {
+	found := map[string]store.EvalResult{}
+	if len(recheck) > 0 {
+		var err error
+		if found, err = r.o.Store.EvalResults(ctx, recheck); err != nil {
 			return err
 		}
+	}
+	// The keys claimed and not sent go back together, however this ends;
+	// those never reached are given back at the end of the run.
+	var unsent []string
+	defer func() { r.leases.Release(unsent...) }()
+	for _, g := range send {
+		k := g[0].key
 		if res, ok := found[k]; ok {
-			r.release(k)
-			return r.recordCached(ctx, jobs, storedAnswer(res))
+			unsent = append(unsent, k)
+			if err := r.recordCached(ctx, g, storedAnswer(res)); err != nil {
+				return err
+			}
+			continue
+		}
+		r.mu.Lock()
+		r.pending[k] = &inFlight{jobs: g}
+		r.mu.Unlock()
+		if !r.spend.ReserveWhenSettled(ctx, k, r.worstCost(g[0])) {
+			// Only dispatch adds jobs to a key, on this goroutine: g holds
+			// them all.
+			r.mu.Lock()
+			delete(r.pending, k)
+			r.out.NotSent += len(g)
+			r.mu.Unlock()
+			unsent = append(unsent, k)
+			r.o.Progress.Done(len(g))
+			continue
+		}
+		select {
+		case queues[g[0].model] <- engine.Task{Key: k, Request: g[0].req}:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
-	r.mu.Lock()
-	r.pending[k] = jobs
-	r.mu.Unlock()
-	if !r.spend.ReserveWhenSettled(ctx, k, r.worstCost(jobs[0])) {
-		r.mu.Lock()
-		delete(r.pending, k)
-		r.out.NotSent += len(jobs)
-		r.mu.Unlock()
-		r.release(k)
-		r.o.Progress.Done(len(jobs))
+	return nil
+}
+
+// leased reports whether the keys of a model's requests are claimed
+// before they are sent. The offline model's answers cost nothing and take
+// no time: claiming one, and looking it up again after, would cost more
+// than a second process working it out again.
+func (r *runner) leased(model int) bool {
+	return r.o.Models[model].Spec.Provider != provider.Offline
+}
+
+// leaseOf is what a write gives back once k's answer is stored: k, or
+// nothing for a model whose keys are not claimed.
+func (r *runner) leaseOf(model int, k string) []string {
+	if !r.leased(model) {
 		return nil
 	}
-	select {
-	case queues[jobs[0].model] <- engine.Task{Key: k, Request: jobs[0].req}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return []string{k}
 }
 
 // recordCached stores the rows of jobs whose answer was already paid for.
@@ -721,18 +806,18 @@ func (r *runner) awaitDeferred(ctx context.Context, queues []chan engine.Task) e
 		if err != nil {
 			return err
 		}
+		var unanswered [][]job
 		for _, k := range keys {
 			if res, ok := found[k]; ok {
 				// Paid for by the other process: here it is as good as cached.
-				err = r.recordCached(ctx, waiting[k], storedAnswer(res))
+				if err := r.recordCached(ctx, waiting[k], storedAnswer(res)); err != nil {
+					return err
+				}
 			} else {
-				err = r.claimAndSend(ctx, queues, waiting[k])
-			}
-			if err != nil {
-				return err
+				unanswered = append(unanswered, waiting[k])
 			}
 		}
-		return nil
+		return r.claimAndSend(ctx, queues, unanswered)
 	})
 }
 
@@ -752,99 +837,122 @@ func (r *runner) remember(k string) {
 	}
 }
 
-// release gives up the lease on a key once its answer is stored or failed,
-// or it was not sent: a process waiting for it need not wait it out.
-func (r *runner) release(k string) { r.leases.Release(k) }
-
 func (r *runner) worstCost(j job) float64 {
 	m := r.o.Models[j.model]
 	return r.o.Batch.Worst(m.Price, m.SyncPrice).Cost(m.InputTokens(r.o.Tokenizer.Count, j.req), provider.OutputCap(j.req))
 }
 
-// commit handles an engine's outcome: a paid answer is stored at once,
-// then scored and recorded for every job that asked for it; a failure is
-// recorded but never cached.
+// commit handles an engine's outcome: the answer is scored and recorded
+// for every job that asked for it, and handed to the writer with their
+// rows and the key's lease, which goes back in the same transaction; a
+// failure is recorded but never cached. Nothing here waits for the
+// database: the engine's next outcome is taken at once.
 func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) error {
 	m := r.o.Models[model]
 	return func(o engine.Outcome) error {
+		k := o.Task.Key
 		u := o.Response.Usage
 		cost := r.o.Batch.Price(o, m.Price, m.SyncPrice).CostOf(u)
 		if errors.Is(o.Err, engine.ErrPending) {
 			// Neither answered nor failed: a rerun collects it, and the
 			// batch bills it then.
-			r.spend.Owe(o.Task.Key)
+			r.spend.Owe(k)
 			r.mu.Lock()
-			jobs := r.pending[o.Task.Key]
-			delete(r.pending, o.Task.Key)
+			jobs := r.pending[k].jobsOrNone()
+			delete(r.pending, k)
 			r.out.Pending += len(jobs)
-			r.leases.Release(o.Task.Key)
 			r.mu.Unlock()
 			r.o.Progress.Done(len(jobs))
-			return nil
+			return r.writes.add(write{release: r.leaseOf(model, k)})
 		}
-		r.spend.Settle(o.Task.Key, cost, o.Err == nil)
+		r.spend.Settle(k, cost, o.Err == nil)
+		answer := score.Answer{Text: o.Response.Text, Finish: o.Response.Finish}
+		r.mu.Lock()
+		f := r.pending[k]
+		if f == nil {
+			f = &inFlight{}
+			r.pending[k] = f
+		}
+		f.answered, f.answer, f.err = true, answer, o.Err
+		jobs := f.jobs // final: a job reaching k from now on is recorded by dispatch
+		r.mu.Unlock()
+		var paid []store.EvalResult
 		if o.Err == nil {
-			// Stored before it is scored: a judge may take long, and a run
-			// stopped meanwhile must not have to pay for the answer again.
 			req, _ := json.Marshal(o.Task.Request)
-			paid := store.EvalResult{Key: o.Task.Key, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
+			paid = append(paid, store.EvalResult{Key: k, Model: m.Spec.String(), LatencyMS: float64(o.Latency) / float64(time.Millisecond),
 				InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-				CostUSD: cost, Request: req, Answer: o.Response.Text, Finish: finishOf(o.Response.Finish)}
-			r.mu.Lock()
-			err := r.o.Store.SaveEvalResult(context.WithoutCancel(ctx), paid)
-			r.mu.Unlock()
+				CostUSD: cost, Request: req, Answer: o.Response.Text, Finish: finishOf(o.Response.Finish)})
+		}
+		// The first job paid; the others share its answer, as from a cache.
+		answers := slices.Repeat([]score.Answer{answer}, len(jobs))
+		if r.scoring == nil {
+			rows, err := r.scoreRows(ctx, jobs, answers, true, o.Err)
 			if err != nil {
 				return err
 			}
+			return r.writes.add(write{answers: paid, rows: rows, release: r.leaseOf(model, k), stored: r.settled(k, len(rows))})
 		}
-		return r.scoring.do(func() error { return r.recordOutcome(ctx, o) })
+		// Stored before it is scored: a judge may take long, and a run
+		// stopped meanwhile must not have to pay for the answer again.
+		if err := r.writes.add(write{answers: paid}); err != nil {
+			return err
+		}
+		return r.scoring.do(func() error {
+			rows, err := r.scoreRows(ctx, jobs, answers, true, o.Err)
+			if err != nil {
+				return err
+			}
+			return r.writes.add(write{rows: rows, release: r.leaseOf(model, k), stored: r.settled(k, len(rows))})
+		})
 	}
 }
 
-// recordOutcome records an answer, or a failure, for the jobs that asked
-// for it. The key stays pending until they are recorded, so a duplicate
-// arriving meanwhile joins them instead of asking again.
-func (r *runner) recordOutcome(ctx context.Context, o engine.Outcome) error {
-	done := 0
-	for {
+// jobsOrNone is f's jobs; none for a nil f.
+func (f *inFlight) jobsOrNone() []job {
+	if f == nil {
+		return nil
+	}
+	return f.jobs
+}
+
+// settled is what follows the write of an outcome's rows: the key leaves
+// pending (a job reaching it now finds the answer stored), and the rows
+// count as done.
+func (r *runner) settled(k string, rows int) func() {
+	return func() {
 		r.mu.Lock()
-		jobs := r.pending[o.Task.Key][done:]
-		if len(jobs) == 0 {
-			delete(r.pending, o.Task.Key)
-			r.remember(o.Task.Key)
-			r.leases.Release(o.Task.Key)
-			r.mu.Unlock()
-			return nil
-		}
+		delete(r.pending, k)
+		r.remember(k)
 		r.mu.Unlock()
-		// The first job paid; the others share its answer, as from a cache.
-		answer := score.Answer{Text: o.Response.Text, Finish: o.Response.Finish}
-		if err := r.storeRows(ctx, jobs, slices.Repeat([]score.Answer{answer}, len(jobs)), done == 0, o.Err); err != nil {
-			return err
-		}
-		done += len(jobs)
+		r.o.Progress.Done(rows)
 	}
 }
 
 // storeRows scores each job's answer (or notes the failure to get one) and
-// stores the rows in one transaction. When scoring is cut short the rows
-// are left for a rerun to write from the stored answers.
+// hands the rows to the writer, together.
 func (r *runner) storeRows(ctx context.Context, jobs []job, answers []score.Answer, firstPaid bool, callErr error) error {
-	if len(jobs) == 0 {
-		return nil
+	rows, err := r.scoreRows(ctx, jobs, answers, firstPaid, callErr)
+	if err != nil || len(rows) == 0 {
+		return err
 	}
+	return r.writes.add(write{rows: rows, stored: func() { r.o.Progress.Done(len(rows)) }})
+}
+
+// scoreRows is the row of each job's answer, or of the failure to get one.
+// A verdict waiting in the judge's batch leaves its job without a row,
+// written by the rerun that collects it; a judge cut short by the run's
+// stop leaves them all so, for a rerun to score from the stored answers.
+func (r *runner) scoreRows(ctx context.Context, jobs []job, answers []score.Answer, firstPaid bool, callErr error) ([]store.RunResult, error) {
 	rows := make([]store.RunResult, 0, len(jobs))
 	pending := 0
 	for i, j := range jobs {
 		row, err := r.scored(ctx, j, answers[i], callErr == nil && !(firstPaid && i == 0), callErr)
 		if errors.Is(err, engine.ErrPending) {
-			// The verdict waits in the judge's batch: the row is written
-			// by the rerun that collects it.
 			pending++
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rows = append(rows, row)
 	}
@@ -854,17 +962,10 @@ func (r *runner) storeRows(ctx context.Context, jobs []job, answers []score.Answ
 		r.mu.Unlock()
 		r.o.Progress.Done(pending)
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if r.o.Judge != nil && ctx.Err() != nil {
+		return nil, nil
 	}
-	r.mu.Lock()
-	err := r.o.Store.SaveRunResults(context.WithoutCancel(ctx), rows)
-	r.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	r.o.Progress.Done(len(rows))
-	return nil
+	return rows, nil
 }
 
 // scored is the row for an answer, or for a failure to get one. A judge

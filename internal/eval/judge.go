@@ -63,11 +63,14 @@ func (r *runner) judge(m target.Target) score.Judge {
 			return false, "", fmt.Errorf("judge %s: %w", m.Spec, o.Err)
 		}
 		if st != nil {
+			// Stored, and its claim given back in the same transaction,
+			// before it is used: a rerun, or a twin answer graded next,
+			// finds it and asks the judge nothing again.
 			body, _ := json.Marshal(req)
-			if err := st.SaveEvalResult(context.WithoutCancel(ctx), store.EvalResult{Key: k, Model: m.Spec.String(),
+			if err := r.writes.do(write{answers: []store.EvalResult{{Key: k, Model: m.Spec.String(),
 				LatencyMS: float64(o.Latency) / float64(time.Millisecond), InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 				CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-				CostUSD: cost, Request: body, Answer: o.Response.Text, Finish: finishOf(o.Response.Finish)}); err != nil {
+				CostUSD: cost, Request: body, Answer: o.Response.Text, Finish: finishOf(o.Response.Finish)}}, release: []string{k}}); err != nil {
 				return false, "", err
 			}
 		}

@@ -2,7 +2,8 @@
 // benchmarks: an httptest server that speaks the OpenAI chat-completions
 // and the Anthropic messages wire formats, enforces RPM and TPM limits over
 // a scaled-down window, reports them in each provider's headers, and
-// injects faults from a seeded source. Only tests import it.
+// injects faults from a seeded source. Only tests and the .ci benchmarks
+// import it.
 //
 // # Use
 //
@@ -376,42 +377,10 @@ type Server struct {
 // Start runs a fake server for the life of the test.
 func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	if cfg.Window < 0 || cfg.RPM < 0 || cfg.TPM < 0 || cfg.Latency < 0 {
-		t.Fatalf("fakeprovider: negative Window, RPM, TPM or Latency in %+v", cfg)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
-	if cfg.Window == 0 {
-		cfg.Window = time.Minute
-	}
-	if cfg.Limiter != SlidingWindow && cfg.Limiter != TokenBucket {
-		t.Fatalf("fakeprovider: unknown %v", cfg.Limiter)
-	}
-	for _, p := range []float64{cfg.Faults.Status500, cfg.Faults.Status5xx, cfg.Faults.Malformed200, cfg.Faults.Hang} {
-		if p < 0 || p > 1 {
-			t.Fatalf("fakeprovider: fault probability %v is outside 0..1", p)
-		}
-	}
-	if s := cfg.Faults.sum(); s > 1+1e-9 {
-		t.Fatalf("fakeprovider: fault probabilities add up to %v, more than 1", s)
-	}
-	s := &Server{cfg: cfg, now: cfg.clock, count: cfg.CountTokens, done: make(chan struct{})}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.count == nil {
-		s.count = quarterRunes
-	}
-	s.start = s.now()
-	s.stats.Window = cfg.Window
-	if cfg.Limiter == TokenBucket {
-		s.limiter = newBucket(cfg.Window, cfg.RPM, cfg.TPM)
-	} else {
-		s.limiter = newSlidingWindow(cfg.Window, cfg.RPM, cfg.TPM)
-	}
-	s.faults = rand.New(rand.NewPCG(cfg.Faults.Seed, 0x6661756c7473)) // "faults"
-	s.shuffles = rand.New(rand.NewPCG(cfg.Faults.Seed, 0x73687566666c65))
-	s.batches = batchState{files: map[string][]byte{}, byID: map[string]*fakeBatch{}}
-	s.batchMux = s.newBatchMux()
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.Close)
 	return s
 }

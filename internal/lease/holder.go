@@ -61,20 +61,39 @@ func (h *Holder) ClaimAll(ctx context.Context, keys []string) ([]bool, error) {
 	return won, nil
 }
 
-// Release gives key back, if this run holds it. A failure is warned of,
-// once per cause: the lease expires on its own.
-func (h *Holder) Release(key string) {
+// Release gives keys back, those this run holds, in one statement. A
+// failure is warned of, once per cause: the leases expire on their own.
+func (h *Holder) Release(keys ...string) {
 	h.mu.Lock()
-	held := h.held[key]
-	delete(h.held, key)
+	var held []string
+	for _, k := range keys {
+		if h.held[k] {
+			held = append(held, k)
+			delete(h.held, k)
+		}
+	}
 	h.mu.Unlock()
-	if !held {
+	if len(held) == 0 {
 		return
 	}
-	if err := h.st.Release(context.Background(), key, h.owner); err != nil {
-		h.warn.Warn("could not release a lease; it expires on its own", err, "key", key)
+	if err := h.st.ReleaseAll(context.Background(), held, h.owner); err != nil {
+		h.warn.Warn("could not release a lease; it expires on its own", err, "key", held[0])
 	}
 }
+
+// Given notes keys given back by a transaction of the caller's own, which
+// stored their results in the same breath (store.EvalWrite's Release):
+// they are no longer this run's to give back.
+func (h *Holder) Given(keys ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		delete(h.held, k)
+	}
+}
+
+// Owner is the owner this run claims as.
+func (h *Holder) Owner() string { return h.owner }
 
 // ReleaseAll gives back every lease still held: at the end of a run,
 // whether it finished, failed or was interrupted.
@@ -85,9 +104,7 @@ func (h *Holder) ReleaseAll() {
 		keys = append(keys, k)
 	}
 	h.mu.Unlock()
-	for _, k := range keys {
-		h.Release(k)
-	}
+	h.Release(keys...)
 }
 
 // Held counts the leases this run holds.

@@ -74,19 +74,54 @@ func Claim(ctx context.Context, st store.Store, key, owner string, ttl time.Dura
 	return st.TakeOver(ctx, key, holder, owner, ttl)
 }
 
-// ClaimAll is Claim for each of keys, the free and expired ones in one
-// transaction; won[i] reports whether owner holds keys[i] now.
+// ClaimAll is Claim for each of keys, in a few statements whatever their
+// number; won[i] reports whether owner holds keys[i] now. The keys it
+// loses are looked at together: those whose holder died on this machine
+// are taken over (one statement each, as Claim does), those let go since
+// the claim are claimed again.
 func ClaimAll(ctx context.Context, st store.Store, keys []string, owner string, ttl time.Duration) ([]bool, error) {
 	won, err := st.ClaimAll(ctx, keys, owner, ttl)
 	if err != nil {
 		return nil, err
 	}
+	var lost []string
 	for i, ok := range won {
-		if !ok { // held by another: taken over if its holder died, as Claim does
-			if won[i], err = Claim(ctx, st, keys[i], owner, ttl); err != nil {
+		if !ok {
+			lost = append(lost, keys[i])
+		}
+	}
+	if len(lost) == 0 {
+		return won, nil
+	}
+	holders, err := st.LeaseHolders(ctx, lost)
+	if err != nil {
+		return nil, err
+	}
+	var free []string
+	taken := map[string]bool{}
+	for _, k := range lost {
+		holder, held := holders[k]
+		switch {
+		case !held:
+			free = append(free, k)
+		case dead(holder, owner):
+			if taken[k], err = st.TakeOver(ctx, k, holder, owner, ttl); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if len(free) > 0 {
+		// Released between the two statements: claimed afresh.
+		again, err := st.ClaimAll(ctx, free, owner, ttl)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range free {
+			taken[k] = taken[k] || again[i]
+		}
+	}
+	for i, k := range keys {
+		won[i] = won[i] || taken[k]
 	}
 	return won, nil
 }

@@ -270,6 +270,34 @@ func TestHolderGivesBackWhatItHolds(t *testing.T) {
 	}
 }
 
+// TestHolderForgetsWhatAWriteGaveBack: keys given back by a transaction of
+// the caller's (an eval's writer stores answers and gives their leases back
+// together) are no longer the holder's, and the rest are released in one
+// go at the end.
+func TestHolderForgetsWhatAWriteGaveBack(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	h := NewHolder(st, "other-machine/2/bb", time.Minute, nil)
+	keys := make([]string, 600)
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+	}
+	if won, err := h.ClaimAll(ctx, keys); err != nil || slices.Contains(won, false) {
+		t.Fatalf("ClaimAll: %v %v", won, err)
+	}
+	if err := st.ReleaseAll(ctx, keys[:100], h.Owner()); err != nil {
+		t.Fatal(err)
+	}
+	h.Given(keys[:100]...)
+	if h.Held() != 500 {
+		t.Errorf("%d held after 100 of 600 were given back by a write, want 500", h.Held())
+	}
+	h.ReleaseAll()
+	if holders, err := st.LeaseHolders(ctx, keys); err != nil || len(holders) != 0 || h.Held() != 0 {
+		t.Errorf("after ReleaseAll: %d leases in the database, %d held, %v", len(holders), h.Held(), err)
+	}
+}
+
 // TestAwaitSettlesUntilNothingWaits: Await hands what waits to settle each
 // round, until nothing does; a cancelled context ends it.
 func TestAwaitSettlesUntilNothingWaits(t *testing.T) {

@@ -1,10 +1,11 @@
 // Package pgtest gives tests a real PostgreSQL server: the one named by
 // DIGEST_TEST_POSTGRES, a database of each test's own on it, and, for tests
-// that stop a server under digest, a server of the test's own.
+// that stop a server under digest, a server of the test's own; and a proxy
+// that adds network latency in front of a server (Proxy).
 //
-// Only tests import it. .ci/run starts the server with .ci/postgres and sets
-// DIGEST_REQUIRE_POSTGRES=1, so that there a test without a server fails
-// instead of skipping.
+// Only tests and the .ci benchmarks import it. .ci/run starts the server
+// with .ci/postgres and sets DIGEST_REQUIRE_POSTGRES=1, so that there a
+// test without a server fails instead of skipping.
 package pgtest
 
 import (

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Server is a PostgreSQL server of one test's own, run by .ci/postgres. A test
@@ -82,6 +84,30 @@ func (s *Server) Restart(t testing.TB) {
 	if restarted != s.URL {
 		t.Fatalf("pgtest: the server restarted at %s, not at %s", restarted, s.URL)
 	}
+}
+
+// Configure sets settings of the server (name, value, name, value...) with
+// ALTER SYSTEM and restarts it, so that those read only at start
+// (max_connections) hold too. Connections open to it are dropped.
+func (s *Server) Configure(t testing.TB, settings ...string) {
+	t.Helper()
+	if len(settings)%2 != 0 {
+		t.Fatalf("pgtest: Configure takes name, value pairs, not %q", settings)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), serverTimeout)
+	defer cancel()
+	conn, err := connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for i := 0; i < len(settings); i += 2 {
+		name, value := settings[i], settings[i+1]
+		if _, err := conn.Exec(ctx, "ALTER SYSTEM SET "+pgx.Identifier{name}.Sanitize()+" = '"+strings.ReplaceAll(value, "'", "''")+"'"); err != nil {
+			t.Fatalf("pgtest: set %s = %s on %s: %v", name, value, s.URL, err)
+		}
+	}
+	s.Restart(t)
 }
 
 func (s *Server) run(operation string, env []string) (string, error) {

@@ -50,10 +50,16 @@ type Store interface {
 	DropRunIfEmpty(ctx context.Context, id string) error
 	// SaveRunResults records how answers scored within a run.
 	SaveRunResults(ctx context.Context, rrs []RunResult) error
+	// SaveEval stores paid answers and run rows and gives back the leases
+	// they answer, all in one transaction (see EvalWrite).
+	SaveEval(ctx context.Context, w EvalWrite) error
 	// Runs lists the runs, newest first; Run finds one by id or a unique
 	// prefix of it.
 	Runs(ctx context.Context) ([]EvalRun, error)
 	Run(ctx context.Context, id string) (EvalRun, bool, error)
+	// PruneRuns removes the runs p selects and their result rows; never
+	// an answer, a payload or a summary (see RunPrune).
+	PruneRuns(ctx context.Context, p RunPrune) (Pruned, error)
 	// RunRows streams a run's results; RunTotals, LatencyAt and PairCounts
 	// aggregate them in the database, never loading them.
 	RunRows(ctx context.Context, runID string, models []string, withBodies bool) iter.Seq2[RunRow, error]
@@ -87,6 +93,11 @@ type Store interface {
 	LeaseOwners(ctx context.Context) ([]string, error)
 	// DropLeases deletes owner's leases and every expired one.
 	DropLeases(ctx context.Context, owner string) error
+	// ReleaseAll is Release for each of keys, in one statement.
+	ReleaseAll(ctx context.Context, keys []string, owner string) error
+	// LeaseHolders returns who holds the leases among keys, expired or
+	// not, keyed by key; a key no one holds is absent.
+	LeaseHolders(ctx context.Context, keys []string) (map[string]string, error)
 
 	// TakeRate charges one request to the rate limit named limiter, which
 	// every process using the same account shares, in one atomic statement
@@ -279,6 +290,20 @@ type EvalResult struct {
 	Finish string
 }
 
+// EvalWrite is what a run stores together: the answers it was paid for,
+// rows of how answers scored, and the leases of Owner to give back on keys
+// whose answers are stored by now (in this write or an earlier one). One
+// transaction holds it all, so that a process storing answers as fast as a
+// provider sends them pays a commit per batch of them, not several per
+// answer, and a lease is never given back before the answer it guards is
+// stored: another process would pay for it again.
+type EvalWrite struct {
+	Answers []EvalResult
+	Rows    []RunResult
+	Owner   string
+	Release []string
+}
+
 // EvalRun is one invocation of digest eval.
 type EvalRun struct {
 	ID         string
@@ -347,4 +372,31 @@ type ModelTotals struct {
 	// Lines and IDs count the dataset lines and the item ids among the
 	// results: a dataset may give two lines one id.
 	Lines, IDs int
+}
+
+// RunPrune selects the runs PruneRuns removes: a run is removed when every
+// rule given selects it. Whatever the rules, a run not finished (still
+// running, or interrupted) is kept until UnfinishedBefore, since another
+// process may still be writing it.
+type RunPrune struct {
+	// Keep is how many of each dataset's newest runs are kept whatever
+	// their age; negative: no run is kept for being among the newest.
+	Keep int
+	// Before, when not zero, keeps every run started since.
+	Before time.Time
+	// UnfinishedBefore is when a run not finished must have started to be
+	// removed; zero: no such run is.
+	UnfinishedBefore time.Time
+	// DryRun counts what would be removed, and removes nothing.
+	DryRun bool
+}
+
+// Pruned is what PruneRuns removed, or would have.
+type Pruned struct {
+	// IDs are the runs removed, newest first; Results their result rows.
+	IDs     []string
+	Results int
+	// Kept counts the runs left; Unfinished those among them the rules
+	// selected but that were kept as perhaps still running.
+	Kept, Unfinished int
 }

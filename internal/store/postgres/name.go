@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 
@@ -48,6 +49,9 @@ func Classify(db string) (name string, server bool, err error) {
 			if _, err := parseURL(name); err != nil {
 				return "", false, err
 			}
+			if err := checkPool(name, os.Getenv); err != nil {
+				return "", false, err
+			}
 			return name, true, nil
 		case scheme == "sqlite" || scheme == "sqlite3" || scheme == "file":
 			return "", false, sqliteURL(scheme, s)
@@ -62,6 +66,9 @@ func Classify(db string) (name string, server bool, err error) {
 		return "", false, errors.New("--db reads as USER:PASSWORD@HOST without a scheme, which would be taken for a file's path. Try: postgres://USER:PASSWORD@HOST:5432/DATABASE, or ./NAME for a file so named")
 	case keywordRE.MatchString(s):
 		if err := checkKeywordValue(s); err != nil {
+			return "", false, err
+		}
+		if err := checkPool(s, os.Getenv); err != nil {
 			return "", false, err
 		}
 		return s, true, nil
@@ -296,7 +303,7 @@ var connectionKeywords = func() map[string]bool {
 		ssl_min_protocol_version ssl_max_protocol_version min_protocol_version max_protocol_version krbsrvname krbspn gsslib
 		gssdelegation service servicefile target_session_attrs load_balance_hosts scram_client_key scram_server_key
 		oauth_issuer oauth_client_id oauth_client_secret oauth_scope
-		statement_cache_capacity description_cache_capacity default_query_exec_mode`) {
+		statement_cache_capacity description_cache_capacity default_query_exec_mode ` + PoolParam) {
 		m[k] = true
 	}
 	return m

@@ -23,7 +23,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/store/sqlstore"
@@ -38,9 +37,10 @@ const connectTimeout = 10 * time.Second
 // the usual PG* variables: PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE,
 // PGSSLMODE...), migrates it to the current schema and returns it. Nothing
 // is created on the local file system. Errors name the server, never the
-// password.
+// password. The process keeps a pool of at most DIGEST_DB_POOL (or
+// pool_max_conns in --db) connections, 4 by default (see openPool).
 func Open(ctx context.Context, rawURL string) (*sqlstore.DB, error) {
-	return open(ctx, rawURL, silenceLimit, silenceLimit)
+	return openWith(ctx, rawURL, settings{silence: silenceLimit, hold: silenceLimit, regrow: regrowAfter, slotWait: slotWait})
 }
 
 // silenceLimit is how long digest waits for a byte of an answer it awaits
@@ -55,6 +55,23 @@ const silenceLimit = time.Minute
 // open is Open with the silence after which the server is taken for lost,
 // and how long after that everything fails at once.
 func open(ctx context.Context, rawURL string, silence, hold time.Duration) (*sqlstore.DB, error) {
+	return openWith(ctx, rawURL, settings{silence: silence, hold: hold, regrow: regrowAfter, slotWait: slotWait})
+}
+
+// settings are Open's timings, which tests shorten.
+type settings struct {
+	// silence is how long an awaited answer may keep the server silent
+	// before it is taken for lost; hold, how long after that everything
+	// fails at once.
+	silence, hold time.Duration
+	// regrow is how long a pool the server's limit shrank waits before
+	// it grows again; slotWait, how long a run that lost every connection
+	// waits for the server to have a slot.
+	regrow, slotWait time.Duration
+}
+
+func openWith(ctx context.Context, rawURL string, set settings) (*sqlstore.DB, error) {
+	silence, hold := set.silence, set.hold
 	rawURL, isServer, err := Classify(rawURL)
 	if err != nil {
 		return nil, err
@@ -69,6 +86,11 @@ func open(ctx context.Context, rawURL string, silence, hold time.Duration) (*sql
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > connectTimeout {
 		cfg.ConnectTimeout = connectTimeout
 	}
+	size, err := poolSize(cfg, os.Getenv)
+	if err != nil { // Classify checked it; DIGEST_DB_POOL may have changed
+		return nil, err
+	}
+	delete(cfg.RuntimeParams, PoolParam)
 	server := &serverWatch{silence: silence, hold: hold}
 	dial := cfg.DialFunc
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -82,7 +104,7 @@ func open(ctx context.Context, rawURL string, silence, hold time.Duration) (*sql
 	}
 	secrets := secretsOf(rawURL, &cfg.Config)
 	name := secrets.hide(displayName(cfg.Config))
-	db := stdlib.OpenDB(*cfg)
+	db := openPool(cfg, size, set, setsParam(rawURL, "default_query_exec_mode"))
 	pingCtx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	if err := db.PingContext(pingCtx); err != nil {
@@ -244,6 +266,7 @@ var Dialect = sqlstore.Dialect{
 	// clock_timestamp, not now(): now() is when the transaction began.
 	NowMillis: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT",
 	Greatest:  "GREATEST",
+	NoFlush:   "set_config('synchronous_commit', 'off', true)",
 }
 
 // migrations are PostgreSQL's schema, version by version; version 1 is
@@ -605,10 +628,23 @@ func unreachable(name string, c pgconn.Config, err error) error {
 			return fmt.Errorf("database %s refused the login (%s). Try: the user and password in --db, or PGUSER and PGPASSWORD", name, pe.Message)
 		case "3D000":
 			return fmt.Errorf("database %s does not exist on the server (%s). Try: createdb %s, or another database in --db", name, pe.Message, c.Database)
+		case "53300":
+			return lost{noSlot(name, pe)}
 		}
 	}
 	return lost{fmt.Errorf("database %s cannot be reached (%s). Try: check that PostgreSQL runs at %s:%d and accepts connections, or --db with another URL",
 		name, oneLine(msg), c.Host, c.Port)}
+}
+
+// noSlot says that the server refused a connection because every one it
+// allows is taken (SQLSTATE 53300: "sorry, too many clients already", or
+// "remaining connection slots are reserved for ..."), which digest once
+// reported as a server that cannot be reached.
+func noSlot(name string, pe *pgconn.PgError) error {
+	return fmt.Errorf("database %s has no connection to spare: every one the server allows (max_connections) is taken (%s). "+
+		"Try: fewer digest processes at once (each keeps up to %s connections, %d by default), a smaller %s, "+
+		"or a pooler such as PgBouncer in transaction mode between digest and the server",
+		name, oneLine(pe.Message), PoolEnv, DefaultPool, PoolEnv)
 }
 
 // lost is the error of a server that cannot be reached or went away: it
@@ -624,6 +660,15 @@ func explain(name string, err error) error {
 		switch {
 		case pe.Code == "53100":
 			return fmt.Errorf("database %s: the server's disk is full (%s). Try: free space on the database server", name, pe.Message)
+		case pe.Code == "53300":
+			return lost{noSlot(name, pe)}
+		case pe.Code == "42P05", pe.Code == "26000":
+			// digest names its statements on a session of PostgreSQL
+			// itself only, unless --db asks for pgx's statement cache:
+			// through a pooler in transaction mode the name is then found,
+			// or missed, on another client's session.
+			return fmt.Errorf("database %s: %s: the server session a statement was prepared on is not the one it ran on, as through a pooler in transaction mode (PgBouncer before 1.21, or with max_prepared_statements = 0). "+
+				"Try: leave default_query_exec_mode out of --db (digest then prepares nothing on a pooler's sessions), or connect to the server itself", name, oneLine(pe.Message))
 		case pe.Code == "42501":
 			return fmt.Errorf("database %s: permission denied (%s). Try: a user that may create tables in that database", name, pe.Message)
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"):

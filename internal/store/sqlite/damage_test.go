@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -40,6 +41,24 @@ func digestDatabase(t *testing.T) []byte {
 	return b
 }
 
+// withBytes is db with the bytes at off replaced by b.
+func withBytes(db []byte, off int, b ...byte) []byte {
+	out := bytes.Clone(db)
+	copy(out[off:], b)
+	return out
+}
+
+// damageSchema overwrites the schema's records on page 1 (after the
+// header, which is left whole) with bytes that are none.
+func damageSchema(db []byte) []byte {
+	out := bytes.Clone(db)
+	r := rand.New(rand.NewPCG(1, 7))
+	for i := 100; i < 4096; i++ {
+		out[i] = byte(r.UintN(256))
+	}
+	return out
+}
+
 // damagePage overwrites page n (from 0) with bytes that are no b-tree page.
 func damagePage(db []byte, n int) []byte {
 	out := bytes.Clone(db)
@@ -67,6 +86,10 @@ func dirNames(t *testing.T, dir string) []string {
 // opened, written to by the run, and refused only when a read reached the
 // damaged page, 145 bytes later. Every file Open refuses must be left byte
 // for byte as it was, with no journal beside it.
+//
+// Open reads the header and the schema of a database closed cleanly, not
+// every page (TestOpenReadsEveryPageOnlyAfterAnUncleanShutdown): damage
+// there is refused; damage further in, after an unclean shutdown.
 func TestOpenLeavesRefusedDatabasesAsTheyWere(t *testing.T) {
 	real := digestDatabase(t)
 	pages := len(real) / 4096
@@ -103,9 +126,11 @@ func TestOpenLeavesRefusedDatabasesAsTheyWere(t *testing.T) {
 		content []byte
 		want    string
 	}{
+		// Page 2 is schema_migrations', which every open reads.
 		{"damaged second page", damagePage(real, 1), "not a usable SQLite database"},
-		{"damaged mid-file", damagePage(real, pages/2), "not a usable SQLite database"},
-		{"damaged last page", damagePage(real, pages-1), "not a usable SQLite database"},
+		{"damaged header: page size", withBytes(real, 16, 0x03, 0x00), "not a usable SQLite database"},
+		{"damaged header: payload fractions", withBytes(real, 21, 0x7f), "not a usable SQLite database"},
+		{"damaged schema page", damageSchema(real), "not a usable SQLite database"},
 		{"truncated mid-page", real[:len(real)-1000], "(truncated: "},
 		{"another program's SQLite database", foreign, "SQLite database of another program"},
 		{"a newer digest's database", newer, "newer than this digest understands"},
@@ -121,31 +146,33 @@ func TestOpenLeavesRefusedDatabasesAsTheyWere(t *testing.T) {
 			checkRefusedAsItWas(t, path, map[string][]byte{"digest.db": c.content}, c.want)
 		})
 	}
-	// A run killed mid-write leaves its -wal and -shm: a damaged file
-	// beside them is refused with both files as they were, the frames not
-	// checkpointed into it.
-	t.Run("damaged, with the journal of a killed run", func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "digest.db")
-		os.WriteFile(path, real, 0o600)
-		s := openStore(t, path)
-		save(t, s, store.Summary{SummaryKey: key(hash(1000)), Text: "in the WAL only"})
-		files := map[string][]byte{}
-		for _, name := range []string{"digest.db", "digest.db-wal", "digest.db-shm"} {
-			b, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
+	// A run killed mid-write leaves its -wal and -shm: a file damaged
+	// anywhere beside them is refused with both files as they were, the
+	// frames not checkpointed into it.
+	for _, page := range []int{pages / 4, pages / 2, pages * 3 / 4} {
+		t.Run(fmt.Sprintf("damaged page %d of %d, with the journal of a killed run", page+1, pages), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "digest.db")
+			os.WriteFile(path, real, 0o600)
+			s := openStore(t, path)
+			save(t, s, store.Summary{SummaryKey: key(hash(1000)), Text: "in the WAL only"})
+			files := map[string][]byte{}
+			for _, name := range []string{"digest.db", "digest.db-wal", "digest.db-shm"} {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[name] = b
 			}
-			files[name] = b
-		}
-		s.Close()
-		files["digest.db"] = damagePage(files["digest.db"], pages/2)
-		killed := t.TempDir()
-		for name, b := range files {
-			os.WriteFile(filepath.Join(killed, name), b, 0o600)
-		}
-		checkRefusedAsItWas(t, filepath.Join(killed, "digest.db"), files, "not a usable SQLite database")
-	})
+			s.Close()
+			files["digest.db"] = damagePage(files["digest.db"], page)
+			killed := t.TempDir()
+			for name, b := range files {
+				os.WriteFile(filepath.Join(killed, name), b, 0o600)
+			}
+			checkRefusedAsItWas(t, filepath.Join(killed, "digest.db"), files, "left by a process that did not close it")
+		})
+	}
 	// The intact copy is opened and kept whole.
 	path := filepath.Join(t.TempDir(), "digest.db")
 	os.WriteFile(path, real, 0o600)

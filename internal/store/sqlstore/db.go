@@ -34,6 +34,13 @@ type Dialect struct {
 	// Greatest names the function returning the largest of its
 	// arguments: max in SQLite, GREATEST in PostgreSQL.
 	Greatest string
+	// NoFlush is an SQL expression that, evaluated in a statement, lets
+	// that statement's transaction commit without waiting for its write
+	// to reach the disk or a synchronous standby, and is the string 'off';
+	// the shared limit's statements evaluate it. PostgreSQL's is
+	// set_config('synchronous_commit', 'off', true); empty where a commit
+	// waits for no disk anyway (SQLite in WAL mode at synchronous=NORMAL).
+	NoFlush string
 }
 
 // DB is an open digest database.

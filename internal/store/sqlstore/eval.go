@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -11,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -128,65 +131,112 @@ func (s *DB) FinishRun(ctx context.Context, id string, at time.Time, judge *stor
 // scored: a run stopped while scoring never pays for it again. A grading
 // model's verdicts are stored this way too.
 func (s *DB) SaveEvalResult(ctx context.Context, r store.EvalResult) error {
-	return s.saveRunResults(ctx, nil, &r)
+	return s.SaveEval(ctx, store.EvalWrite{Answers: []store.EvalResult{r}})
 }
 
 // SaveRunResults records how answers scored in a run, in one transaction:
 // a cached rerun is bound by the lookups, not by a commit per item.
 func (s *DB) SaveRunResults(ctx context.Context, rrs []store.RunResult) error {
-	if len(rrs) == 0 {
-		return nil
-	}
-	return s.saveRunResults(ctx, rrs, nil)
+	return s.SaveEval(ctx, store.EvalWrite{Rows: rrs})
 }
 
-func (s *DB) saveRunResults(ctx context.Context, rrs []store.RunResult, paid *store.EvalResult) error {
+// SaveEval stores a run's answers and rows and gives back the leases they
+// answer, in one transaction of a few statements: each table takes its
+// rows in statements of evalChunk, so that a batch of answers costs a
+// server about the round trips one answer did. Rows go in key order, so
+// that two processes storing the same payloads at once take their locks in
+// the same order, never in a circle.
+func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
+	if len(w.Answers)+len(w.Rows)+len(w.Release) == 0 {
+		return nil
+	}
+	// Compressed before the transaction begins: on SQLite it holds the
+	// database's one write lock.
+	payloads := map[string][]byte{}
+	payload := func(body []byte) string {
+		h := payloadHash(body)
+		if _, ok := payloads[h]; !ok {
+			payloads[h] = gz(body)
+		}
+		return h
+	}
+	type answer struct {
+		store.EvalResult
+		request, response string
+	}
+	answers := map[string]answer{}
+	for _, a := range w.Answers {
+		if _, ok := answers[a.Key]; !ok { // the first stored for a key wins, as in the table
+			answers[a.Key] = answer{a, payload(a.Request), payload([]byte(a.Answer))}
+		}
+	}
+	type row struct {
+		store.RunResult
+		request *string
+	}
+	type place struct {
+		run, model   string
+		line, repeat int
+	}
+	rows := map[place]row{}
+	for _, rr := range w.Rows {
+		r := row{RunResult: rr}
+		if rr.Error != "" && rr.Request != nil {
+			h := payload(rr.Request)
+			r.request = &h
+		}
+		rows[place{rr.RunID, rr.Model, rr.Line, rr.Repeat}] = r // the last written for a place wins, as in the table
+	}
+
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.explain(err)
 	}
 	defer tx.Rollback()
-	if paid != nil {
-		req, resp := payloadHash(paid.Request), payloadHash([]byte(paid.Answer))
-		for h, body := range map[string][]byte{req: paid.Request, resp: []byte(paid.Answer)} {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO payloads(hash, gz) VALUES (?, ?) ON CONFLICT DO NOTHING`, h, gz(body)); err != nil {
-				return s.explain(err)
-			}
+	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(payloads)), evalChunk) {
+		args := make([]any, 0, 2*len(chunk))
+		for _, h := range chunk {
+			args = append(args, h, payloads[h])
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO payloads(hash, gz) VALUES `+repeatList("(?, ?)", len(chunk))+` ON CONFLICT DO NOTHING`, args...); err != nil {
+			return s.explain(err)
+		}
+	}
+	created := time.Now().UTC().Format(time.RFC3339Nano)
+	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(answers)), evalChunk) {
+		args := make([]any, 0, 12*len(chunk))
+		for _, k := range chunk {
+			a := answers[k]
+			args = append(args, a.Key, a.Model, a.LatencyMS, a.InputTokens, a.OutputTokens, a.CacheReadTokens, a.CacheWriteTokens, a.CostUSD, a.Finish,
+				a.request, a.response, created)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_results(key, model, latency_ms, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, finish, request, response, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			paid.Key, paid.Model, paid.LatencyMS, paid.InputTokens, paid.OutputTokens, paid.CacheReadTokens, paid.CacheWriteTokens, paid.CostUSD, paid.Finish, req, resp,
-			time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			VALUES `+repeatList("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(chunk))+` ON CONFLICT DO NOTHING`, args...); err != nil {
 			return s.explain(err)
 		}
 	}
-	if len(rrs) == 0 {
-		if err := tx.Commit(); err != nil {
+	places := slices.SortedFunc(maps.Keys(rows), func(a, b place) int {
+		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.model, b.model), cmp.Compare(a.line, b.line), cmp.Compare(a.repeat, b.repeat))
+	})
+	for chunk := range slices.Chunk(places, evalChunk) {
+		args := make([]any, 0, 13*len(chunk))
+		for _, p := range chunk {
+			rr := rows[p]
+			reasons, _ := json.Marshal(nonNil(rr.Reasons))
+			expected, _ := json.Marshal(nonNil(rr.Expected))
+			args = append(args, rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score,
+				string(reasons), string(expected), rr.Error, rr.Cached, rr.request)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached, request)
+			VALUES `+repeatList("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(chunk))+`
+			ON CONFLICT(run_id, model, line, repeat) DO UPDATE SET item = excluded.item, key = excluded.key, pass = excluded.pass, score = excluded.score,
+				reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached, request = excluded.request`, args...); err != nil {
 			return s.explain(err)
 		}
-		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached, request)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(run_id, model, line, repeat) DO UPDATE SET item = excluded.item, key = excluded.key, pass = excluded.pass, score = excluded.score,
-			reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached, request = excluded.request`)
-	if err != nil {
-		return s.explain(err)
-	}
-	defer stmt.Close()
-	for _, rr := range rrs {
-		reasons, _ := json.Marshal(nonNil(rr.Reasons))
-		expected, _ := json.Marshal(nonNil(rr.Expected))
-		var request *string
-		if rr.Error != "" && rr.Request != nil {
-			h := payloadHash(rr.Request)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO payloads(hash, gz) VALUES (?, ?) ON CONFLICT DO NOTHING`, h, gz(rr.Request)); err != nil {
-				return s.explain(err)
-			}
-			request = &h
-		}
-		if _, err := stmt.ExecContext(ctx, rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score,
-			string(reasons), string(expected), rr.Error, rr.Cached, request); err != nil {
+	for chunk := range slices.Chunk(slices.Sorted(slices.Values(w.Release)), leaseChunk) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM leases WHERE owner = ? AND key IN (`+repeatList("?", len(chunk))+`)`,
+			append([]any{w.Owner}, anys(chunk)...)...); err != nil {
 			return s.explain(err)
 		}
 	}
@@ -195,6 +245,10 @@ func (s *DB) saveRunResults(ctx context.Context, rrs []store.RunResult, paid *st
 	}
 	return nil
 }
+
+// evalChunk is how many rows one statement of SaveEval writes at most:
+// thirteen parameters each, well under every database's limit.
+const evalChunk = 200
 
 // Runs lists past runs, newest first.
 func (s *DB) Runs(ctx context.Context) ([]store.EvalRun, error) {

@@ -7,13 +7,32 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// nowMicros is the database's clock, read once per statement: PostgreSQL's
-// clock_timestamp moves between two reads in one statement, and the charge
-// must be measured from the same now it is returned against. SQLite wants a
-// WHERE on an INSERT ... SELECT that has an ON CONFLICT clause, and
-// PostgreSQL the types of parameters that stand alone in a SELECT list.
+// nowMicros is the FROM clause of every rate statement: the database's
+// clock, read once per statement (PostgreSQL's clock_timestamp moves
+// between two reads in one statement, and the charge must be measured from
+// the same now it is returned against), and the dialect's NoFlush, so that
+// the statement commits without waiting for the disk.
+//
+// The limiter's row is locked from the statement until its commit, so a
+// commit that waits for its write to reach the disk, or a synchronous
+// standby, holds every other process's take behind it: the whole fleet
+// was held to one take per commit latency (340-400 a second at 2 ms). A
+// commit that does not wait is seen by every session at once, as any
+// commit is, so the limit stays one; what a crash of the server can lose is
+// the last moments of pacing state (PostgreSQL flushes it within three
+// times wal_writer_delay, 600 ms by default), after which the limiter
+// starts as if those takes had not happened. Nothing paid is in it: the
+// answers are stored by other statements, which do wait.
+//
+// SQLite wants a WHERE on an INSERT ... SELECT that has an ON CONFLICT
+// clause, and PostgreSQL the types of parameters that stand alone in a
+// SELECT list. The WHERE names NoFlush's column, so that no planner can
+// leave it unevaluated.
 func (s *DB) nowMicros() string {
-	return `FROM (SELECT ` + s.d.NowMillis + ` * 1000 AS n) AS clock WHERE true`
+	if s.d.NoFlush == "" {
+		return `FROM (SELECT ` + s.d.NowMillis + ` * 1000 AS n) AS clock WHERE true`
+	}
+	return `FROM (SELECT ` + s.d.NowMillis + ` * 1000 AS n, ` + s.d.NoFlush + ` AS no_flush) AS clock WHERE clock.no_flush = 'off'`
 }
 
 // TakeRate charges one request to limiter's GCRA limits in one statement.

@@ -47,6 +47,12 @@ func Run(t *testing.T, b Backend) {
 		{"Leases", testLeases},
 		{"LeasesAcrossConnectionsAreExclusive", testLeasesAcrossConnectionsAreExclusive},
 		{"ClaimAll", testClaimAll},
+		{"ClaimAllManyKeys", testClaimAllManyKeys},
+		{"ClaimAllAcrossStoresIsExclusive", testClaimAllAcrossStoresIsExclusive},
+		{"ReleaseAllGivesBackOnlyTheOwners", testReleaseAllGivesBackOnlyTheOwners},
+		{"SaveEvalStoresAnswersRowsAndReleases", testSaveEvalStoresAnswersRowsAndReleases},
+		{"SaveEvalIsAllOrNothing", testSaveEvalIsAllOrNothing},
+		{"SaveEvalChunksLargeWrites", testSaveEvalChunksLargeWrites},
 		{"EvalResultsRoundTripAndAggregate", testEvalResultsRoundTripAndAggregate},
 		{"RunsNewestFirstWithinASecond", testRunsNewestFirstWithinASecond},
 		{"RateStartsFullThenPaces", testRateStartsFullThenPaces},
@@ -63,6 +69,7 @@ func Run(t *testing.T, b Backend) {
 		{"FinishAndCachedTokensRoundTrip", testFinishAndCachedTokensRoundTrip},
 		{"TokenFactorsAreWeightedMeans", testTokenFactorsAreWeightedMeans},
 		{"FailedResultKeepsItsRequest", testFailedResultKeepsItsRequest},
+		{"PruneRunsKeepsAnswersAndRunningRuns", testPruneRunsKeepsAnswersAndRunningRuns},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, b) })
 	}
@@ -734,18 +741,22 @@ func testRateSharedByStoresNeverExceedsTheLimit(t *testing.T, b Backend) {
 	}
 	var mu sync.Mutex
 	var sends []time.Time
+	var slowest time.Duration // the longest take, from asking to the answer
 	var wg sync.WaitGroup
 	for _, s := range stores {
 		wg.Go(func() {
 			for range each {
+				asked := time.Now()
 				st, err := s.TakeRate(context.Background(), "acct", store.RateCharge{Cost: interval, Burst: burst * interval}, store.RateCharge{})
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				at := time.Now().Add(st.Wait)
+				answered := time.Now()
+				at := answered.Add(st.Wait)
 				mu.Lock()
 				sends = append(sends, at)
+				slowest = max(slowest, answered.Sub(asked))
 				mu.Unlock()
 			}
 		})
@@ -755,10 +766,13 @@ func testRateSharedByStoresNeverExceedsTheLimit(t *testing.T, b Backend) {
 		return
 	}
 	slices.SortFunc(sends, func(a, b time.Time) int { return a.Compare(b) })
-	// Each send time is read a little after the database's clock was: one
-	// more per window is the allowance for that.
+	// Each send time is read after the database's clock was, by up to the
+	// take's round trip (through a pooler, on a loaded machine, tens of
+	// milliseconds): the sends that round trip can crowd into a window are
+	// the allowance for that. A limit that held nothing would allow
+	// hundreds.
 	const window = 200 * time.Millisecond
-	allowed := int(window/interval) + burst + 1
+	allowed := int(window/interval) + burst + 1 + int(slowest/interval)
 	for i := range sends {
 		n := 0
 		for j := i; j < len(sends) && sends[j].Sub(sends[i]) < window; j++ {
