@@ -353,10 +353,9 @@ func probe(ctx context.Context, path string) error {
 	// Asked before this process opens it: its own connection would hold
 	// the locks looked for.
 	unclean := uncleanShutdown(path)
-	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode="+mode+
-		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busyTimeout.Milliseconds()))
+	db, err := openQueryOnly(path, mode)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", path, err)
+		return err
 	}
 	defer db.Close()
 	tables, ours, version, err := inspect(ctx, db, path)
@@ -783,10 +782,9 @@ func Check(ctx context.Context, path string) error {
 	if readOnly(path) != nil && !journal {
 		mode = "ro&immutable=1" // as openReadOnly reads it
 	}
-	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode="+mode+
-		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busyTimeout.Milliseconds()))
+	db, err := openQueryOnly(path, mode)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", path, err)
+		return err
 	}
 	defer db.Close()
 	tables, ours, version, err := inspect(ctx, db, path)
@@ -800,6 +798,17 @@ func Check(ctx context.Context, path string) error {
 		return err
 	}
 	return integrity(ctx, db, path)
+}
+
+// openQueryOnly opens path to read it alone, in mode ("rw" lets closing
+// tidy the journal away; "ro" leaves one that is there as it is).
+func openQueryOnly(path, mode string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+uriEscaper.Replace(filepath.ToSlash(path))+"?mode="+mode+
+		fmt.Sprintf("&_pragma=busy_timeout(%d)&_pragma=query_only(1)", busyTimeout.Milliseconds()))
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	return db, nil
 }
 
 // uriEscaper escapes the characters a SQLite URI filename gives a meaning.
