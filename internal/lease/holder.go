@@ -36,9 +36,9 @@ func NewHolder(st store.Store, owner string, ttl time.Duration, log *slog.Logger
 // Claim claims key (see Claim), and reports whether this run holds it now.
 func (h *Holder) Claim(ctx context.Context, key string) (bool, error) {
 	won, err := Claim(ctx, h.st, key, h.owner, h.ttl)
-	if won && err == nil {
+	if won || err != nil {
 		h.mu.Lock()
-		h.held[key] = true
+		h.held[key] = true // on an error, maybe held: see ClaimAll
 		h.mu.Unlock()
 	}
 	return won, err
@@ -48,11 +48,19 @@ func (h *Holder) Claim(ctx context.Context, key string) (bool, error) {
 // whether this run holds keys[i] now.
 func (h *Holder) ClaimAll(ctx context.Context, keys []string) ([]bool, error) {
 	won, err := ClaimAll(ctx, h.st, keys, h.owner, h.ttl)
-	if err != nil {
-		return won, err
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err != nil {
+		// A claim's statement may have committed before the error reached
+		// it: an interrupt while its RETURNING rows were read leaves the
+		// keys claimed and the caller told nothing. They count as held, so
+		// that Release and ReleaseAll give them back; giving back a key
+		// this owner does not hold changes nothing.
+		for _, k := range keys {
+			h.held[k] = true
+		}
+		return nil, err
+	}
 	for i, k := range keys {
 		if won[i] {
 			h.held[k] = true

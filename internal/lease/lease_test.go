@@ -327,3 +327,42 @@ func TestAwaitSettlesUntilNothingWaits(t *testing.T) {
 		t.Error("a cancelled Await returned nil")
 	}
 }
+
+// TestInterruptedClaimIsGivenBack: a claim interrupted while its statement
+// commits (the run's context cancelled by a signal) may leave the keys
+// claimed though ClaimAll answers with an error; the holder gives them
+// back all the same, so a rerun need not wait out the leases. Seen in CI
+// as "16 claims left behind" after a SIGINT. The cancel lands at 80
+// moments across the claim; on this machine about one round in twenty
+// catches the commit, and the test fails without the fix.
+func TestInterruptedClaimIsGivenBack(t *testing.T) {
+	st := openStore(t)
+	keys := make([]string, 16)
+	interrupted := 0
+	for round := range 400 {
+		for i := range keys {
+			keys[i] = fmt.Sprint("r", round, "k", i)
+		}
+		h := NewHolder(st, "other-machine/2/bb", time.Minute, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		fired := make(chan struct{})
+		go func() {
+			defer close(fired)
+			time.Sleep(time.Duration(round%80) * 10 * time.Microsecond)
+			cancel()
+		}()
+		if _, err := h.ClaimAll(ctx, keys); err != nil {
+			interrupted++
+		}
+		<-fired
+		h.ReleaseAll()
+		holders, err := st.LeaseHolders(context.Background(), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(holders) > 0 {
+			t.Fatalf("round %d: %d leases left behind after ReleaseAll", round, len(holders))
+		}
+	}
+	t.Logf("%d of 400 claims interrupted", interrupted)
+}
