@@ -21,6 +21,10 @@ var layers = map[string]int{
 	"internal/redact": 0, "internal/stats": 0, "internal/tokenizer": 0, "internal/gittest": 0, "internal/pgtest": 0,
 	"internal/forge": 0, "internal/gitattributes": 0, "internal/userdiff": 0,
 	"internal/committype": 0, "internal/linediff": 0, "internal/spend": 0, "internal/calibrate": 0,
+	// Release notes' formats and rules: merge messages, people, a
+	// repository's release.yml, version order and bumps.
+	"internal/mailmap": 0, "internal/versionsort": 0, "internal/mergemsg": 0, "internal/people": 0,
+	"internal/releaseyml": 0, "internal/bump": 0,
 
 	"internal/store":           1,
 	"internal/store/sqlstore":  2,
