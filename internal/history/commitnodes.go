@@ -24,6 +24,8 @@ const (
 	nodeParsed                          // parents, tree and date known
 	nodeMissing                         // not in the repository (a shallow clone's edge)
 	nodeQueued                          // in the queue now
+	nodeBottom                          // a hidden commit given as such (git's BOTTOM)
+	nodeTreesame                        // a merge a first-parent walk with a pathspec leaves out
 )
 
 type commitNode struct {

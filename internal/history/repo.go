@@ -66,6 +66,13 @@ type Repo struct {
 
 	attrsOnce sync.Once
 	attrs     *diffDrivers // read on the first diff
+
+	// tagNodes holds the commits tag graphs have read (Tags, Versions,
+	// LastTag, Debuts), each with its whole history, so that a run that
+	// asks for several reads each commit once; tagMu guards it and each
+	// graph built over it.
+	tagMu    sync.Mutex
+	tagNodes *commitNodes
 }
 
 // objectCacheBytes sizes the cache of delta bases by how much history is
@@ -221,6 +228,9 @@ func (r *Repo) Close() error {
 	if r.storage != nil {
 		errs = append(errs, r.storage.Close())
 	}
+	r.tagMu.Lock()
+	r.tagNodes = nil
+	r.tagMu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -418,12 +428,36 @@ type Commit struct {
 	// repository, as at the edge of a shallow clone: what the commit changed
 	// cannot be known, only what its tree holds.
 	Boundary bool
-	Subject  string
-	Message  string // the whole message, trimmed
+	// Parents is how many parents the commit has: more than one for a
+	// merge, which a FirstParent walk selects.
+	Parents int
+	Subject string
+	Message string // the whole message, trimmed
 
 	tree       gitobjects.ID
 	parent     gitobjects.ID // the first; zero for a root commit
+	merged     gitobjects.ID // the second, of a merge; zero for others
 	parentTree gitobjects.ID // the first parent's tree, when the walk read it
+}
+
+// MergedAuthor is who wrote the branch a merge commit merged: the author
+// of its second parent, the branch's last commit. A forge's merge of a
+// pull request is committed by whoever pressed the button; the request's
+// author wrote the branch. ok is false for a commit that merged nothing,
+// or whose second parent lies beyond a shallow clone's edge.
+func (r *Repo) MergedAuthor(c Commit) (name, email string, ok bool) {
+	if c.merged.IsZero() {
+		return "", "", false
+	}
+	if have, _ := r.hasCommit(c.merged); !have {
+		return "", "", false
+	}
+	dc, err := r.commitObject(c.merged)
+	if err != nil {
+		return "", "", false
+	}
+	text := decoder(dc.meta)
+	return strings.ToValidUTF8(text(dc.meta.Author.Name), "\uFFFD"), strings.ToValidUTF8(text(dc.meta.Author.Email), "\uFFFD"), true
 }
 
 func newCommit(dc *decodedCommit) Commit {
@@ -431,9 +465,12 @@ func newCommit(dc *decodedCommit) Commit {
 	text := decoder(c)
 	msg := strings.TrimSpace(text(c.Message))
 	subject, _, _ := strings.Cut(msg, "\n")
-	var parent gitobjects.ID
+	var parent, merged gitobjects.ID
 	if len(dc.parents) > 0 {
 		parent = dc.parents[0]
+	}
+	if len(dc.parents) > 1 {
+		merged = dc.parents[1]
 	}
 	return Commit{
 		Hash:        dc.hash.String(),
@@ -441,11 +478,13 @@ func newCommit(dc *decodedCommit) Commit {
 		AuthorEmail: strings.ToValidUTF8(text(c.Author.Email), "\uFFFD"),
 		AuthorDate:  c.Author.When,
 		CommitDate:  c.Committer.When,
+		Parents:     len(dc.parents),
 		// A copy: a slice of the message would keep all of it alive.
 		Subject: strings.Clone(strings.ToValidUTF8(strings.TrimSpace(subject), "\uFFFD")),
 		Message: strings.ToValidUTF8(msg, "\uFFFD"),
 		tree:    dc.tree,
 		parent:  parent,
+		merged:  merged,
 	}
 }
 

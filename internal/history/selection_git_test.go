@@ -407,7 +407,9 @@ func TestPathspecsAsGitReadsThem(t *testing.T) {
 }
 
 // TestVersionsAreTheOldestTagsContaining: each commit's version is the
-// oldest tag (by its commit's date) of those `git tag --contains` lists.
+// oldest by history of the tags `git tag --contains` lists: one whose
+// commit holds no other one's (git merge-base --is-ancestor), the first
+// in git's version order if several do.
 func TestVersionsAreTheOldestTagsContaining(t *testing.T) {
 	g := newGitRepo(t)
 	work := g.dir("work")
@@ -421,15 +423,25 @@ func TestVersionsAreTheOldestTagsContaining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	holds := func(tag, other string) bool {
+		cmd := exec.Command("git", "merge-base", "--is-ancestor", other, tag)
+		cmd.Dir, cmd.Env = work, g.env
+		return cmd.Run() == nil && g.run("work", "rev-parse", tag+"^{commit}") != g.run("work", "rev-parse", other+"^{commit}")
+	}
 	released := 0
 	for _, c := range commits {
 		var want string
-		var oldest int64
-		for _, tag := range strings.Fields(g.run("work", "tag", "--contains", c)) {
-			var when int64
-			fmt.Sscan(g.run("work", "log", "-1", "--format=%ct", tag+"^{commit}"), &when)
-			if want == "" || when < oldest || when == oldest && tag < want {
-				want, oldest = tag, when
+		containing := strings.Fields(g.run("work", "tag", "--contains", c, "--sort=version:refname"))
+		for _, tag := range containing {
+			oldest := true
+			for _, other := range containing {
+				if other != tag && holds(tag, other) {
+					oldest = false
+				}
+			}
+			if oldest {
+				want = tag
+				break
 			}
 		}
 		if got[c].Tag != want {

@@ -21,12 +21,20 @@ type WalkOptions struct {
 	Since, Until  time.Time
 	MaxCommits    int
 	IncludeMerges bool
-	Paths         Pathspec
+	// FirstParent follows only the first parent of each selected commit,
+	// as `git rev-list --first-parent` does: a branch's own line of
+	// history, where each merge stands for what it brought in. The merges
+	// on that line are selected whatever IncludeMerges says, each diffed
+	// against its first parent. As in git (without
+	// --exclude-first-parent-only), the A of A..B still hides every
+	// ancestor of A, through all parents.
+	FirstParent bool
+	Paths       Pathspec
 }
 
 // Walk calls fn for each selected commit, the commits `git rev-list
-// --no-merges` (with --full-history for pathspecs) selects, in its order:
-// newest committer date first. It stops at the first error fn returns.
+// --no-merges` (with --full-history for pathspecs; with --first-parent
+// for FirstParent) selects, in its order: newest committer date first. It stops at the first error fn returns.
 // A commit whose first parent lies beyond a shallow clone's boundary comes
 // with Boundary set, a merge too (not selected, and not counted by
 // MaxCommits): the caller says what cannot be known past it.
@@ -89,6 +97,8 @@ func (w *walker) queueStarts(starts, hidden []gitobjects.ID) error {
 		if uninteresting {
 			w.q.markUninteresting(id)
 			w.stack = w.q.markParentsUninteresting(id, w.stack)
+			n = &w.g.nodes[id]
+			n.flags |= nodeBottom
 		}
 		if n.flags&nodeSeen == 0 {
 			n.flags |= nodeSeen
@@ -127,6 +137,12 @@ func (w *walker) processParents(id nodeID) error {
 	uninteresting := n.flags&nodeUninteresting != 0
 	// Parsing parents grows the nodes: n is not to be read past here.
 	first, count := n.first, n.count
+	if w.opts.FirstParent && !uninteresting {
+		if count > 1 && !w.opts.Paths.Empty() && !w.relevant(w.g.parents[first]) && w.relevant(w.g.parents[first+1]) {
+			n.flags |= nodeTreesame
+		}
+		count = min(count, 1)
+	}
 	for i := range count {
 		p := w.g.parents[first+i]
 		if uninteresting {
@@ -151,6 +167,11 @@ func (w *walker) processParents(id nodeID) error {
 		}
 	}
 	return nil
+}
+
+// relevant is git's relevant_commit: not hidden, or hidden as given.
+func (w *walker) relevant(id nodeID) bool {
+	return w.g.nodes[id].flags&(nodeUninteresting|nodeBottom) != nodeUninteresting
 }
 
 // stream walks without hidden commits, handing each commit on as it is
@@ -280,8 +301,13 @@ func (w *walker) emit(ctx context.Context, id nodeID) (done bool, err error) {
 	n := &w.g.nodes[id]
 	// A parent not here is beyond a shallow clone's boundary.
 	boundary := n.count > 0 && w.g.nodes[w.g.parents[n.first]].flags&nodeMissing != 0
-	skippedMerge := n.count > 1 && !w.opts.IncludeMerges
-	if skippedMerge && !boundary {
+	skippedMerge := n.count > 1 && !w.opts.IncludeMerges && !w.opts.FirstParent
+	// A merge whose first parent is hidden and whose second is not git
+	// holds unchanged as far as a pathspec goes, when it follows first
+	// parents: try_to_simplify_commit compares it with its first parent
+	// only, yet counts the second among the relevant ones.
+	treesame := n.flags&nodeTreesame != 0
+	if skippedMerge && !boundary || treesame {
 		w.g.forget(id)
 		return false, nil
 	}

@@ -32,6 +32,8 @@ type dag struct {
 	repo  *gittest.Repo
 	files map[plumbing.Hash]map[string]plumbing.Hash // each commit's files and their blobs
 	names map[string]plumbing.Hash
+	// author writes the commits from here on, Ada when unset.
+	author object.Signature
 }
 
 func newDAG(t testing.TB) *dag {
@@ -88,7 +90,11 @@ func (d *dag) commit(name string, unix int64, parents ...string) plumbing.Hash {
 	}
 	slices.SortFunc(tree.Entries, func(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
 	sig := object.Signature{Name: "Ada", Email: "ada@example.com", When: time.Unix(unix, 0).UTC()}
-	h := d.store(&object.Commit{Author: sig, Committer: sig, Message: name + "\n", TreeHash: d.store(tree), ParentHashes: parentHashes})
+	author := sig
+	if d.author.Name != "" || d.author.Email != "" {
+		author.Name, author.Email = d.author.Name, d.author.Email
+	}
+	h := d.store(&object.Commit{Author: author, Committer: sig, Message: name + "\n", TreeHash: d.store(tree), ParentHashes: parentHashes})
 	d.files[h] = files
 	d.names[name] = h
 	return h
@@ -127,7 +133,9 @@ type query struct {
 // lists A before B for A..B.
 func (d *dag) gitArgs(q query) []string {
 	var args []string
-	if !q.opts.IncludeMerges {
+	if q.opts.FirstParent {
+		args = append(args, "--first-parent")
+	} else if !q.opts.IncludeMerges {
 		args = append(args, "--no-merges")
 	}
 	if !q.opts.Since.IsZero() {
