@@ -1,6 +1,7 @@
 // Package forge turns a repository's remote URL into the web pages release
-// notes link to: a commit, and the pull or merge request or issue a
-// message names as #123 (or !123 on GitLab).
+// notes link to: a commit, the pull or merge request or issue a message
+// names as #123 (or !123 on GitLab), and a release's pages: the comparison
+// with the release before, and a tag's files and history.
 package forge
 
 import (
@@ -155,4 +156,68 @@ func escapeSigil(s string) string {
 		return `\!`
 	}
 	return s
+}
+
+// Compare is the page of the changes from one revision to another, a
+// release's "Full Changelog": the commits from..to and their diff. to may
+// be HEAD, for the work no tag has released yet. A forge with no Kind
+// gives "".
+func (f Forge) Compare(from, to string) string {
+	a, b := escapeRef(from), escapeRef(to)
+	switch f.Kind {
+	case "":
+		return ""
+	case GitLab:
+		return f.Base + "/-/compare/" + a + "..." + b
+	case Bitbucket:
+		// Bitbucket Cloud names the newer revision first, the two apart by
+		// a carriage return (%0D); #diff opens the diff rather than the
+		// commits.
+		return f.Base + "/branches/compare/" + b + "%0D" + a + "#diff"
+	}
+	return f.Base + "/compare/" + a + "..." + b
+}
+
+// Tree is the page of a revision's files: a tag's, for a release.
+func (f Forge) Tree(ref string) string {
+	r := escapeRef(ref)
+	switch f.Kind {
+	case "":
+		return ""
+	case GitLab:
+		return f.Base + "/-/tree/" + r
+	case Bitbucket:
+		return f.Base + "/src/" + r + "/"
+	case Gitea:
+		return f.Base + "/src/tag/" + r
+	}
+	return f.Base + "/tree/" + r
+}
+
+// Commits is the page of a tag's history, what GitHub's generated notes
+// link as the "Full Changelog" of a first release, which has no release
+// to compare with.
+func (f Forge) Commits(tag string) string {
+	r := escapeRef(tag)
+	switch f.Kind {
+	case "":
+		return ""
+	case GitLab:
+		return f.Base + "/-/commits/" + r
+	case Bitbucket, Gitea:
+		return f.Base + "/commits/tag/" + r
+	}
+	return f.Base + "/commits/" + r
+}
+
+// escapeRef makes a ref name one piece of a URL's path: each of its
+// slash-separated parts escaped (a tag may hold #, %, parentheses or
+// letters of any script), the slashes kept, as the forges read
+// release/1.0.
+func escapeRef(ref string) string {
+	parts := strings.Split(ref, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
 }

@@ -1,6 +1,9 @@
 package forge
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParse(t *testing.T) {
 	for _, tt := range []struct {
@@ -68,5 +71,55 @@ func FuzzParse(f *testing.F) {
 			_ = fg.Link("#1 " + s)
 			_ = fg.Commit("abc")
 		}
+		// Whatever a tag is named, its pages stay on the repository's page
+		// and nothing in the name can end a Markdown link or start a
+		// fragment or a query.
+		for _, fg := range []Forge{{GitHub, "https://github.com/o/r"}, {GitLab, "https://gitlab.com/g/p"},
+			{Bitbucket, "https://bitbucket.org/t/r"}, {Gitea, "https://codeberg.org/o/r"}} {
+			for _, page := range []string{fg.Compare(s, s), fg.Tree(s), fg.Commits(s)} {
+				rest, ok := strings.CutPrefix(page, fg.Base+"/")
+				rest = strings.TrimSuffix(rest, "#diff")
+				if !ok || strings.ContainsAny(rest, " \t\n()<>[]#?\"") {
+					t.Errorf("%s: page %q for ref %q", fg.Kind, page, s)
+				}
+			}
+		}
 	})
+}
+
+// TestReleasePages: the comparison, tree and history pages each forge
+// serves, in the layout its own pages link (GitHub's generated notes,
+// GitLab's and Gitea's compare views, Bitbucket's branches/compare with
+// the newer revision first).
+func TestReleasePages(t *testing.T) {
+	gh := Forge{GitHub, "https://github.com/o/r"}
+	gl := Forge{GitLab, "https://gitlab.com/g/sub/p"}
+	bb := Forge{Bitbucket, "https://bitbucket.org/t/r"}
+	gt := Forge{Gitea, "https://codeberg.org/o/r"}
+	for _, tt := range []struct{ got, want string }{
+		{gh.Compare("v1.7.0", "v1.8.0"), "https://github.com/o/r/compare/v1.7.0...v1.8.0"},
+		{gh.Compare("v1.8.0", "HEAD"), "https://github.com/o/r/compare/v1.8.0...HEAD"},
+		{gh.Tree("v1.0.0"), "https://github.com/o/r/tree/v1.0.0"},
+		{gh.Commits("v1.0.0"), "https://github.com/o/r/commits/v1.0.0"},
+		{gl.Compare("v1", "v2"), "https://gitlab.com/g/sub/p/-/compare/v1...v2"},
+		{gl.Tree("v2"), "https://gitlab.com/g/sub/p/-/tree/v2"},
+		{gl.Commits("v2"), "https://gitlab.com/g/sub/p/-/commits/v2"},
+		{bb.Compare("v1", "v2"), "https://bitbucket.org/t/r/branches/compare/v2%0Dv1#diff"},
+		{bb.Tree("v2"), "https://bitbucket.org/t/r/src/v2/"},
+		{bb.Commits("v2"), "https://bitbucket.org/t/r/commits/tag/v2"},
+		{gt.Compare("v1", "v2"), "https://codeberg.org/o/r/compare/v1...v2"},
+		{gt.Tree("v2"), "https://codeberg.org/o/r/src/tag/v2"},
+		{gt.Commits("v2"), "https://codeberg.org/o/r/commits/tag/v2"},
+		// A tag's name is a path: slashes stay, what would end or bend the
+		// URL (#, %, parentheses, spaces) is escaped.
+		{gh.Compare("release/1.0", "v2#(x)%"), "https://github.com/o/r/compare/release/1.0...v2%23%28x%29%25"},
+		{gh.Commits("ünï"), "https://github.com/o/r/commits/%C3%BCn%C3%AF"},
+		{Forge{}.Compare("a", "b"), ""},
+		{Forge{}.Tree("a"), ""},
+		{Forge{}.Commits("a"), ""},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %s, want %s", tt.got, tt.want)
+		}
+	}
 }

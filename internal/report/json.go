@@ -10,7 +10,9 @@ import (
 
 // JSON writes the whole changelog as one document: the entries, the
 // totals and, when they were asked for, the sections' highlights, in the
-// order of the release notes.
+// order of the release notes; when the pipeline gave them, what the
+// history tells of each section (previous tag, compare page, new
+// contributors: VersionInfo).
 type JSON struct{}
 
 type jsonChangelog struct {
@@ -18,11 +20,18 @@ type jsonChangelog struct {
 	Commits    []Entry       `json:"commits"`
 	Stats      Stats         `json:"stats"`
 	Highlights *[]Highlights `json:"highlights,omitempty"`
+	Versions   []VersionInfo `json:"versions,omitempty"`
 }
 
 // Write implements Reporter.
 func (JSON) Write(w io.Writer, c *Changelog) error {
-	doc := jsonChangelog{Model: c.Model, Commits: make([]Entry, len(c.Entries)), Stats: c.Stats}
+	doc := jsonChangelog{Model: c.Model, Commits: make([]Entry, len(c.Entries)), Stats: c.Stats, Versions: make([]VersionInfo, len(c.Versions))}
+	for i, v := range c.Versions {
+		if v.NewContributors == nil {
+			v.NewContributors = []Person{}
+		}
+		doc.Versions[i] = v
+	}
 	for i, e := range c.Entries {
 		doc.Commits[i] = withSkipped(e)
 	}

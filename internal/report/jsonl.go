@@ -46,10 +46,14 @@ func writeLines[T any](w io.Writer, values iter.Seq[T]) error {
 	return bw.Flush()
 }
 
-// withSkipped prints "no skipped files" as [] rather than null.
+// withSkipped prints "no skipped files" and "no labels" as [] rather
+// than null.
 func withSkipped(e Entry) Entry {
 	if e.SkippedFiles == nil {
 		e.SkippedFiles = []SkippedFile{}
+	}
+	if e.Labels == nil {
+		e.Labels = []string{}
 	}
 	return e
 }

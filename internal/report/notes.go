@@ -17,6 +17,27 @@ import (
 type Notes struct {
 	Model string
 	Repos []RepoNotes
+	// EntryText says what an entry shows: "title" (its title), "summary"
+	// (its summary), or "" for the layout's own choice (the github
+	// template's is the title, the others' the summary). See EntryTexts.
+	EntryText string
+}
+
+// The values of Notes.EntryText.
+const (
+	EntryTitle   = "title"
+	EntrySummary = "summary"
+)
+
+// EntryTexts lists the values an entry's text may be set to.
+var EntryTexts = []string{EntryTitle, EntrySummary}
+
+// checkEntryText refuses a value EntryTexts does not list.
+func checkEntryText(text string) error {
+	if text == "" || slices.Contains(EntryTexts, text) {
+		return nil
+	}
+	return fmt.Errorf("unknown entry text %q. Try: one of %s", text, strings.Join(EntryTexts, ", "))
 }
 
 // RepoNotes is one repository's part.
@@ -25,7 +46,10 @@ type RepoNotes struct {
 	ID   string // digest's id for it, from its first commit
 	// Title is the name, with the id when another repository of this run
 	// has the same name.
-	Title    string
+	Title string
+	// URL is the repository's page on its forge, "" when its origin
+	// remote names none.
+	URL      string
 	Versions []VersionNotes
 }
 
@@ -40,6 +64,77 @@ type VersionNotes struct {
 	// holds them all, newest first, as the walk met them.
 	Groups  []GroupNotes
 	Entries []Entry
+	// PreviousTag, CompareURL and NewContributors are the pipeline's (see
+	// VersionInfo): the release before this one, the forge's page
+	// comparing them, and the people whose first commit in the
+	// repository is in this section.
+	PreviousTag     string
+	CompareURL      string
+	NewContributors []Person
+	// Contributors are the distinct authors of the entries, in the order
+	// the entries first name them (newest first), bots included and
+	// flagged; people are the same when their logins, else their
+	// addresses, else their names are.
+	Contributors []Person
+	// categories is VersionInfo.Categories: the order of WhatsChanged's
+	// groups.
+	categories []string
+}
+
+// Version is the section's version as Keep a Changelog writes it: the tag
+// without the v before a digit ("v1.2.0" -> "1.2.0", "release-2" as it
+// is), or "Unreleased".
+func (v VersionNotes) Version() string {
+	if v.Tag == "" {
+		return "Unreleased"
+	}
+	if len(v.Tag) > 1 && (v.Tag[0] == 'v' || v.Tag[0] == 'V') && v.Tag[1] >= '0' && v.Tag[1] <= '9' {
+		return v.Tag[1:]
+	}
+	return v.Tag
+}
+
+// OtherChanges is the heading GitHub gives the changes no category of
+// .github/release.yml takes.
+const OtherChanges = "Other Changes"
+
+// WhatsChanged is the section's entries as GitHub's generated notes list
+// them under "What's Changed": one group without a title when no entry
+// has a Category, else a group per category (in .github/release.yml's
+// order as the pipeline gives it, else in order of first appearance)
+// and OtherChanges last for the rest. Bumps of one dependency are one
+// entry, as in every layout. Within a group the entries come as GitHub
+// lists pull requests, in the order they were merged: oldest first.
+func (v VersionNotes) WhatsChanged() []GroupNotes {
+	oldestFirst := func(es []Entry) []Entry {
+		es = collapseBumps(es)
+		slices.Reverse(es)
+		return es
+	}
+	if !slices.ContainsFunc(v.Entries, func(e Entry) bool { return e.Category != "" }) {
+		return []GroupNotes{{Entries: oldestFirst(v.Entries)}}
+	}
+	byCategory := groupEntries(v.Entries, func(e Entry) string {
+		if e.Category == "" {
+			return OtherChanges
+		}
+		return e.Category
+	})
+	rank := func(title string) int {
+		if title == OtherChanges {
+			return len(v.categories) + 1
+		}
+		if i := slices.Index(v.categories, title); i >= 0 {
+			return i
+		}
+		return len(v.categories) // first-seen order among those not listed
+	}
+	sortGroups(byCategory, func(a, b group) bool { return rank(a.key) < rank(b.key) })
+	out := make([]GroupNotes, len(byCategory))
+	for i, g := range byCategory {
+		out[i] = GroupNotes{Title: g.key, Entries: oldestFirst(g.entries)}
+	}
+	return out
 }
 
 // Title is the section's heading: "v1.2.0 (2026-11-30)" or "Unreleased".
@@ -112,7 +207,11 @@ func groupOf(e Entry) string {
 	return "Other"
 }
 
-// BuildNotes arranges a changelog's entries as release notes.
+// BuildNotes arranges a changelog's entries as release notes: the
+// sections are those the entries' versions name, each given what
+// c.Versions holds for it, its Contributors found from its entries, and
+// its entries grouped by groupBy, several bumps of one dependency told as
+// one entry in every grouping. Every entry gets its Short hash.
 func BuildNotes(c *Changelog, groupBy string) (Notes, error) {
 	switch groupBy {
 	case "":
@@ -126,7 +225,16 @@ func BuildNotes(c *Changelog, groupBy string) (Notes, error) {
 	for _, h := range c.Highlights {
 		highlights[h.Repo+"\x00"+h.RepoID+"\x00"+h.Version] = h.Bullets
 	}
+	infos := map[string]VersionInfo{}
+	for _, vi := range c.Versions {
+		infos[vi.Repo+"\x00"+vi.RepoID+"\x00"+vi.Tag] = vi
+	}
 	repos := groupEntries(c.Entries, func(e Entry) string { return e.Repo + "\x00" + e.RepoID })
+	for _, repo := range repos {
+		for i := range repo.entries { // copies: the changelog's entries stay as they are
+			repo.entries[i].Short = shortOf(repo.entries[i])
+		}
+	}
 	named := map[string]int{}
 	for _, repo := range repos {
 		named[repo.entries[0].Repo]++
@@ -134,6 +242,12 @@ func BuildNotes(c *Changelog, groupBy string) (Notes, error) {
 	for _, repo := range repos {
 		first := repo.entries[0]
 		rn := RepoNotes{Name: first.Repo, ID: first.RepoID, Title: first.Repo}
+		for _, e := range repo.entries {
+			if e.Forge.Kind != "" {
+				rn.URL = e.Forge.Base
+				break
+			}
+		}
 		if named[first.Repo] > 1 { // two different repositories in directories of the same name
 			rn.Title += " (" + first.RepoID + ")"
 		}
@@ -147,8 +261,11 @@ func BuildNotes(c *Changelog, groupBy string) (Notes, error) {
 			return a.entries[0].VersionDate.After(b.entries[0].VersionDate)
 		})
 		for _, v := range versions {
+			key := first.Repo + "\x00" + first.RepoID + "\x00" + v.key
+			info := infos[key]
 			vn := VersionNotes{Tag: v.key, Date: v.entries[0].VersionDate, Entries: v.entries,
-				Highlights: highlights[first.Repo+"\x00"+first.RepoID+"\x00"+v.key]}
+				Highlights: highlights[key], PreviousTag: info.PreviousTag, CompareURL: info.CompareURL,
+				NewContributors: info.NewContributors, Contributors: contributors(v.entries), categories: info.Categories}
 			vn.Groups = groups(v.entries, groupBy)
 			rn.Versions = append(rn.Versions, vn)
 		}
@@ -161,14 +278,14 @@ func groups(entries []Entry, groupBy string) []GroupNotes {
 	var out []GroupNotes
 	switch groupBy {
 	case GroupByNone:
-		return []GroupNotes{{Entries: entries}}
+		return []GroupNotes{{Entries: collapseBumps(entries)}}
 	case GroupByDate:
 		days := groupEntries(entries, func(e Entry) string { return e.Date.Format(time.DateOnly) })
 		// Author dates can disagree with the commit order the walk
 		// followed; days still read newest first.
 		sortGroups(days, func(a, b group) bool { return a.key > b.key })
 		for _, d := range days {
-			out = append(out, GroupNotes{Title: d.key, Entries: d.entries})
+			out = append(out, GroupNotes{Title: d.key, Entries: collapseBumps(d.entries)})
 		}
 		return out
 	}
@@ -187,9 +304,33 @@ func groups(entries []Entry, groupBy string) []GroupNotes {
 	return out
 }
 
+// contributors are the distinct authors of entries, in order of first
+// appearance.
+func contributors(entries []Entry) []Person {
+	var out []Person
+	seen := map[string]bool{}
+	for _, e := range entries {
+		key := "name\x00" + e.Author
+		switch {
+		case e.Login != "":
+			key = "login\x00" + strings.ToLower(strings.TrimSuffix(e.Login, "[bot]"))
+		case e.AuthorEmail != "":
+			key = "email\x00" + strings.ToLower(e.AuthorEmail)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, Person{Name: e.Author, Email: e.AuthorEmail, Login: e.Login, Bot: e.Bot})
+	}
+	return out
+}
+
 // collapseBumps tells several bumps of one dependency (Dependabot's
-// "Bump x from 1.2 to 1.3", Renovate's "update module x to v2") as one
-// entry, the newest one's, saying where the dependency went from and to.
+// "Bump x from 1.2 to 1.3", Renovate's "update module x to v2", read from
+// the title, so that merged pull requests fold too) as one entry, the
+// newest one's, its summary and title saying where the dependency went
+// from and to.
 func collapseBumps(entries []Entry) []Entry {
 	type bump struct {
 		at       int // index in out of the newest bump
@@ -199,7 +340,14 @@ func collapseBumps(entries []Entry) []Entry {
 	bumps := map[string]*bump{}
 	var out []Entry
 	for _, e := range entries { // newest first
-		name, from, to, ok := committype.Dependency(e.Subject)
+		subject := e.Title // a merged pull request's: the merge commit's subject names a branch
+		if subject == "" {
+			subject = e.Subject
+		}
+		name, from, to, ok := "", "", "", mayBeBump(subject)
+		if ok {
+			name, from, to, ok = committype.Dependency(subject)
+		}
 		if !ok {
 			out = append(out, e)
 			continue
@@ -219,13 +367,23 @@ func collapseBumps(entries []Entry) []Entry {
 			continue
 		}
 		e := &out[b.at]
-		e.Summary = "Bumps " + name
+		moved := name
 		if b.from != "" {
-			e.Summary += " from " + b.from
+			moved += " from " + b.from
 		}
-		e.Summary += fmt.Sprintf(" to %s (%d updates).", b.to, b.n)
+		moved += fmt.Sprintf(" to %s (%d updates)", b.to, b.n)
+		e.Summary = "Bumps " + moved + "."
+		e.Title = "Bump " + moved
 	}
 	return out
+}
+
+// mayBeBump tells, cheaply, whether a subject could be a dependency bot's:
+// committype.Dependency reads only subjects that bump, update or upgrade
+// something to a version.
+func mayBeBump(subject string) bool {
+	l := strings.ToLower(subject)
+	return (strings.Contains(l, "bump") || strings.Contains(l, "updat") || strings.Contains(l, "upgrad")) && strings.Contains(l, "to")
 }
 
 type group struct {
@@ -233,19 +391,31 @@ type group struct {
 	entries []Entry
 }
 
-// groupBy2 groups entries by key in order of first appearance.
+// groupEntries groups entries by key in order of first appearance. Each
+// group's slice is sized once: entries are large, and a changelog has
+// tens of thousands.
 func groupEntries(entries []Entry, key func(Entry) string) []group {
 	var groups []group
 	index := map[string]int{}
-	for _, e := range entries {
+	keys := make([]int, len(entries))
+	var sizes []int
+	for n, e := range entries {
 		k := key(e)
 		i, ok := index[k]
 		if !ok {
 			i = len(groups)
 			index[k] = i
 			groups = append(groups, group{key: k})
+			sizes = append(sizes, 0)
 		}
-		groups[i].entries = append(groups[i].entries, e)
+		keys[n] = i
+		sizes[i]++
+	}
+	for i := range groups {
+		groups[i].entries = make([]Entry, 0, sizes[i])
+	}
+	for n, e := range entries {
+		groups[keys[n]].entries = append(groups[keys[n]].entries, e)
 	}
 	return groups
 }

@@ -130,8 +130,8 @@ func TestTemplateReadsTheNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"== Unreleased\n-- Features\n* client: Adds retries to the client ([#12](https://github.com/acme/api/pull/12)). Backoff is capped at 8 s. [] <https://github.com/acme/api/commit/aaaa",
-		"== v1.1.0 (2026-05-02)\n-- Breaking changes\n* Rewrites &lt;the&gt; parser & lexer. [] BREAKING",
+		"== Unreleased\n-- Features\n* client: Adds retries to the client ([#12](https://github.com/acme/api/pull/12)). Backoff is capped at 8 s. [aaaaaaa] <https://github.com/acme/api/commit/aaaa",
+		"== v1.1.0 (2026-05-02)\n-- Breaking changes\n* Rewrites &lt;the&gt; parser & lexer. [ccccccc] BREAKING",
 		"== v1.0.0 (2026-05-01)\n-- Fixes\n* Fixes a crash on empty input. [eeeeeeeeee]",
 	} {
 		if !strings.Contains(b.String(), want) {

@@ -3,40 +3,85 @@ package report
 import (
 	"bufio"
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"text/template"
 	"time"
 
+	"github.com/digest-cli/digest/internal/forge"
 	"github.com/digest-cli/digest/internal/textsafe"
 )
 
-// Template writes the changelog through a text/template of the user's,
-// for layouts the Markdown format does not cover. The template reads a
-// Notes (see its fields: .Model, .Repos, each with .Title and .Versions,
-// each with .Title, .Tag, .Date, .Highlights (a model's bullets about the
-// section with --highlights, as it wrote them: pass each through md, or
-// range over .MarkdownHighlights for them escaped and linked as the
-// Markdown format writes them), .Groups and .Entries; an entry has
-// .Commit, .Short, .URL, .Author, .Date, .Subject, .Summary, .Type,
-// .Scope, .Breaking, .Version), and these functions:
+// Template writes the changelog through a text/template: one of the
+// built-in layouts (ParseTemplateOrBuiltin: default, github,
+// keepachangelog) or the user's, for layouts those do not cover. The
+// template reads a Notes:
 //
-//	md       text as literal Markdown inline text
-//	code     text as a Markdown code span
-//	summary  an entry's summary as one Markdown paragraph, references linked
-//	entry    an entry as the Markdown format writes it, without the "- "
-//	date     a time as 2006-01-02
-//	line     text as one line safe on a terminal, for plain-text layouts
+//	.Model           the model that wrote the summaries
+//	.EntryText       "title", "summary" or "" (the layout's choice; --entry-text)
+//	.Repos           per repository:
+//	  .Name .ID .Title  its directory's name, digest's id, the heading
+//	  .URL              its page on the forge, "" without one
+//	  .Versions         per section, Unreleased first, then newest first:
+//	    .Tag .Date .Title    "" and zero for Unreleased; "v1.2.0 (2026-11-30)"
+//	    .Version             the tag without the v before a digit, or "Unreleased"
+//	    .PreviousTag         the release before it in history, "" for the first
+//	    .CompareURL          the forge's page of its changes (PREV...TAG, PREV...HEAD,
+//	                         a first release's history), "" without a forge
+//	    .Contributors        the entries' distinct authors, in order (Persons)
+//	    .NewContributors     those whose first commit in the repository is here
+//	    .Highlights          a model's bullets with --highlights, as it wrote them
+//	    .MarkdownHighlights  the same escaped and linked as the Markdown format writes them
+//	    .Groups              by --group-by: each .Title and .Entries
+//	    .WhatsChanged        grouped as GitHub's notes: by .Category, else one group
+//	    .KeepAChangelog      grouped as Keep a Changelog: Added, Changed, ...
+//	    .Entries             all of them, newest first
+//
+// An entry has the jsonl fields in Go's names: .Commit, .Short (the hash
+// as git abbreviates it), .URL, .Author, .AuthorEmail, .Login, .Bot,
+// .Date, .Subject, .Title (the subject, or a merged pull request's
+// title), .Summary (a sentence or two), .Details (the machine's account
+// of the diff), .Type, .Scope, .Breaking, .Labels, .Category, .Merge,
+// .Version, .PR (the number, "" for none), .PRURL, and .PRRef ("#12", or
+// "!12" on GitLab). A Person has .Name, .Email, .Login, .Bot, .Handle
+// ("@login", else the name), and for a new contributor .FirstPR,
+// .FirstPRURL, .FirstCommit, .FirstURL and .FirstContribution (the pull
+// request's page, else the commit's). Functions:
+//
+//	md        text as literal Markdown inline text
+//	code      text as a Markdown code span
+//	summary   an entry's summary as one Markdown paragraph, references linked
+//	title     an entry's title as GitHub's notes show it, references linked
+//	describe  the title without its Conventional prefix ("feat(x): add y" -> "Add y")
+//	entry     an entry as the Markdown format writes it, without the "- ";
+//	          entry . "title" shows its described title instead of its summary
+//	pr        an entry's pull request as a Markdown link, "" for none
+//	withpr    text, then the entry's pull request in parentheses unless text names it
+//	author    an entry's author as GitHub's notes name people: @login, else the name
+//	person    a Person the same way
+//	keepachangelog  an entry's Keep a Changelog kind of change, "" if left out
+//	date      a time as 2006-01-02
+//	line      text as one line safe on a terminal, for plain-text layouts
+//
+// URLs (.URL, .PRURL, .CompareURL, .Repos' .URL) are made by digest from
+// the forge's page and escaped for a link's destination; write them as
+// they are.
 //
 // A template is the user's program, and text/template lets it loop
 // ({{range 1000000000}}): it runs under Limits, of time and of output.
 type Template struct {
 	T       *template.Template
 	GroupBy string
-	Limits  TemplateLimits
+	// EntryText is Notes.EntryText: "title", "summary", or "" for the
+	// layout's choice.
+	EntryText string
+	Limits    TemplateLimits
 }
 
 // TemplateLimits bound one run of a template. A run over either is
@@ -90,12 +135,73 @@ func (e *BudgetError) Error() string {
 
 // TemplateFuncs are the functions a --template can call.
 var TemplateFuncs = template.FuncMap{
-	"md":      textsafe.MarkdownInline,
-	"code":    textsafe.MarkdownCode,
-	"summary": func(e Entry) string { return e.Forge.Link(textsafe.MarkdownSummary(e.Summary)) },
-	"entry":   MarkdownEntry,
-	"date":    func(t time.Time) string { return t.Format(time.DateOnly) },
-	"line":    textsafe.Line,
+	"md":             textsafe.MarkdownInline,
+	"code":           textsafe.MarkdownCode,
+	"summary":        markdownSummary,
+	"title":          MarkdownTitle,
+	"describe":       markdownDescription,
+	"entry":          entryFunc,
+	"pr":             markdownPR,
+	"withpr":         withPR,
+	"author":         markdownAuthor,
+	"person":         markdownPerson,
+	"keepachangelog": KeepAChangelogSection,
+	"date":           func(t time.Time) string { return t.Format(time.DateOnly) },
+	"line":           textsafe.Line,
+}
+
+// entryFunc is the template's entry: MarkdownEntryText, the summary
+// unless told "title".
+func entryFunc(e Entry, text ...string) (string, error) {
+	switch {
+	case len(text) > 1:
+		return "", fmt.Errorf("entry takes an entry and at most one of %s, not %d arguments", strings.Join(EntryTexts, ", "), 1+len(text))
+	case len(text) == 1:
+		if err := checkEntryText(text[0]); err != nil {
+			return "", err
+		}
+		return MarkdownEntryText(e, text[0]), nil
+	}
+	return MarkdownEntry(e), nil
+}
+
+// The layouts ParseTemplateOrBuiltin knows by name.
+const (
+	TemplateDefault        = "default"        // what --format markdown writes
+	TemplateGitHub         = "github"         // GitHub's generated release notes
+	TemplateKeepAChangelog = "keepachangelog" // https://keepachangelog.com/en/1.1.0/
+)
+
+// BuiltinTemplates lists the names of the built-in layouts.
+var BuiltinTemplates = []string{TemplateDefault, TemplateGitHub, TemplateKeepAChangelog}
+
+//go:embed templates/*.tmpl
+var builtinTemplates embed.FS
+
+// BuiltinTemplate is the text of a built-in layout, to start a template
+// of one's own from; ok is false for a name BuiltinTemplates does not
+// list.
+func BuiltinTemplate(name string) (text []byte, ok bool) {
+	if !slices.Contains(BuiltinTemplates, name) {
+		return nil, false
+	}
+	b, err := builtinTemplates.ReadFile("templates/" + name + ".tmpl")
+	if err != nil {
+		panic(err) // embedded above: cannot be missing
+	}
+	return b, true
+}
+
+// ParseTemplateOrBuiltin reads --template's value: a name BuiltinTemplates
+// lists is that layout, anything else the path of a template file
+// (ParseTemplate). A file that happens to be named like a layout is read
+// through a path that says so: ./github.
+func ParseTemplateOrBuiltin(nameOrPath string) (*template.Template, error) {
+	text, ok := BuiltinTemplate(nameOrPath)
+	if !ok {
+		return ParseTemplate(nameOrPath)
+	}
+	return template.New(nameOrPath).Funcs(TemplateFuncs).Option("missingkey=error").Parse(string(text))
 }
 
 // ParseTemplate reads a template file, failing on what text/template
@@ -105,7 +211,7 @@ var TemplateFuncs = template.FuncMap{
 func ParseTemplate(path string) (*template.Template, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--template: %w. Try: the path of a text/template file", err)
+		return nil, fmt.Errorf("--template: %w. Try: the path of a text/template file, or one of %s", err, strings.Join(BuiltinTemplates, ", "))
 	}
 	t, err := template.New(path).Funcs(TemplateFuncs).Option("missingkey=error").Parse(string(b))
 	if err != nil {
@@ -120,7 +226,12 @@ func ParseTemplate(path string) (*template.Template, error) {
 // returns a *BudgetError past a limit, and ctx's error once ctx is done
 // (a signal), at once, whatever the template is doing.
 func (t Template) Check(ctx context.Context) error {
-	err := t.run(ctx, io.Discard, sampleNotes())
+	if err := checkEntryText(t.EntryText); err != nil {
+		return err
+	}
+	notes := sampleNotes()
+	notes.EntryText = t.EntryText
+	err := t.run(ctx, io.Discard, notes)
 	var budget *BudgetError
 	switch {
 	case errors.As(err, &budget):
@@ -136,10 +247,17 @@ func (t Template) Check(ctx context.Context) error {
 
 // sampleNotes has one of everything a template can range over.
 func sampleNotes() Notes {
+	f := forge.Forge{Kind: forge.GitHub, Base: "https://github.com/o/repo"}
+	prURL, _ := f.Ref('#', "1")
 	e := Entry{Repo: "repo", RepoID: "0", Commit: "0000000000000000000000000000000000000000", Short: "0000000", Author: "A",
-		Subject: "feat: x", Summary: "X.", Type: "feat", Version: "v1.0.0"}
-	return Notes{Model: "offline", Repos: []RepoNotes{{Name: "repo", ID: "0", Title: "repo", Versions: []VersionNotes{
-		{Tag: "v1.0.0", Highlights: []string{"X."}, Groups: []GroupNotes{{Title: "Features", Entries: []Entry{e}}}, Entries: []Entry{e}},
+		AuthorEmail: "a@example.com", Login: "a", Subject: "feat: x (#1)", Title: "feat: x (#1)", Summary: "X.", Details: "Changes 1 file.",
+		Type: "feat", Labels: []string{"enhancement"}, Category: "Features", Version: "v1.0.0", URL: f.Commit("0000000000000000000000000000000000000000"),
+		PR: "1", PRURL: prURL, Forge: f}
+	p := Person{Name: "A", Email: "a@example.com", Login: "a", FirstPR: "1", FirstPRURL: e.PRURL, FirstCommit: e.Commit, FirstURL: e.URL}
+	return Notes{Model: "offline", Repos: []RepoNotes{{Name: "repo", ID: "0", Title: "repo", URL: f.Base, Versions: []VersionNotes{
+		{Tag: "v1.0.0", Highlights: []string{"X."}, Groups: []GroupNotes{{Title: "Features", Entries: []Entry{e}}}, Entries: []Entry{e},
+			PreviousTag: "v0.9.0", CompareURL: f.Compare("v0.9.0", "v1.0.0"), Contributors: []Person{{Name: "A", Email: "a@example.com", Login: "a"}},
+			NewContributors: []Person{p}},
 	}}}}
 }
 
@@ -156,10 +274,14 @@ func (t Template) Write(w io.Writer, c *Changelog) error {
 // file must not keep: cmdutil.WriteFile renames a file into place only
 // once it is whole.
 func (t Template) WriteContext(ctx context.Context, w io.Writer, c *Changelog) error {
+	if err := checkEntryText(t.EntryText); err != nil {
+		return err
+	}
 	notes, err := BuildNotes(c, t.GroupBy)
 	if err != nil {
 		return err
 	}
+	notes.EntryText = t.EntryText
 	err = t.run(ctx, w, notes)
 	var budget *BudgetError
 	if err == nil || errors.As(err, &budget) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -334,6 +456,12 @@ func boundedFuncs(max int64) template.FuncMap {
 				return "", over("printf")
 			}
 			return check("printf", fmt.Sprintf(format, args...))
+		},
+		"withpr": func(e Entry, s string) (string, error) {
+			if int64(len(s)) > max {
+				return "", over("withpr")
+			}
+			return check("withpr", withPR(e, s))
 		},
 		"md":   unary("md", textsafe.MarkdownInline),
 		"code": unary("code", textsafe.MarkdownCode),
