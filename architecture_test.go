@@ -24,7 +24,7 @@ var layers = map[string]int{
 	// Release notes' formats and rules: merge messages, people, a
 	// repository's release.yml, version order and bumps.
 	"internal/mailmap": 0, "internal/versionsort": 0, "internal/mergemsg": 0, "internal/people": 0,
-	"internal/releaseyml": 0, "internal/bump": 0,
+	"internal/releaseyml": 0, "internal/bump": 0, "internal/forgeapi/forgetest": 0,
 
 	"internal/store":           1,
 	"internal/store/sqlstore":  2,
@@ -42,7 +42,7 @@ var layers = map[string]int{
 	"internal/engine": 5, "internal/key": 5, "internal/models": 5, "internal/dataset": 5, "internal/prompt": 5,
 	"internal/lease": 5, "internal/gitobjects": 5, "internal/revision": 5, "internal/iostreams": 5,
 
-	"internal/score": 6, "internal/history": 6, "internal/batchrun": 6, "internal/sharedlimit": 6, "internal/fakeprovider": 6,
+	"internal/score": 6, "internal/history": 6, "internal/forgeapi": 6, "internal/batchrun": 6, "internal/sharedlimit": 6, "internal/fakeprovider": 6,
 
 	// A configured model and the one place its engine is built: above the
 	// engine, the models table, batch runs and shared limits it joins,

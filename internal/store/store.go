@@ -141,6 +141,18 @@ type Store interface {
 	// CustomID) in one transaction: Done, Answer and tokens, or Error. The
 	// request of an item answered is dropped: the answer is what is kept.
 	SaveBatchResults(ctx context.Context, batchID string, results []BatchItem) error
+
+	// ForgeAnswers returns the stored answers of a forge's API (GitHub's,
+	// GitLab's) among keys that have not expired, keyed by key, in one
+	// query per few hundred keys: what a rerun reads before it asks the
+	// forge again.
+	ForgeAnswers(ctx context.Context, keys []string) (map[string][]byte, error)
+	// SaveForgeAnswer stores body, what a forge said of one commit, under
+	// key until ttl from the database's now, or for ever when ttl is 0. It
+	// replaces what key held, except that an answer kept for ever is
+	// replaced only by another kept for ever: a later "nothing known" must
+	// not hide a pull request once found. A negative ttl is an error.
+	SaveForgeAnswer(ctx context.Context, key string, body []byte, ttl time.Duration) error
 }
 
 // Batch is a batch of requests digest sent to a provider's batch API.

@@ -444,6 +444,14 @@ CREATE TABLE token_factors (
 	8: `
 -- The request of a result that ended in error (see SQLite's version 11).
 ALTER TABLE eval_run_results ADD COLUMN request TEXT REFERENCES payloads(hash);`,
+	9: `
+-- What a forge's API said of a commit (see SQLite's version 12).
+CREATE TABLE forge_answers (
+	key        TEXT PRIMARY KEY,
+	body       BYTEA NOT NULL,
+	expires_at BIGINT NOT NULL,
+	created_at TEXT NOT NULL
+);`,
 }
 
 // hidden stands for a password in a message.

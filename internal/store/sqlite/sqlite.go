@@ -616,6 +616,19 @@ CREATE TABLE token_factors (
 -- The request of a result that ended in error, so that its report shows
 -- what was asked: an answered result's is its answer's (NULL then).
 ALTER TABLE eval_run_results ADD COLUMN request TEXT REFERENCES payloads(hash);`,
+	12: `
+-- What a forge's API (GitHub's, GitLab's) said of a commit: its pull
+-- request, labels, the author's login. The key hashes the forge, the
+-- repository and the commit, never a token. Answers that name a pull
+-- request are kept for ever (expires_at 0); "nothing known" expires, in
+-- Unix milliseconds of the database's clock, since a commit may yet be
+-- merged through one.
+CREATE TABLE forge_answers (
+	key        TEXT PRIMARY KEY,
+	body       BLOB NOT NULL,
+	expires_at INTEGER NOT NULL,
+	created_at TEXT NOT NULL
+);`,
 }
 
 func newerSchema(path string, version int) error {

@@ -70,6 +70,10 @@ func Run(t *testing.T, b Backend) {
 		{"TokenFactorsAreWeightedMeans", testTokenFactorsAreWeightedMeans},
 		{"FailedResultKeepsItsRequest", testFailedResultKeepsItsRequest},
 		{"PruneRunsKeepsAnswersAndRunningRuns", testPruneRunsKeepsAnswersAndRunningRuns},
+		{"ForgeAnswersRoundTrip", testForgeAnswersRoundTrip},
+		{"ForgeAnswersChunksLongLists", testForgeAnswersChunksLongLists},
+		{"ForgeAnswersExpire", testForgeAnswersExpire},
+		{"ForgeAnswerKeptForEverWins", testForgeAnswerKeptForEverWins},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, b) })
 	}
