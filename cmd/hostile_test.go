@@ -151,7 +151,7 @@ func TestHostileShallowClone(t *testing.T) {
 			t.Errorf("entry %d is %v, want %s", i, e["commit"], want)
 		}
 	}
-	if s, _ := got[1]["summary"].(string); !strings.Contains(s, "modifies notes.txt") || !strings.Contains(s, "+1/-0") {
+	if s, _ := got[1]["details"].(string); !strings.Contains(s, "modifies notes.txt") || !strings.Contains(s, "+1/-0") {
 		t.Errorf("a commit inside the clone should be diffed against its parent: %q", s)
 	}
 	// git shows the boundary as adding the file whole, which is not what it
@@ -171,7 +171,7 @@ func TestHostileShallowClone(t *testing.T) {
 	if res.code != 0 || len(full) != 6 {
 		t.Fatalf("full clone: exit %d, %d entries: %s", res.code, len(full), res.errOut)
 	}
-	if s, _ := full[2]["summary"].(string); full[2]["cached"] != false || !strings.Contains(s, "modifies notes.txt") || !strings.Contains(s, "+1/-0") {
+	if s, _ := full[2]["details"].(string); full[2]["cached"] != false || !strings.Contains(s, "modifies notes.txt") || !strings.Contains(s, "+1/-0") {
 		t.Errorf("the former boundary commit in the full clone: cached %v, %q", full[2]["cached"], s)
 	}
 

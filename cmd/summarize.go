@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,11 +19,14 @@ import (
 
 	"github.com/digest-cli/digest/internal/approxidate"
 	"github.com/digest-cli/digest/internal/cmdutil"
+	"github.com/digest-cli/digest/internal/forge"
+	"github.com/digest-cli/digest/internal/forgeapi"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/summarize"
 	"github.com/digest-cli/digest/internal/target"
 	"github.com/digest-cli/digest/internal/textsafe"
@@ -52,6 +58,20 @@ type SummarizeOptions struct {
 	Output        string
 	StepSummary   bool
 	Highlights    bool
+
+	// Release notes as projects publish them.
+	FirstParent   bool
+	EntryText     string
+	Tag           string
+	Bump          bool
+	BumpedVersion bool
+	Prepend       string
+	TagPattern    string
+	IgnoreTags    string
+	SkipTags      string
+	ExcludeAuthor string
+	NoForge       bool
+	ForgeAPI      string
 
 	// TemplateTimeout and TemplateMaxBytes bound a run of the template.
 	TemplateTimeout  time.Duration
@@ -124,6 +144,18 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVar(&opts.Until, "until", "", "only commits committed before this date")
 	fl.IntVarP(&opts.MaxCommits, "max-commits", "n", 0, "stop after this many commits per repository (0: no limit)")
 	fl.BoolVar(&opts.IncludeMerges, "include-merges", false, "summarize merge commits too (diffed against their first parent)")
+	fl.BoolVar(&opts.FirstParent, "first-parent", false, "one entry per change as it was merged: follow first parents only, as git log --first-parent, each merge summarized from its diff against its first parent and titled by its pull request")
+	fl.StringVar(&opts.TagPattern, "tag-pattern", summarize.DefaultTagPattern, "tags that make sections: those this regular expression matches (\"\" or .: every tag)")
+	fl.StringVar(&opts.IgnoreTags, "ignore-tags", "", "tags that make no section: their commits go to the next release (regular expression)")
+	fl.StringVar(&opts.SkipTags, "skip-tags", "", "releases left out with their commits (regular expression)")
+	fl.StringVar(&opts.Tag, "tag", "", "name the commits no tag holds yet as this release (vX.Y.Z) instead of Unreleased")
+	fl.BoolVar(&opts.Bump, "bump", false, "name the commits no tag holds yet by the next version, from the kinds of change since the last tag (breaking: major, feat: minor, else patch; in 0.x: breaking: minor, else patch), and say it on standard error")
+	fl.BoolVar(&opts.BumpedVersion, "bumped-version", false, "print the next version (see --bump) on standard output instead of the changelog")
+	fl.StringVar(&opts.Prepend, "prepend", "", "write the new sections above those of this changelog file, keeping the rest of it byte for byte")
+	fl.StringVar(&opts.ExcludeAuthor, "exclude-author", "", "leave out the commits of authors this regular expression matches, as \"Name <email>\" or login (dependabot, \\[bot\\]): neither summarized nor listed")
+	fl.BoolVar(&opts.NoForge, "no-forge", false, "never ask the forge's API, even with GITHUB_TOKEN, GH_TOKEN, GITLAB_TOKEN or CI_JOB_TOKEN set")
+	fl.StringVar(&opts.ForgeAPI, "forge-api", "", "base URL of the forge's API (default: from the origin remote; $GITHUB_API_URL for GitHub when set)")
+	fl.StringVar(&opts.EntryText, "entry-text", "", "what an entry says: title (the subject or pull request's title) or summary (digest's); default: the template's own (github: title, else summary)")
 	fl.BoolVar(&opts.Renames, "renames", false, "detect renamed files instead of showing a deletion and an addition")
 	fl.IntVar(&opts.MaxDiffTokens, "max-diff-tokens", 4000, "cut each commit's diff to this many tokens")
 	fl.StringVar(&opts.Tokenizer, "tokenizer", tokenizer.Default, "vocabulary that counts tokens: "+strings.Join(tokenizer.Names, ", "))
@@ -132,7 +164,7 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVarP(&opts.Model, "model", "m", provider.Offline, "model as PROVIDER:MODEL, or offline for the built-in summarizer")
 	fl.StringVarP(&opts.Format, "format", "f", "markdown", "output format: "+strings.Join(report.Formats, ", "))
 	fl.StringVar(&opts.GroupBy, "group-by", report.GroupByType, "how the Markdown groups each version's commits: "+strings.Join(report.GroupBys, ", "))
-	fl.StringVar(&opts.Template, "template", "", "write the changelog through this Go text/template file instead of --format (see README: Release notes)")
+	fl.StringVar(&opts.Template, "template", "", "write the changelog in a built-in layout (github, keepachangelog, default) or through this Go text/template file instead of --format (see README: Release notes)")
 	fl.DurationVar(&opts.TemplateTimeout, "template-timeout", report.DefaultTemplateLimits.Timeout, "stop a --template that runs longer than this, its output's waits on the reader not counted (0: no limit)")
 	opts.TemplateMaxBytes = cmdutil.Size(report.DefaultTemplateLimits.MaxBytes)
 	fl.Var(&opts.TemplateMaxBytes, "template-max-bytes", "stop a --template that writes more than this: 64MiB, 1GiB, 1048576 (0: no limit)")
@@ -183,6 +215,20 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--repo-id names one repository, but %d were given. Try: one PATH per run with --repo-id", len(o.Repos))
 	case o.StepSummary && o.Getenv("GITHUB_STEP_SUMMARY") == "":
 		return cfg, nil, cmdutil.UsageError("--step-summary needs GITHUB_STEP_SUMMARY, which is not set. Try: run it as a GitHub Actions step, or drop --step-summary")
+	case o.Tag != "" && (o.Bump || o.BumpedVersion):
+		return cfg, nil, cmdutil.UsageError("--tag names the next release, and --bump counts its name: they cannot be combined. Try: one of them")
+	case o.Prepend != "" && o.Output != "" && o.Output != o.Prepend:
+		return cfg, nil, cmdutil.UsageError("--prepend writes into %s, and -o names another file, %s. Try: one of them", o.Prepend, o.Output)
+	case o.Prepend != "" && len(o.Repos) > 1:
+		return cfg, nil, cmdutil.UsageError("--prepend adds one repository's sections to its changelog, but %d repositories were given. Try: one PATH per run with --prepend", len(o.Repos))
+	case o.Prepend != "" && o.Format != "markdown" && o.Format != "md":
+		return cfg, nil, cmdutil.UsageError("--prepend adds sections to a Markdown changelog, not to --format %s. Try: --format markdown, or a --template", o.Format)
+	case o.EntryText != "" && !slices.Contains(report.EntryTexts, o.EntryText):
+		return cfg, nil, cmdutil.UsageError("--entry-text %q: want one of %s", o.EntryText, strings.Join(report.EntryTexts, ", "))
+	}
+	release, err := o.release()
+	if err != nil {
+		return cfg, nil, err
 	}
 	reporter, err := o.reporter()
 	if err != nil {
@@ -197,7 +243,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 	if err := history.CheckPathspec(o.Pathspec); err != nil {
 		return cfg, nil, cmdutil.AsUsage(err)
 	}
-	walk := history.WalkOptions{Revs: o.Revs, Now: now, All: o.All, MaxCommits: o.MaxCommits, IncludeMerges: o.IncludeMerges}
+	walk := history.WalkOptions{Revs: o.Revs, Now: now, All: o.All, MaxCommits: o.MaxCommits, IncludeMerges: o.IncludeMerges, FirstParent: o.FirstParent}
 	for _, d := range []struct {
 		flag, value string
 		into        *time.Time
@@ -246,7 +292,7 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		MaxDiffTokens: o.MaxDiffTokens, Concurrency: o.Concurrency, Target: model,
 		BatchSize: o.BatchSize, BatchWindow: o.BatchWindow,
 		Timeout: o.Timeout, MaxCost: o.MaxCost, DryRun: o.DryRun, Lease: o.Lease,
-		Highlights: o.Highlights, Batch: mode, ReasoningEffort: o.Effort,
+		Highlights: o.Highlights, Batch: mode, ReasoningEffort: o.Effort, Release: release,
 	}
 	if model.PriceUnknown && o.MaxCost > 0 {
 		return cfg, nil, cmdutil.UsageError("--max-cost needs the price of %s, which digest does not know. Try: --price INPUT/OUTPUT (dollars per million tokens)", spec)
@@ -264,11 +310,11 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return err
 	}
 	// Find out before the run, not after paying for it.
-	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}}
+	outputs := []cmdutil.NamedPath{{Flag: "-o", Path: o.Output}, {Flag: "--prepend", Path: o.Prepend}}
 	if o.StepSummary {
 		outputs = append(outputs, cmdutil.NamedPath{Flag: "$GITHUB_STEP_SUMMARY", Path: o.Getenv("GITHUB_STEP_SUMMARY")})
 	}
-	if err := cmdutil.CheckOutputs(outputs, o.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}, {Flag: "--template", Path: o.Template}}); err != nil {
+	if err := cmdutil.CheckOutputs(outputs, o.DBFile(), []cmdutil.NamedPath{{Flag: "--model-config", Path: o.ModelConfig}, {Flag: "--template", Path: o.templateFile()}}); err != nil {
 		return err
 	}
 	if cfg.Tokenizer, err = tokenizer.New(o.Tokenizer); err != nil {
@@ -296,6 +342,9 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		defer cfg.Store.Close()
 	}
 	cfg.Log = o.Logger()
+	if !o.NoForge && !o.DryRun {
+		cfg.Release.Forge = o.forgeClient(cfg.Store, cfg.Log, cfg.MaxWait)
+	}
 	if err := learnFactors(ctx, cfg.Store, []*target.Target{&cfg.Target}); err != nil {
 		return err
 	}
@@ -351,7 +400,22 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return unusableError(o, res)
 	}
 
-	if err := writeChangelog(ctx, o, reporter, &res.Changelog); err != nil {
+	if o.Bump || o.BumpedVersion {
+		for _, b := range res.Bumped {
+			o.Infof("digest: %s", bumpNote(b))
+		}
+	}
+	if res.ForgeAsked+res.ForgeCached > 0 {
+		o.Infof("digest: forge: %d commits looked up, %d answers from the cache", res.ForgeAsked, res.ForgeCached)
+	}
+	if res.Excluded > 0 {
+		o.Infof("digest: %d commits by authors --exclude-author matches were left out", res.Excluded)
+	}
+	if o.BumpedVersion {
+		if err := writeBumped(o, res.Bumped); err != nil {
+			return err
+		}
+	} else if err := writeChangelog(ctx, o, reporter, &res.Changelog); err != nil {
 		return err
 	}
 	if o.StepSummary {
@@ -442,6 +506,89 @@ func writeEstimate(o *SummarizeOptions, res *summarize.Result) error {
 	return err
 }
 
+// release reads the flags that shape the notes as releases.
+func (o *SummarizeOptions) release() (summarize.Release, error) {
+	rel := summarize.Release{Tag: o.Tag, Bump: o.Bump || o.BumpedVersion}
+	pattern := o.TagPattern
+	if pattern == "." {
+		pattern = ""
+	}
+	var err error
+	if rel.Tags, err = summarize.Tags(pattern, o.IgnoreTags); err != nil {
+		return rel, cmdutil.UsageError("%v. Try: a regular expression as Go reads them (RE2), such as '^v[0-9]'", err)
+	}
+	if o.SkipTags != "" {
+		skip, err := regexp.Compile(o.SkipTags)
+		if err != nil {
+			return rel, cmdutil.UsageError("--skip-tags: %v. Try: a regular expression as Go reads them (RE2), such as 'rc'", err)
+		}
+		rel.Skip = skip.MatchString
+	}
+	if o.ExcludeAuthor != "" {
+		if rel.ExcludeAuthor, err = regexp.Compile(o.ExcludeAuthor); err != nil {
+			return rel, cmdutil.UsageError("--exclude-author: %v. Try: a regular expression as Go reads them (RE2), such as 'dependabot|\\[bot\\]'", err)
+		}
+	}
+	return rel, nil
+}
+
+// forgeClient gives the pipeline the client of a repository's forge API,
+// when a token for that forge is set: logins, pull requests and labels
+// the history cannot tell, each answer stored.
+func (o *SummarizeOptions) forgeClient(st store.Store, log *slog.Logger, maxWait time.Duration) func(forge.Forge) (*forgeapi.Client, error) {
+	return func(f forge.Forge) (*forgeapi.Client, error) {
+		token, ok := forgeapi.TokenFor(f.Kind, o.Getenv)
+		if !ok {
+			return nil, nil
+		}
+		api := o.ForgeAPI
+		if api == "" && f.Kind == forge.GitHub {
+			api = o.Getenv("GITHUB_API_URL") // set by GitHub Actions, Enterprise Server's included
+		}
+		c, err := forgeapi.New(f, token, st, log, forgeapi.Options{APIURL: api, MaxWait: maxWait})
+		if err != nil {
+			return nil, cmdutil.AsUsage(err)
+		}
+		return c, nil
+	}
+}
+
+// templateFile is --template when it names a file, not a built-in layout.
+func (o *SummarizeOptions) templateFile() string {
+	if _, builtin := report.BuiltinTemplate(o.Template); builtin {
+		return ""
+	}
+	return o.Template
+}
+
+// bumpNote says what --bump counted.
+func bumpNote(b summarize.Bumped) string {
+	switch {
+	case b.Last == "":
+		return fmt.Sprintf("%s: next version %s, the first release", textsafe.Line(b.Repo), b.Next)
+	case b.Level == "":
+		return fmt.Sprintf("%s: next version %s: nothing changed since %s, so nothing to bump", textsafe.Line(b.Repo), b.Next, textsafe.Line(b.Last))
+	}
+	return fmt.Sprintf("%s: next version %s, a %s release after %s", textsafe.Line(b.Repo), b.Next, b.Level, textsafe.Line(b.Last))
+}
+
+// writeBumped prints --bumped-version's answer: the next version, or with
+// several repositories one line each, its name first.
+func writeBumped(o *SummarizeOptions, bumped []summarize.Bumped) error {
+	return cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error {
+		for _, b := range bumped {
+			line := b.Next
+			if len(bumped) > 1 {
+				line = textsafe.Line(b.Repo) + " " + b.Next
+			}
+			if _, err := fmt.Fprintln(w, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // reporter is what writes the changelog: --template's, or --format's,
 // Markdown grouped by --group-by.
 func (o *SummarizeOptions) reporter() (report.Reporter, error) {
@@ -452,19 +599,19 @@ func (o *SummarizeOptions) reporter() (report.Reporter, error) {
 		if o.Format != "markdown" && o.Format != "md" {
 			return nil, cmdutil.UsageError("--template and --format %s cannot be combined: the template is the format. Try: one of them", o.Format)
 		}
-		t, err := report.ParseTemplate(o.Template)
+		t, err := report.ParseTemplateOrBuiltin(o.Template)
 		if err != nil {
 			return nil, cmdutil.AsUsage(err)
 		}
 		limits := report.TemplateLimits{Timeout: o.TemplateTimeout, MaxBytes: int64(o.TemplateMaxBytes)}
-		return report.Template{T: t, GroupBy: o.GroupBy, Limits: limits}, nil
+		return report.Template{T: t, GroupBy: o.GroupBy, Limits: limits, EntryText: o.EntryText}, nil
 	}
 	reporter, err := report.ForFormat(o.Format)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 	}
 	if _, ok := reporter.(report.Markdown); ok {
-		reporter = report.Markdown{GroupBy: o.GroupBy}
+		reporter = report.Markdown{GroupBy: o.GroupBy, EntryText: o.EntryText}
 	}
 	return reporter, nil
 }

@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"text/template"
 
 	"github.com/digest-cli/digest/internal/cmdutil"
@@ -40,12 +43,18 @@ func writeChangelog(ctx context.Context, o *SummarizeOptions, reporter report.Re
 	if isTemplate {
 		o.Logger().Debug("writing the changelog through --template", "template", t.T.Name())
 	}
-	err := cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error {
+	write := func(w io.Writer) error {
 		if isTemplate {
 			return t.WriteContext(ctx, w, c)
 		}
 		return reporter.Write(w, c)
-	})
+	}
+	var err error
+	if o.Prepend != "" {
+		err = prepend(o.Prepend, write)
+	} else {
+		err = cmdutil.WriteFile(o.Output, o.IO.Out, write)
+	}
 	if err == nil || !isTemplate {
 		return err
 	}
@@ -69,4 +78,27 @@ func writeChangelog(ctx context.Context, o *SummarizeOptions, reporter report.Re
 		return fmt.Errorf("--template: %v; %s, and every summary is stored. Try: fix the template, and the same command again: it reads the summaries from the cache", exec, left)
 	}
 	return err
+}
+
+// prepend writes the new sections above those of the changelog at path,
+// keeping the rest of it byte for byte (report.Prepend); a file that does
+// not exist yet gets the notes whole. The file is replaced only once the
+// whole of it is written.
+func prepend(path string, write func(io.Writer) error) error {
+	existing, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--prepend: %w. Try: the path of the changelog to add to", err)
+	}
+	var notes bytes.Buffer
+	if err := write(&notes); err != nil {
+		return err
+	}
+	out, err := report.Prepend(existing, notes.Bytes())
+	if err != nil {
+		return fmt.Errorf("--prepend %s: %w", path, err)
+	}
+	return cmdutil.WriteFile(path, nil, func(w io.Writer) error {
+		_, err := w.Write(out)
+		return err
+	})
 }

@@ -25,6 +25,9 @@ type Repo struct {
 	Git   *git.Repository
 	wt    *git.Worktree
 	Clock time.Time
+	// AuthorName and AuthorEmail sign the next commits; empty: Ada
+	// Lovelace <ada@example.com>.
+	AuthorName, AuthorEmail string
 }
 
 // New initialises an empty repository whose default branch is main.
@@ -110,6 +113,9 @@ func (r *Repo) commit(msg string, parents []plumbing.Hash) string {
 		r.t.Fatal(err)
 	}
 	sig := &object.Signature{Name: "Ada Lovelace", Email: "ada@example.com", When: r.Clock}
+	if r.AuthorName != "" || r.AuthorEmail != "" {
+		sig.Name, sig.Email = r.AuthorName, r.AuthorEmail
+	}
 	h, err := r.wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig, Parents: parents, AllowEmptyCommits: true})
 	if err != nil {
 		r.t.Fatal(err)

@@ -761,3 +761,34 @@ func TestCommitInAnotherEncodingIsReadAsGitLogShowsIt(t *testing.T) {
 		t.Errorf("git log shows %q, digest %q", out, want)
 	}
 }
+
+// TestFileAt reads a file of a commit's tree as git show REV:PATH does,
+// and says when there is none.
+func TestFileAt(t *testing.T) {
+	r := gittest.New(t)
+	r.Write(".github/release.yml", "changelog: {}\n").Commit("first")
+	r.Write(".github/release.yml", "changelog:\n  exclude:\n    labels: [skip]\n").Commit("second")
+	repo, err := history.Open(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	for _, c := range []struct {
+		rev, path, want string
+		ok              bool
+	}{
+		{"HEAD", ".github/release.yml", "changelog:\n  exclude:\n    labels: [skip]\n", true},
+		{"HEAD~1", ".github/release.yml", "changelog: {}\n", true},
+		{"HEAD", ".github/release.yaml", "", false},
+		{"HEAD", ".github", "", false}, // a tree, not a file
+		{"no-such-branch", ".github/release.yml", "", false},
+	} {
+		got, ok, err := repo.FileAt(c.rev, c.path, 1<<20)
+		if err != nil || ok != c.ok || string(got) != c.want {
+			t.Errorf("FileAt(%s, %s) = %q, %v, %v; want %q, %v", c.rev, c.path, got, ok, err, c.want, c.ok)
+		}
+	}
+	if _, _, err := repo.FileAt("HEAD", ".github/release.yml", 8); err == nil || !strings.Contains(err.Error(), "over the 8") {
+		t.Errorf("a file over max: %v", err)
+	}
+}

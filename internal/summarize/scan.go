@@ -85,6 +85,10 @@ func (s *scan) run(ctx context.Context, head string, headErr error, out chan<- *
 				"repo", r.Path(), "commit", c.Hash)
 			return nil
 		}
+		if s.rr.excluded(s.opts, c) {
+			s.rr.left++
+			return nil
+		}
 		walked = append(walked, c)
 		if len(walked) < lookup {
 			return nil
@@ -125,6 +129,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 			Repo: s.rr.repo.Name(), RepoID: s.rr.id, Commit: c.Hash, Author: c.AuthorName,
 			Date: c.AuthorDate, Subject: c.Subject, Model: s.opts.Target.Spec.String(),
 		}
+		s.rr.describe(&e, c)
 		if sum, ok := cached[c.Hash]; ok {
 			fillFromSummary(&e, sum, c.Message)
 			e.Cached = true
@@ -170,6 +175,9 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 // walk adds entries while the dispatcher fills in those it handed on.
 type entryList struct {
 	chunks [][]report.Entry
+	// hidden are entries the notes leave out though they were summarized:
+	// a --skip-tags release's, those a release.yml excludes.
+	hidden map[*report.Entry]bool
 }
 
 const entryChunk = 256
@@ -189,8 +197,8 @@ func (l *entryList) add(e report.Entry) *report.Entry {
 func (l *entryList) summarized() []report.Entry {
 	var out []report.Entry
 	for _, chunk := range l.chunks {
-		for _, e := range chunk {
-			if e.Summary != "" {
+		for i, e := range chunk {
+			if e.Summary != "" && !l.hidden[&chunk[i]] {
 				out = append(out, e)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
+	"github.com/digest-cli/digest/internal/mailmap"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/redact"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/spend"
@@ -77,6 +80,9 @@ type Options struct {
 	// Secrets are scrubbed from each commit's message and diff before
 	// they are sent, and from every answer, whatever the redactor found.
 	Secrets redact.Secrets
+	// Release shapes the notes as releases: which tags make sections,
+	// the name of the next one, whose commits are left out.
+	Release Release
 	// Highlights asks the model, once the summaries are in, for 3 to 6
 	// bullets about each version's changes (see highlights).
 	Highlights bool
@@ -158,6 +164,13 @@ type Result struct {
 	// that had not ended when the run stopped waiting (--no-wait).
 	Pending  int
 	Redacted redact.Counts // secrets replaced in what was sent, by rule
+	// Bumped is each repository's next version, with Release.Bump.
+	Bumped []Bumped
+	// Excluded counts the commits Release.ExcludeAuthor left out.
+	Excluded int
+	// ForgeAsked and ForgeCached count the commits looked up on the
+	// forge's API, and those whose answer the store held.
+	ForgeAsked, ForgeCached int
 	// Estimate holds the counts of a --dry-run, which reports no entries.
 	Estimate *Estimate
 	// With Options.Highlights: the sections of prompt.MinHighlights
@@ -230,6 +243,13 @@ type repoRun struct {
 	// entries are this repository's in the report, filled in as their
 	// summaries come, then given their versions and links (release).
 	entries []*report.Entry
+	// mailmap names the authors as the repository's .mailmap says; forge
+	// is its origin's home on the web, when linked.
+	mailmap *mailmap.Map
+	forge   forge.Forge
+	linked  bool
+	// left counts the commits --exclude-author left out.
+	left int
 }
 
 // cacheKey is a summary's identity in the cache: the repository, the
@@ -240,31 +260,23 @@ func (rr *repoRun) cacheKey(opts Options, promptVersion, commit string) store.Su
 }
 
 // release gives the repository's entries their hashes abbreviated as git
-// does, the version that first shipped each and links to the forge its
-// origin remote names: once, for what is reported, off the walk.
-func (rr *repoRun) release(ctx context.Context) error {
+// does, links to the forge its origin remote names and the version that
+// first shipped each, with what each section says of itself: once, for
+// what is reported, off the walk.
+func (rr *repoRun) release(ctx context.Context, opts Options, res *Result) error {
 	if len(rr.entries) == 0 {
 		return nil
 	}
-	hashes := make([]string, len(rr.entries))
-	for i, e := range rr.entries {
-		hashes[i] = e.Commit
+	for _, e := range rr.entries {
 		e.Short = rr.repo.Abbrev(e.Commit)
+		if rr.linked {
+			e.Forge, e.URL = rr.forge, rr.forge.Commit(e.Commit)
+		}
 	}
-	versions, err := rr.repo.Versions(ctx, hashes)
-	if err != nil {
+	if err := rr.askForge(ctx, opts, res); err != nil {
 		return err
 	}
-	fg, linked := forge.Parse(rr.repo.RemoteURL("origin"))
-	for _, e := range rr.entries {
-		if v, ok := versions[e.Commit]; ok {
-			e.Version, e.VersionDate = v.Tag, v.Date
-		}
-		if linked {
-			e.Forge, e.URL = fg, fg.Commit(e.Commit)
-		}
-	}
-	return nil
+	return rr.versions(ctx, opts, res)
 }
 
 // summaries looks commits up in the cache. A partial summary (written
@@ -412,7 +424,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	// A run that stopped early still reports what it summarized, with
 	// versions and links unless it was interrupted.
 	for _, rr := range res.runs {
-		if rerr := rr.release(ctx); rerr != nil && err == nil && ctx.Err() == nil {
+		if rerr := rr.release(ctx, opts, res); rerr != nil && err == nil && ctx.Err() == nil {
 			err = rerr
 		}
 	}
@@ -447,6 +459,9 @@ func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Re
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &scan{opts: opts, rr: &repoRun{repo: r, id: opts.RepoID, promisor: r.PromisorRemote(), walk: walk}, res: res, counted: counted}
+	if err := s.rr.openPeople(); err != nil {
+		return err
+	}
 	res.runs = append(res.runs, s.rr)
 	misses := make(chan *pending, scanAhead)
 	var walking sync.WaitGroup
@@ -466,6 +481,7 @@ func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Re
 	cancel() // a failed dispatch leaves the walk blocked on misses
 	walking.Wait()
 	st.Commits += s.commits
+	res.Excluded += s.rr.left
 	st.Cached += s.cached
 	st.SkippedFiles += s.skippedFiles
 	if n := s.rr.incomplete; n > 0 {
@@ -539,6 +555,10 @@ func knownRoot(ctx context.Context, st store.Store, commit string) (string, bool
 
 func fillFromSummary(e *report.Entry, s store.Summary, message string) {
 	e.Summary = s.Text
+	if strings.HasPrefix(e.Model, provider.Offline) {
+		// What a person would write, and apart what a machine counted.
+		e.Summary, e.Details = offline.Split(s.Text)
+	}
 	e.Type, e.Scope, e.Breaking = s.ChangeType, s.ChangeScope, s.Breaking
 	if e.Type == "" {
 		// Stored before digest asked for the kind of change: the rules
@@ -588,6 +608,14 @@ func awaitDeferred(ctx context.Context, opts Options, eng engine.Runner, res *Re
 		// dispatch claims again: expired leases are won, live ones deferred anew.
 		return dispatch(ctx, opts, eng, feed(left), res)
 	})
+}
+
+// hide leaves a summarized entry out of the report.
+func (res *Result) hide(e *report.Entry) {
+	if res.entries.hidden == nil {
+		res.entries.hidden = map[*report.Entry]bool{}
+	}
+	res.entries.hidden[e] = true
 }
 
 // leaseKey names the work of summarizing a commit, as the cache does.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/digest-cli/digest/internal/committype"
+	"github.com/digest-cli/digest/internal/mergemsg"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -88,11 +89,19 @@ func Summarize(c prompt.Commit) string {
 	var parts []string
 	subject, body, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
 	subject, body = mendSubject(subject, body)
+	// A merged pull request says what it does in its title, not in the
+	// forge's "Merge pull request #12 from ...".
+	if pr, ok := mergemsg.Parse(c.Message); ok && !pr.Squash && pr.Title != "" {
+		if _, rest, found := strings.Cut(body, pr.Title); found {
+			body = rest
+		}
+		subject = pr.Title
+	}
 	// The type and scope a prefix gives are shown apart in release notes.
 	if s := sentence(committype.Description(subject)); s != "" {
 		parts = append(parts, s)
 	} else {
-		parts = append(parts, "Commit without a message.")
+		parts = append(parts, noMessage)
 	}
 	if s := bodySentence(body, strings.TrimSpace(subject)); s != "" {
 		parts = append(parts, s)
@@ -117,6 +126,9 @@ func mendSubject(subject, body string) (string, string) {
 	}
 	return head + tail, rest
 }
+
+// noMessage stands for the subject of a commit without a message.
+const noMessage = "Commit without a message."
 
 func sentence(s string) string {
 	s = strings.TrimSpace(s)
