@@ -24,6 +24,7 @@ import (
 //	existing   (optional) copied to {dir}/CHANGELOG.md before the run
 //	want-file  (optional) what {dir}/CHANGELOG.md holds after it
 //	exit       (optional) the exit code, 0 when absent
+//	error      (optional) what the error line on standard error says
 //
 // Every run uses the offline model, so the cases need no key and no
 // network. go test ./cmd -run TestReleaseNotesCases -update rewrites want
@@ -76,6 +77,12 @@ func runReleaseNotesCase(t *testing.T, h *harness, repo, c string) {
 	r := h.run(context.Background(), append([]string{"-q"}, args...)...)
 	if r.code != wantExit {
 		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, wantExit, r.errOut)
+	}
+	if want := strings.TrimSpace(readOptional(t, filepath.Join(c, "error"))); want != "" {
+		lines := strings.Split(strings.TrimSpace(r.errOut), "\n")
+		if last := lines[len(lines)-1]; !strings.Contains(last, want) {
+			t.Errorf("error line %q, want it to say %q", last, want)
+		}
 	}
 	compareCase(t, filepath.Join(c, "want"), strings.ReplaceAll(r.out, repo, "{repo}"))
 	if _, err := os.Stat(filepath.Join(c, "want-file")); err == nil || *update && readOptional(t, filepath.Join(c, "existing")) != "" {

@@ -63,7 +63,7 @@ type SummarizeOptions struct {
 	FirstParent   bool
 	EntryText     string
 	Tag           string
-	Bump          bool
+	Bump          string
 	BumpedVersion bool
 	Prepend       string
 	TagPattern    string
@@ -149,7 +149,8 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVar(&opts.IgnoreTags, "ignore-tags", "", "tags that make no section: their commits go to the next release (regular expression)")
 	fl.StringVar(&opts.SkipTags, "skip-tags", "", "releases left out with their commits (regular expression)")
 	fl.StringVar(&opts.Tag, "tag", "", "name the commits no tag holds yet as this release (vX.Y.Z) instead of Unreleased")
-	fl.BoolVar(&opts.Bump, "bump", false, "name the commits no tag holds yet by the next version, from the kinds of change since the last tag (breaking: major, feat: minor, else patch; in 0.x: breaking: minor, else patch), and say it on standard error")
+	fl.StringVar(&opts.Bump, "bump", "", "name the commits no tag holds yet by the next version, and say it on standard error: auto (the default of a bare --bump) counts it from the kinds of change since the last tag (breaking: major, feat: minor, else patch; in 0.x: breaking: minor, else patch); major, minor or patch raise the last tag so")
+	fl.Lookup("bump").NoOptDefVal = summarize.BumpAuto
 	fl.BoolVar(&opts.BumpedVersion, "bumped-version", false, "print the next version (see --bump) on standard output instead of the changelog")
 	fl.StringVar(&opts.Prepend, "prepend", "", "write the new sections above those of this changelog file, keeping the rest of it byte for byte")
 	fl.StringVar(&opts.ExcludeAuthor, "exclude-author", "", "leave out the commits of authors this regular expression matches, as \"Name <email>\" or login (dependabot, \\[bot\\]): neither summarized nor listed")
@@ -215,7 +216,9 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--repo-id names one repository, but %d were given. Try: one PATH per run with --repo-id", len(o.Repos))
 	case o.StepSummary && o.Getenv("GITHUB_STEP_SUMMARY") == "":
 		return cfg, nil, cmdutil.UsageError("--step-summary needs GITHUB_STEP_SUMMARY, which is not set. Try: run it as a GitHub Actions step, or drop --step-summary")
-	case o.Tag != "" && (o.Bump || o.BumpedVersion):
+	case o.Bump != "" && !slices.Contains(summarize.BumpLevels, o.Bump):
+		return cfg, nil, cmdutil.UsageError("--bump=%s: want one of %s", o.Bump, strings.Join(summarize.BumpLevels, ", "))
+	case o.Tag != "" && (o.Bump != "" || o.BumpedVersion):
 		return cfg, nil, cmdutil.UsageError("--tag names the next release, and --bump counts its name: they cannot be combined. Try: one of them")
 	case o.Prepend != "" && o.Output != "" && o.Output != o.Prepend:
 		return cfg, nil, cmdutil.UsageError("--prepend writes into %s, and -o names another file, %s. Try: one of them", o.Prepend, o.Output)
@@ -223,6 +226,8 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--prepend adds one repository's sections to its changelog, but %d repositories were given. Try: one PATH per run with --prepend", len(o.Repos))
 	case o.Prepend != "" && o.Format != "markdown" && o.Format != "md":
 		return cfg, nil, cmdutil.UsageError("--prepend adds sections to a Markdown changelog, not to --format %s. Try: --format markdown, or a --template", o.Format)
+	case o.BumpedVersion && o.DryRun:
+		return cfg, nil, cmdutil.UsageError("--bumped-version reads the kinds of change from the summaries, which --dry-run does not write. Try: one of them")
 	case o.EntryText != "" && !slices.Contains(report.EntryTexts, o.EntryText):
 		return cfg, nil, cmdutil.UsageError("--entry-text %q: want one of %s", o.EntryText, strings.Join(report.EntryTexts, ", "))
 	}
@@ -400,7 +405,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 		return unusableError(o, res)
 	}
 
-	if o.Bump || o.BumpedVersion {
+	if o.Bump != "" || o.BumpedVersion {
 		for _, b := range res.Bumped {
 			o.Infof("digest: %s", bumpNote(b))
 		}
@@ -508,7 +513,14 @@ func writeEstimate(o *SummarizeOptions, res *summarize.Result) error {
 
 // release reads the flags that shape the notes as releases.
 func (o *SummarizeOptions) release() (summarize.Release, error) {
-	rel := summarize.Release{Tag: o.Tag, Bump: o.Bump || o.BumpedVersion}
+	// Only the layouts that show new contributors pay for reading every
+	// author of the history: a template's, and the JSON document's.
+	bumpAs := o.Bump
+	if bumpAs == "" && o.BumpedVersion {
+		bumpAs = summarize.BumpAuto
+	}
+	rel := summarize.Release{Tag: o.Tag, Bump: bumpAs,
+		Contributors: o.Template != "" && o.Template != report.TemplateDefault && o.Template != report.TemplateKeepAChangelog || o.Format == "json"}
 	pattern := o.TagPattern
 	if pattern == "." {
 		pattern = ""

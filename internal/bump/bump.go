@@ -86,18 +86,35 @@ func Next(last string, changes []Change) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	level := Level(changes)
+	level := applied(v, Level(changes))
 	if level == "" {
 		return last, nil
 	}
-	if v.Major() == 0 {
-		if level == Major {
-			level = Minor
-		} else {
-			level = Patch
-		}
-	}
 	return inc(prefix, v, level, last)
+}
+
+// Applied is the level Next raises last by: Level's, read as 0.x
+// versions are ("" when nothing changed, or with no last tag). An
+// unreadable last gives Level's.
+func Applied(last string, changes []Change) string {
+	level := Level(changes)
+	_, v, err := parse(last)
+	if err != nil || strings.TrimSpace(last) == "" {
+		return level
+	}
+	return applied(v, level)
+}
+
+// applied reads a level as Next applies it to v: before 1.0.0 a breaking
+// change bumps the minor version and anything else the patch.
+func applied(v *semver.Version, level string) string {
+	if v.Major() != 0 || level == "" {
+		return level
+	}
+	if level == Major {
+		return Minor
+	}
+	return Patch
 }
 
 // Force gives the version after last at an explicit level, "major",

@@ -172,3 +172,26 @@ func FuzzNext(f *testing.F) {
 		}
 	})
 }
+
+// TestApplied: the level Next raises a version by, 0.x read as Next
+// reads it.
+func TestApplied(t *testing.T) {
+	breaking := []Change{{Breaking: true, Type: "feat"}}
+	feat := []Change{{Type: "feat"}}
+	for _, c := range []struct {
+		last    string
+		changes []Change
+		want    string
+	}{
+		{"v0.1.0", breaking, Minor},
+		{"v0.1.0", feat, Patch},
+		{"v1.4.2", breaking, Major},
+		{"v1.4.2", feat, Minor},
+		{"v1.4.2", nil, ""},
+		{"", feat, Minor},
+	} {
+		if got := Applied(c.last, c.changes); got != c.want {
+			t.Errorf("Applied(%q, %v) = %q, want %q", c.last, c.changes, got, c.want)
+		}
+	}
+}

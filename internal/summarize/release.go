@@ -30,12 +30,18 @@ type Release struct {
 	Tags func(tag string) bool
 	// Skip names releases left out with their commits (--skip-tags).
 	Skip func(tag string) bool
+	// Contributors asks for each section's new contributors, which read
+	// the authors of the repository's whole history (on git.git, 81,000
+	// commits, about 2 s): set when the layout shows them.
+	Contributors bool
 	// Tag names the commits no tag holds yet (--tag), as the release
 	// about to be made; "": Unreleased.
 	Tag string
-	// Bump names them by the next version instead, from the kinds of
-	// change since the last tag (--bump; see bump.Next).
-	Bump bool
+	// Bump names them by the next version instead (--bump): "auto"
+	// counts it from the kinds of change since the last tag (bump.Next),
+	// "major", "minor" or "patch" raises the last tag so (bump.Force);
+	// "": no bump.
+	Bump string
 	// Forge, when set, gives the client of a forge's API to ask what the
 	// local history cannot tell: logins, pull requests' titles and links,
 	// labels (forgeapi). It returns nil when there is none to ask (no
@@ -46,6 +52,13 @@ type Release struct {
 	// neither summarized nor listed (--exclude-author).
 	ExcludeAuthor *regexp.Regexp
 }
+
+// BumpAuto is Release.Bump's value that counts the next version from the
+// kinds of change; BumpLevels lists every value --bump takes.
+const BumpAuto = "auto"
+
+// BumpLevels are the values of --bump.
+var BumpLevels = []string{BumpAuto, bump.Major, bump.Minor, bump.Patch}
 
 // Bumped is a repository's next version, as --bump counts it.
 type Bumped struct {
@@ -164,7 +177,7 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 		}
 	}
 	var last string
-	if len(unreleased) > 0 || rel.Bump {
+	if len(unreleased) > 0 || rel.Bump != "" {
 		from := "HEAD"
 		if len(unreleased) > 0 {
 			from = unreleased[0].Commit
@@ -178,16 +191,23 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 		}
 	}
 	name := rel.Tag
-	if rel.Bump {
+	if rel.Bump != "" {
 		changes := make([]bump.Change, len(unreleased))
 		for i, e := range unreleased {
 			changes[i] = bump.Change{Breaking: e.Breaking, Type: e.Type}
 		}
-		next, err := bump.Next(last, changes)
+		next, level := "", rel.Bump
+		var err error
+		if rel.Bump == BumpAuto {
+			next, err = bump.Next(last, changes)
+			level = bump.Applied(last, changes)
+		} else {
+			next, err = bump.Force(last, rel.Bump)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: --bump: %w", rr.repo.Path(), err)
 		}
-		res.Bumped = append(res.Bumped, Bumped{Repo: rr.repo.Name(), Last: last, Next: next, Level: bump.Level(changes)})
+		res.Bumped = append(res.Bumped, Bumped{Repo: rr.repo.Name(), Last: last, Next: next, Level: level})
 		if len(unreleased) > 0 {
 			name = next
 		}
@@ -244,9 +264,12 @@ func (rr *repoRun) describeSections(ctx context.Context, opts Options, res *Resu
 	for i, tag := range order {
 		tips[i] = byTag[tag][0].Commit
 	}
-	debuts, err := rr.repo.Debuts(ctx, tips, opts.Release.Tags, rr.mailmap)
-	if err != nil {
-		return err
+	var debuts map[string]history.Debut
+	if opts.Release.Contributors {
+		var err error
+		if debuts, err = rr.repo.Debuts(ctx, tips, opts.Release.Tags, rr.mailmap); err != nil {
+			return err
+		}
 	}
 	for _, tag := range order {
 		entries := byTag[tag]

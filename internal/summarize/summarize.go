@@ -264,7 +264,7 @@ func (rr *repoRun) cacheKey(opts Options, promptVersion, commit string) store.Su
 // first shipped each, with what each section says of itself: once, for
 // what is reported, off the walk.
 func (rr *repoRun) release(ctx context.Context, opts Options, res *Result) error {
-	if len(rr.entries) == 0 {
+	if len(rr.entries) == 0 && opts.Release.Bump == "" {
 		return nil
 	}
 	for _, e := range rr.entries {
