@@ -135,6 +135,8 @@ func readOptional(t *testing.T, path string) string {
 	return string(b)
 }
 
+// compareCase compares got with the golden file at path, or with -update
+// writes it there.
 func compareCase(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
@@ -145,7 +147,7 @@ func compareCase(t *testing.T, path, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run TestReleaseNotesCases -update to create it)", err)
+		t.Fatalf("%v (run go test ./cmd -update to create it)", err)
 	}
 	if got != string(want) {
 		t.Errorf("output differs from %s (-update rewrites it if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)

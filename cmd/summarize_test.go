@@ -96,20 +96,7 @@ func fixture(t *testing.T) *gittest.Fixture {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "summarize", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run go test ./cmd -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	compareCase(t, filepath.Join("..", "testdata", "summarize", name), got)
 }
 
 func TestSummarizeGolden(t *testing.T) {

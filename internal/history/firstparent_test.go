@@ -81,34 +81,7 @@ func TestFirstParentRandomHistories(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 11))
-			d := newDAG(t)
-			at := int64(1_700_000_000)
-			var names []string
-			for i := range 60 {
-				name := fmt.Sprintf("c%d", i)
-				var parents []string
-				if i > 0 {
-					n := 1
-					if i > 4 && rng.IntN(3) == 0 {
-						n = 2 + rng.IntN(3)/2
-					}
-					for range n {
-						p := names[max(0, i-1-rng.IntN(min(i, 12)))]
-						if !slices.Contains(parents, p) {
-							parents = append(parents, p)
-						}
-					}
-				}
-				switch rng.IntN(8) {
-				case 0: // the same second as the commit before
-				case 1:
-					at -= int64(rng.IntN(4)) * hour // a clock behind
-				default:
-					at += hour
-				}
-				d.commit(name, at, parents...)
-				names = append(names, name)
-			}
+			d, names, at := randomDAG(t, rng, randomHistory{commits: 60, firstMerge: 5, mergeOneIn: 3, reach: 12, clockOneIn: 8, behind: 4})
 			pick := func(n int) []string {
 				var out []string
 				for range n {

@@ -386,34 +386,8 @@ func TestTagsRandomHistories(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 26))
-			d := newDAG(t)
-			at := int64(1_700_000_000)
-			var commits []string
-			for i := range 40 {
-				name := fmt.Sprintf("c%d", i)
-				var parents []string
-				if i > 0 {
-					n := 1
-					if i > 3 && rng.IntN(4) == 0 {
-						n = 2 + rng.IntN(3)/2
-					}
-					for range n {
-						p := commits[max(0, i-1-rng.IntN(min(i, 10)))]
-						if !slices.Contains(parents, p) {
-							parents = append(parents, p)
-						}
-					}
-				}
-				switch rng.IntN(6) {
-				case 0: // the same second
-				case 1:
-					at -= int64(rng.IntN(60)) * hour // a clock days behind
-				default:
-					at += hour
-				}
-				d.commit(name, at, parents...)
-				commits = append(commits, name)
-			}
+			// Clocks go back days.
+			d, commits, _ := randomDAG(t, rng, randomHistory{commits: 40, firstMerge: 4, mergeOneIn: 4, reach: 10, clockOneIn: 6, behind: 60})
 			for _, n := range names {
 				if rng.IntN(5) > 0 {
 					d.tag(n, commits[rng.IntN(len(commits))])

@@ -5,7 +5,6 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
-	"github.com/digest-cli/digest/internal/gitobjects"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/digest-cli/digest/internal/gitobjects"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -356,34 +357,7 @@ func TestRangeWalkRandomHistories(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
-			d := newDAG(t)
-			at := int64(1_700_000_000)
-			var names []string
-			for i := range 60 {
-				name := fmt.Sprintf("c%d", i)
-				var parents []string
-				if i > 0 {
-					n := 1
-					if i > 4 && rng.IntN(4) == 0 {
-						n = 2 + rng.IntN(3)/2
-					}
-					for range n {
-						p := names[max(0, i-1-rng.IntN(min(i, 12)))]
-						if !slices.Contains(parents, p) {
-							parents = append(parents, p)
-						}
-					}
-				}
-				switch rng.IntN(8) {
-				case 0: // the same second as the commit before
-				case 1:
-					at -= int64(rng.IntN(4)) * hour // a clock behind
-				default:
-					at += hour
-				}
-				d.commit(name, at, parents...)
-				names = append(names, name)
-			}
+			d, names, at := randomDAG(t, rng, randomHistory{commits: 60, firstMerge: 5, mergeOneIn: 4, reach: 12, clockOneIn: 8, behind: 4})
 			pick := func(n int) []string {
 				var out []string
 				for range n {
@@ -677,4 +651,49 @@ func TestCommitGraphNotReadWhereGitWouldNot(t *testing.T) {
 	if r.graph != nil {
 		t.Error("read in a shallow clone")
 	}
+}
+
+// randomHistory shapes randomDAG's history.
+type randomHistory struct {
+	commits    int
+	firstMerge int // the first commit that may be a merge
+	mergeOneIn int // a commit is a merge (of 2 or 3 parents) one time in this many
+	reach      int // how far back a parent may be
+	clockOneIn int // one commit in this many shares the second before; one more goes back
+	behind     int // hours at most a clock goes back
+}
+
+// randomDAG builds a history of h.commits named c0, c1, ... (returned in
+// that order, with the last one's date): merges of two or three recent
+// parents, and commits dated the same second as the one before or by a
+// clock behind.
+func randomDAG(t *testing.T, rng *rand.Rand, h randomHistory) (d *dag, names []string, last int64) {
+	d = newDAG(t)
+	at := int64(1_700_000_000)
+	for i := range h.commits {
+		name := fmt.Sprintf("c%d", i)
+		var parents []string
+		if i > 0 {
+			n := 1
+			if i >= h.firstMerge && rng.IntN(h.mergeOneIn) == 0 {
+				n = 2 + rng.IntN(3)/2
+			}
+			for range n {
+				p := names[max(0, i-1-rng.IntN(min(i, h.reach)))]
+				if !slices.Contains(parents, p) {
+					parents = append(parents, p)
+				}
+			}
+		}
+		switch rng.IntN(h.clockOneIn) {
+		case 0: // the same second as the commit before
+		case 1:
+			at -= int64(rng.IntN(h.behind)) * hour // a clock behind
+		default:
+			at += hour
+		}
+		d.commit(name, at, parents...)
+		names = append(names, name)
+	}
+	return d, names, at
 }
