@@ -26,8 +26,6 @@ func TestGitHubNotesFromTheForgeAPI(t *testing.T) {
       labels: [enhancement]
     - title: Bug Fixes
       labels: [bug]
-    - title: Other Changes
-      labels: ["*"]
 `).Commit("Set up the release notes")
 	r.Tag("v1.0.0")
 	feature := r.Write("reader.go", "package parser\n").Commit("Read from an io.Reader")
@@ -54,7 +52,6 @@ func TestGitHubNotesFromTheForgeAPI(t *testing.T) {
 	for _, want := range []string{
 		"#### New Features\n* Parse from a reader by @octocat in https://github.com/acme/parser/pull/41\n",
 		"#### Bug Fixes\n* Refuse NUL bytes in input by @hubot in https://github.com/acme/parser/pull/42\n",
-		"#### Other Changes\n* Say what it parses by @monalisa in https://github.com/acme/parser/commit/" + docs + "\n",
 		"* @hubot made their first contribution in https://github.com/acme/parser/pull/42\n",
 		"**Full Changelog**: https://github.com/acme/parser/compare/v1.0.0...v1.1.0\n",
 	} {
@@ -62,8 +59,9 @@ func TestGitHubNotesFromTheForgeAPI(t *testing.T) {
 			t.Errorf("no %q in:\n%s", want, res.out)
 		}
 	}
-	if strings.Contains(res.out, "Makefile") {
-		t.Errorf("the change labelled skip-changelog is listed:\n%s", res.out)
+	// GitHub's rules: excluded by label, or in no category (no "*").
+	if strings.Contains(res.out, "Makefile") || strings.Contains(res.out, "Say what it parses") {
+		t.Errorf("a change release.yml leaves out is listed:\n%s", res.out)
 	}
 	asked := fake.Requests()
 	if asked == 0 || !strings.Contains(res.errOut, "forge: 5 commits looked up, 0 answers from the cache") {
@@ -90,10 +88,16 @@ func TestGitHubNotesFromTheForgeAPI(t *testing.T) {
 		}
 	}
 
-	// --no-forge asks nothing, and the notes say what the history tells.
+	// --no-forge asks nothing, and the notes say what the history tells:
+	// no labels, so no change in a category, none dropped, and a line
+	// says why.
 	before := fake.Requests()
 	plain := h.run(context.Background(), append(args, "--no-forge")...)
 	if plain.code != 0 || fake.Requests() != before || strings.Contains(plain.out, "@octocat") {
 		t.Errorf("--no-forge: exit %d, %d requests:\n%s", plain.code, fake.Requests()-before, plain.out)
+	}
+	if !strings.Contains(plain.out, "### What's Changed\n* Read from an io.Reader by Ada Lovelace") || !strings.Contains(plain.out, "* Tidy the Makefile") ||
+		!strings.Contains(plain.errOut, "5 changes are listed in no category") || !strings.Contains(plain.errOut, "Try: GITHUB_TOKEN") {
+		t.Errorf("--no-forge with a release.yml sorting by label:\n%s\n%s", plain.out, plain.errOut)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -122,5 +123,33 @@ func TestReleaseNotesGolden(t *testing.T) {
 		if strings.Contains(html.String(), tag) {
 			t.Errorf("the rendered notes hold %s:\n%s", tag, html.String())
 		}
+	}
+}
+
+// TestNamedReleaseStaysOnTop: the section --tag or --bump names is dated
+// by its newest commit but never before the last release, so a commit
+// authored before that release's tag (and merged after it) does not sink
+// the new release below it; an empty repository's next version is the
+// first.
+func TestNamedReleaseStaysOnTop(t *testing.T) {
+	r := releaseRepo(t, "late", "https://github.com/acme/late.git")
+	r.Write("a.go", "package a\n").Commit("feat: start")
+	r.Clock = r.Clock.Add(48 * time.Hour)
+	r.Write("b.go", "package a\n").Commit("fix: settle")
+	r.Tag("v0.1.0")
+	r.Clock = r.Clock.Add(-72 * time.Hour) // written before v0.1.0, merged after it
+	r.Write("c.go", "package a\n").Commit("feat: an old branch lands")
+	h := newHarness(t)
+	for name, args := range map[string][]string{"v0.2.0": {"--tag", "v0.2.0"}, "v0.1.1": {"--bump"}} { // a feat in 0.x: a patch
+		res := h.run(context.Background(), append([]string{"summarize", r.Dir, "-q"}, args...)...)
+		newer, older := strings.Index(res.out, "## "+name), strings.Index(res.out, "## v0.1.0")
+		if res.code != 0 || newer < 0 || older < newer {
+			t.Errorf("%v: exit %d, the new release at %d and v0.1.0 at %d:\n%s", args, res.code, newer, older, res.out)
+		}
+	}
+
+	empty := h.run(context.Background(), "summarize", gittest.New(t).Dir, "--bumped-version")
+	if empty.code != 0 || empty.out != "v0.1.0\n" {
+		t.Errorf("an empty repository's next version: exit %d, %q; stderr:\n%s", empty.code, empty.out, empty.errOut)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -218,9 +219,13 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--step-summary needs GITHUB_STEP_SUMMARY, which is not set. Try: run it as a GitHub Actions step, or drop --step-summary")
 	case o.Bump != "" && !slices.Contains(summarize.BumpLevels, o.Bump):
 		return cfg, nil, cmdutil.UsageError("--bump=%s: want one of %s", o.Bump, strings.Join(summarize.BumpLevels, ", "))
-	case o.Tag != "" && (o.Bump != "" || o.BumpedVersion):
+	case o.Tag != "" && o.Bump != "":
 		return cfg, nil, cmdutil.UsageError("--tag names the next release, and --bump counts its name: they cannot be combined. Try: one of them")
-	case o.Prepend != "" && o.Output != "" && o.Output != o.Prepend:
+	case o.Tag != "" && o.BumpedVersion:
+		return cfg, nil, cmdutil.UsageError("--bumped-version prints the next version digest counts, and --tag names it already. Try: one of them")
+	case o.BumpedVersion && (o.Prepend != "" || o.Template != ""):
+		return cfg, nil, cmdutil.UsageError("--bumped-version prints the next version, not a changelog: --prepend and --template write none. Try: --bump with them, which names the new section and says the version on standard error")
+	case o.Prepend != "" && o.Output != "" && filepath.Clean(o.Output) != filepath.Clean(o.Prepend):
 		return cfg, nil, cmdutil.UsageError("--prepend writes into %s, and -o names another file, %s. Try: one of them", o.Prepend, o.Output)
 	case o.Prepend != "" && len(o.Repos) > 1:
 		return cfg, nil, cmdutil.UsageError("--prepend adds one repository's sections to its changelog, but %d repositories were given. Try: one PATH per run with --prepend", len(o.Repos))

@@ -192,7 +192,7 @@ func parse(tag string) (string, *semver.Version, error) {
 			return tag[:i], v, nil
 		}
 	}
-	return "", nil, fmt.Errorf("tag %q does not end in a version MAJOR.MINOR.PATCH such as v1.2.3; choose the version tags with --tag-pattern, or name the next version yourself", tag)
+	return "", nil, fmt.Errorf("tag %q does not end in a version MAJOR.MINOR.PATCH such as v1.2.3. Try: --tag-pattern '^v?[0-9]+\\.[0-9]+\\.[0-9]+$' to count from such tags only, or --tag NAME to name the next release yourself", tag)
 }
 
 // wellFormed reports whether v reads s exactly: Masterminds' strict parser

@@ -151,6 +151,21 @@ func (c *Config) Place(labels []string, author string) (category string, exclude
 	return "", true
 }
 
+// ExcludesAuthor reports whether the configuration leaves out every pull
+// request of author, whatever its labels: what can be told of a change
+// whose labels are not known.
+func (c *Config) ExcludesAuthor(author string) bool {
+	if c == nil {
+		return false
+	}
+	for _, a := range c.Exclude.Authors {
+		if a == Wildcard || author != "" && strings.EqualFold(a, author) {
+			return true
+		}
+	}
+	return false
+}
+
 // matches reports whether a pull request with these labels by author is
 // one e names.
 func (e Exclude) matches(labels []string, author string) bool {

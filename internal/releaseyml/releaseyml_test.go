@@ -348,3 +348,21 @@ func slicesHasTitle(cats []Category, title string) bool {
 	}
 	return false
 }
+
+// TestExcludesAuthor: what can be told of a change whose labels are not
+// known: only its author's exclusion.
+func TestExcludesAuthor(t *testing.T) {
+	cfg, err := Parse("release.yml", []byte("changelog:\n  exclude:\n    labels: [skip]\n    authors: [dependabot, renovate]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for author, want := range map[string]bool{"dependabot": true, "Renovate": true, "octocat": false, "": false, "dependabot[bot]": false} {
+		if got := cfg.ExcludesAuthor(author); got != want {
+			t.Errorf("ExcludesAuthor(%q) = %v, want %v", author, got, want)
+		}
+	}
+	var none *Config
+	if none.ExcludesAuthor("dependabot") {
+		t.Error("a nil Config excludes nothing")
+	}
+}

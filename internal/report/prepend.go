@@ -61,7 +61,14 @@ func Prepend(existing, notes []byte) ([]byte, error) {
 	var insert []byte
 	written := map[string]bool{}
 	for i, s := range fresh {
-		if kept[s.key] || written[s.key] {
+		if kept[s.key] {
+			// The notes run newest first: what comes after a version
+			// the file holds is older than the file's top, and the file
+			// has it or chose to leave it out. Above its top it would
+			// put old releases over new ones.
+			break
+		}
+		if written[s.key] {
 			continue
 		}
 		written[s.key] = true

@@ -92,6 +92,15 @@ func TestPrependEdges(t *testing.T) {
 		})
 	}
 
+	// A file that starts at a later release than the notes: only what is
+	// newer than its top goes above it, never an older release.
+	later := "# Log\n\n## v1.2.0 (2026-05-02)\n\nmine\n"
+	got, err := report.Prepend([]byte(later), notes)
+	if err != nil || !strings.HasSuffix(string(got), "\n\n## v1.2.0 (2026-05-02)\n\nmine\n") ||
+		!strings.Contains(string(got), "## [Unreleased]") || strings.Contains(string(got), "1.1.0") {
+		t.Errorf("an older release went above the file's newest: %v\n%s", err, got)
+	}
+
 	// Notes with nothing in them leave the file as it is.
 	empty := builtin(t, "keepachangelog", "", "", &report.Changelog{Model: "offline"})
 	if got, err := report.Prepend([]byte(handWritten), empty); err != nil || string(got) != handWritten {

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/digest-cli/digest/internal/bump"
+	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/forge"
 	"github.com/digest-cli/digest/internal/forgeapi"
 	"github.com/digest-cli/digest/internal/history"
@@ -75,53 +77,64 @@ type Bumped struct {
 // cli/v0.4.0), not nightly-1 or latest.
 const DefaultTagPattern = `^[^0-9]*[0-9]+\.[0-9]+`
 
-// author is a commit's author as the mailmap names them.
-func (rr *repoRun) author(c history.Commit) (name, email string) {
-	return rr.mailmap.Resolve(c.AuthorName, c.AuthorEmail)
+// credit is who a commit is credited to, as the notes name them: its
+// author through the mailmap, their login where their address or a
+// fork's name tells it; for a merge of a pull request, whoever wrote the
+// branch it merged (its second parent's author), not whoever pressed the
+// button, as GitHub's notes name the request's author. pr is the request
+// the message names, ok false when it names none.
+func (rr *repoRun) credit(c history.Commit) (name, email, login string, pr mergemsg.PR, ok bool) {
+	raw := c.AuthorEmail
+	name, email = c.AuthorName, c.AuthorEmail
+	pr, ok = mergemsg.Parse(c.Message)
+	merge := ok && c.Parents > 1
+	if merge {
+		if n, m, found := rr.repo.MergedAuthor(c); found {
+			name, email, raw = n, m, m
+		}
+	}
+	name, email = rr.mailmap.Resolve(name, email)
+	switch fork := merge && pr.Owner != "" && !strings.EqualFold(pr.Owner, rr.owner()) && people.ValidLogin(pr.Owner); {
+	case fork:
+		// "from owner/branch" of a fork: the fork's owner opened it,
+		// whoever committed last on the branch.
+		login = pr.Owner
+	default:
+		if l, found := people.Login(email); found {
+			login = l
+		} else if l, found := people.Login(raw); found {
+			login = l
+		}
+	}
+	return name, email, login, pr, ok
 }
 
-// excluded reports whether --exclude-author leaves the commit out.
+// excluded reports whether --exclude-author leaves the commit out: its
+// credit, as "Name <email>" or as a login, matches.
 func (rr *repoRun) excluded(opts Options, c history.Commit) bool {
 	re := opts.Release.ExcludeAuthor
 	if re == nil {
 		return false
 	}
-	name, email := rr.author(c)
-	if re.MatchString(name + " <" + email + ">") {
-		return true
-	}
-	login, ok := people.Login(email)
-	return ok && re.MatchString(login)
+	name, email, login, _, _ := rr.credit(c)
+	return re.MatchString(name+" <"+email+">") || login != "" && re.MatchString(login)
 }
 
-// describe fills in what an entry shows beside its summary: the author as
-// the mailmap names them, their login where their address tells it, a
-// bot, the title (a merged pull request's, else the subject) and the
-// request the commit merged, linked on the forge.
-//
-// A merge of a pull request is credited to whoever wrote the branch it
-// merged (its second parent's author), not to whoever pressed the
-// button: GitHub's notes name the request's author.
+// describe fills in what an entry shows beside its summary: whom it is
+// credited to (see credit), a bot, the title (a merged pull request's,
+// else the subject), the request the commit merged, linked on the forge,
+// and the kind of change its message tells, which a summary replaces.
 func (rr *repoRun) describe(e *report.Entry, c history.Commit) {
-	name, email := c.AuthorName, c.AuthorEmail
+	var pr mergemsg.PR
+	var merged bool
+	e.Author, e.AuthorEmail, e.Login, pr, merged = rr.credit(c)
 	e.Merge = c.Parents > 1
-	e.Title = c.Subject
-	pr, merged := mergemsg.Parse(c.Message)
-	if merged && e.Merge {
-		if n, m, ok := rr.repo.MergedAuthor(c); ok {
-			name, email = n, m
-		}
-	}
-	e.Author, e.AuthorEmail = rr.mailmap.Resolve(name, email)
-	if login, ok := people.Login(e.AuthorEmail); ok {
-		e.Login = login
-	} else if login, ok := people.Login(email); ok {
-		e.Login = login
-	} else if merged && e.Merge && pr.Owner != "" && !strings.EqualFold(pr.Owner, rr.owner()) && people.ValidLogin(pr.Owner) {
-		// "from owner/branch" of a fork: the fork's owner opened it.
-		e.Login = pr.Owner
-	}
 	e.Bot = people.IsBot(e.Author, e.AuthorEmail)
+	e.Title = c.Subject
+	// Until a summary says otherwise: --bump counts a commit whose
+	// summary failed by its message.
+	k := committype.Classify(c.Message, nil)
+	e.Type, e.Scope, e.Breaking = k.Type, k.Scope, k.Breaking
 	if merged {
 		if pr.Title != "" {
 			e.Title = pr.Title
@@ -177,6 +190,7 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 		}
 	}
 	var last string
+	var lastDate time.Time
 	if len(unreleased) > 0 || rel.Bump != "" {
 		from := "HEAD"
 		if len(unreleased) > 0 {
@@ -187,7 +201,7 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 			return err
 		}
 		if ok {
-			last = t.Tag
+			last, lastDate = t.Tag, t.Date
 		}
 	}
 	name := rel.Tag
@@ -212,15 +226,32 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 			name = next
 		}
 	}
-	if name != "" {
+	if name != "" && len(unreleased) > 0 {
+		if _, exists := previous[name]; exists {
+			return fmt.Errorf("%s: the commits no tag holds yet cannot be named %s: a tag of that name releases other commits. Try: the next version's name, or --bump", rr.repo.Path(), name)
+		}
+		// The tag does not exist yet: the section is dated by its newest
+		// commit, so that the same history gives the same notes, and
+		// never before the last release, so that it stays on top.
+		date := lastDate
 		for _, e := range unreleased {
-			// The tag does not exist yet: the section is dated by its
-			// newest commit, so that the same history gives the same notes.
-			e.Version, e.VersionDate = name, unreleased[0].Date
+			date = latest(date, e.Date)
+		}
+		for _, e := range unreleased {
+			e.Version, e.VersionDate = name, date
 		}
 		previous[name] = last
 	} else if len(unreleased) > 0 {
 		previous[""] = last
+	}
+	if rel.Skip != nil {
+		// As git-cliff's: a skipped release is no one's previous one.
+		for tag, prev := range previous {
+			for seen := 0; prev != "" && rel.Skip(prev) && seen < len(previous); seen++ {
+				prev = previous[prev]
+			}
+			previous[tag] = prev
+		}
 	}
 	if rel.Skip != nil {
 		kept := rr.entries[:0]
@@ -235,12 +266,29 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 	}
 	var categories []string
 	if cfg := rr.releaseConfig(opts.Log); cfg != nil {
-		rr.place(cfg, res)
+		rr.place(cfg, res, opts.Log)
 		for _, c := range cfg.Categories {
 			categories = append(categories, c.Title)
 		}
 	}
 	return rr.describeSections(ctx, opts, res, previous, name, categories)
+}
+
+// firstVersion is the version of a repository's first release, as --bump
+// names it: bump.First, or the level asked for counted from nothing.
+func firstVersion(level string) (string, error) {
+	if level == BumpAuto {
+		return bump.Next("", nil)
+	}
+	return bump.Force("", level)
+}
+
+// latest is the later of two times.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // describeSections adds to the changelog what each of the repository's sections
@@ -358,11 +406,24 @@ func (rr *repoRun) releaseConfig(log *slog.Logger) *releaseyml.Config {
 }
 
 // place sorts the entries into the categories of the repository's
-// release.yml, and leaves out those it excludes (by label, which only a
-// forge's API tells, or by the author's login).
-func (rr *repoRun) place(cfg *releaseyml.Config, res *Result) {
+// release.yml, and leaves out those it excludes. Labels come from the
+// forge's API alone: an entry whose labels were not asked for is left
+// out only when its author is, and listed in no category (under Other
+// Changes when others have one), never dropped for matching no category
+// as GitHub's rules would drop it.
+func (rr *repoRun) place(cfg *releaseyml.Config, res *Result, log *slog.Logger) {
 	kept := rr.entries[:0]
+	unlabelled := 0
 	for _, e := range rr.entries {
+		if !rr.labelled[e.Commit] {
+			if cfg.ExcludesAuthor(e.Login) {
+				res.hide(e)
+				continue
+			}
+			unlabelled++
+			kept = append(kept, e)
+			continue
+		}
 		category, excluded := cfg.Place(e.Labels, e.Login)
 		if excluded {
 			res.hide(e)
@@ -372,6 +433,9 @@ func (rr *repoRun) place(cfg *releaseyml.Config, res *Result) {
 		kept = append(kept, e)
 	}
 	rr.entries = kept
+	if unlabelled > 0 && len(cfg.Categories) > 0 {
+		log.Warn(fmt.Sprintf("%d changes are listed in no category of the release configuration (under %s beside others): it sorts by label, and only the forge's API tells labels. Try: GITHUB_TOKEN (or GITLAB_TOKEN) set, without --no-forge", unlabelled, report.OtherChanges), "repo", rr.repo.Path())
+	}
 }
 
 // Tags makes a tag filter of the flags' patterns: tags matching pattern
@@ -415,6 +479,9 @@ func (rr *repoRun) askForge(ctx context.Context, opts Options, res *Result) erro
 		hashes[i] = e.Commit
 	}
 	infos, err := client.Lookup(ctx, hashes)
+	if rr.labelled == nil {
+		rr.labelled = make(map[string]bool, len(infos))
+	}
 	stats := client.Stats()
 	res.ForgeAsked += int(stats.Asked)
 	res.ForgeCached += int(stats.Cached)
@@ -434,6 +501,7 @@ func (rr *repoRun) askForge(ctx context.Context, opts Options, res *Result) erro
 			e.Bot = e.Bot || strings.HasSuffix(info.Login, "[bot]")
 		}
 		e.Labels = info.Labels
+		rr.labelled[e.Commit] = true
 		if info.PR > 0 && e.PR == "" {
 			e.PR, e.PRURL = strconv.Itoa(info.PR), info.PRURL
 			if info.PRTitle != "" {

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/digest-cli/digest/internal/batchrun"
+	"github.com/digest-cli/digest/internal/bump"
 	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/forge"
@@ -248,8 +250,10 @@ type repoRun struct {
 	mailmap *mailmap.Map
 	forge   forge.Forge
 	linked  bool
-	// left counts the commits --exclude-author left out.
-	left int
+	// left counts the commits --exclude-author left out; labelled holds
+	// those whose labels the forge's API told.
+	left     int
+	labelled map[string]bool
 }
 
 // cacheKey is a summary's identity in the cache: the repository, the
@@ -428,6 +432,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			err = rerr
 		}
 	}
+	// An empty repository's next version is its first.
+	if opts.Release.Bump != "" && err == nil {
+		for _, e := range res.Empty {
+			next, berr := firstVersion(opts.Release.Bump)
+			if berr != nil {
+				err = berr
+				break
+			}
+			res.Bumped = append(res.Bumped, Bumped{Repo: filepath.Base(e.Path), Next: next, Level: opts.Release.Bump})
+		}
+	}
 	// Highlights written while summaries wait in a batch would be paid
 	// again once they come.
 	if opts.Highlights && err == nil && res.Pending == 0 {
@@ -455,6 +470,15 @@ func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Re
 	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && len(opts.Walk.Revs) == 0 {
 		res.Empty = append(res.Empty, emptyOf(r))
 		return nil
+	}
+	if opts.Release.Bump != "" && headErr == nil {
+		// A last tag --bump cannot count from fails the run before
+		// anything is paid for, not after.
+		if t, ok, err := r.LastTag(ctx, "HEAD", opts.Release.Tags); err != nil {
+			return err
+		} else if _, err := bump.Force(t.Tag, bump.Patch); ok && err != nil {
+			return fmt.Errorf("%s: --bump: %w", r.Path(), err)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
