@@ -331,40 +331,51 @@ func (c *Client) Lookup(ctx context.Context, commits []string) (map[string]Info,
 		runCtx, cancelRun = context.WithCancel(ctx)
 	)
 	defer cancelRun()
+	do := func(k string) {
+		sha := strings.ToLower(byKey[k][0])
+		c.asked.Add(1)
+		info, err := c.ask(runCtx, sha)
+		if err == nil {
+			err = c.save(runCtx, k, info)
+			if err != nil {
+				err = &stopError{err}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			for _, given := range byKey[k] {
+				out[given] = info
+			}
+		case ctx.Err() != nil:
+		case isStop(err):
+			if stop == nil {
+				stop = err
+				cancelRun()
+			}
+		case runCtx.Err() == nil:
+			failed++
+			if firstFailure == nil {
+				firstFailure = err
+			}
+			c.log.Warn("forge lookup failed", "forge", c.api, "commit", sha, "error", err)
+		}
+	}
+	// The first commit is asked alone: a refused token, a repository the
+	// token cannot see, stop the lookup after one request, not after as
+	// many as were in flight.
+	do(todo[0])
+	todo = todo[1:]
+	if runCtx.Err() != nil {
+		todo = nil
+	}
 	jobs := make(chan string)
 	var wg sync.WaitGroup
 	for range min(c.concurrent, len(todo)) {
 		wg.Go(func() {
 			for k := range jobs {
-				sha := strings.ToLower(byKey[k][0])
-				c.asked.Add(1)
-				info, err := c.ask(runCtx, sha)
-				if err == nil {
-					err = c.save(runCtx, k, info)
-					if err != nil {
-						err = &stopError{err}
-					}
-				}
-				mu.Lock()
-				switch {
-				case err == nil:
-					for _, given := range byKey[k] {
-						out[given] = info
-					}
-				case ctx.Err() != nil:
-				case isStop(err):
-					if stop == nil {
-						stop = err
-						cancelRun()
-					}
-				case runCtx.Err() == nil:
-					failed++
-					if firstFailure == nil {
-						firstFailure = err
-					}
-					c.log.Warn("forge lookup failed", "forge", c.api, "commit", sha, "error", err)
-				}
-				mu.Unlock()
+				do(k)
 			}
 		})
 	}
@@ -384,7 +395,7 @@ feed:
 	case ctx.Err() != nil:
 		return out, ctx.Err()
 	case failed > 0:
-		return out, &FailedError{API: c.api, Failed: failed, Asked: len(todo), First: c.explain(firstFailure)}
+		return out, &FailedError{API: c.api, Failed: failed, Asked: len(todo) + 1, First: c.explain(firstFailure)}
 	}
 	return out, nil
 }
