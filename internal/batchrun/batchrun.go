@@ -343,6 +343,14 @@ func (r *Runner) enqueue(w *waiter) {
 	r.signal()
 }
 
+// arriving reports whether tasks wait to be taken by the serving loop;
+// each of them signalled wake, so the loop takes them without waiting.
+func (r *Runner) arriving() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.incoming) > 0
+}
+
 func (r *Runner) signal() {
 	select {
 	case r.wake <- struct{}{}:
@@ -381,7 +389,10 @@ func (r *Runner) serve(ctx context.Context) {
 			return
 		}
 		now := time.Now()
-		if len(r.buffer) > 0 && now.Sub(r.lastIn) >= r.cfg.Gather && !now.Before(r.holdUntil) {
+		// Tasks that came while the last ones were placed (a store lookup
+		// each, which can outlast Gather) came within Gather of them: they
+		// are taken first, and go in the same batch.
+		if len(r.buffer) > 0 && now.Sub(r.lastIn) >= r.cfg.Gather && !now.Before(r.holdUntil) && !r.arriving() {
 			if err := r.submit(ctx); err != nil {
 				r.halt(ctx, err)
 				continue
