@@ -29,6 +29,12 @@ import (
 // the write lock before giving up; summaries land one at a time, so waits are short.
 const busyTimeout = 10 * time.Second
 
+// truncationWait is how long a database file that reads shorter than its
+// header says is read again before it is refused: long enough for another
+// process creating it to write its pages, short enough that a damaged
+// file is named at once.
+const truncationWait = time.Second
+
 // Open opens the database at path, creating it (mode 0600, directory 0700)
 // and migrating it to the current schema. It refuses files that are not
 // digest databases rather than recreating them over the user's data, and a
@@ -106,6 +112,15 @@ func open(ctx context.Context, path string, create bool) (*sqlstore.DB, error) {
 	}
 	head := make([]byte, 100)
 	n, _ := io.ReadFull(f, head)
+	// Another digest creating the same new file may be between writing
+	// its first page, whose header counts the pages to come, and writing
+	// the rest: a file that reads short is read again for a moment before
+	// it is taken for a damaged one. Its size is read after its header.
+	for wait := time.Now().Add(truncationWait); statErr == nil && truncated(path, head[:n], info.Size()) && time.Now().Before(wait); {
+		time.Sleep(20 * time.Millisecond)
+		n, _ = f.ReadAt(head, 0)
+		info, statErr = f.Stat()
+	}
 	f.Close()
 	if err := checkHead(path, head[:n], info, statErr); err != nil {
 		return nil, err
