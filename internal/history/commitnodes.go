@@ -266,11 +266,18 @@ func (g *commitNodes) forget(id nodeID) { delete(g.objects, id) }
 // first, and among equal dates in the order they were added.
 type commitQueue struct {
 	g     *commitNodes
-	heap  []nodeID
+	heap  nodeHeap // by less
 	added uint32
 	// interesting counts the queued nodes not marked uninteresting: git's
 	// walk of a range ends once it is zero (everybody_uninteresting).
 	interesting int
+}
+
+// newCommitQueue is an empty queue of g's nodes.
+func newCommitQueue(g *commitNodes) *commitQueue {
+	q := &commitQueue{g: g}
+	q.heap.less = q.less
+	return q
 }
 
 func (q *commitQueue) less(a, b nodeID) bool {
@@ -289,38 +296,13 @@ func (q *commitQueue) push(id nodeID) {
 	if n.flags&nodeUninteresting == 0 {
 		q.interesting++
 	}
-	q.heap = append(q.heap, id)
-	for i := len(q.heap) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !q.less(q.heap[i], q.heap[parent]) {
-			break
-		}
-		q.heap[i], q.heap[parent] = q.heap[parent], q.heap[i]
-		i = parent
-	}
+	q.heap.push(id)
 }
 
-func (q *commitQueue) peek() nodeID { return q.heap[0] }
+func (q *commitQueue) peek() nodeID { return q.heap.items[0] }
 
 func (q *commitQueue) pop() nodeID {
-	top := q.heap[0]
-	last := len(q.heap) - 1
-	q.heap[0] = q.heap[last]
-	q.heap = q.heap[:last]
-	for i := 0; ; {
-		l, r, least := 2*i+1, 2*i+2, i
-		if l < last && q.less(q.heap[l], q.heap[least]) {
-			least = l
-		}
-		if r < last && q.less(q.heap[r], q.heap[least]) {
-			least = r
-		}
-		if least == i {
-			break
-		}
-		q.heap[i], q.heap[least] = q.heap[least], q.heap[i]
-		i = least
-	}
+	top := q.heap.pop()
 	n := &q.g.nodes[top]
 	n.flags &^= nodeQueued
 	if n.flags&nodeUninteresting == 0 {

@@ -59,7 +59,7 @@ func (r *Repo) Walk(ctx context.Context, opts WalkOptions, fn func(Commit) error
 // walk selects the commits reachable from starts but not from hidden.
 func (r *Repo) walk(ctx context.Context, starts, hidden []gitobjects.ID, opts WalkOptions, fn func(Commit) error) error {
 	w := &walker{r: r, opts: opts, fn: fn, g: newCommitNodes(r)}
-	w.q = &commitQueue{g: w.g}
+	w.q = newCommitQueue(w.g)
 	if err := w.queueStarts(starts, hidden); err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (w *walker) relevant(id nodeID) bool {
 // stream walks without hidden commits, handing each commit on as it is
 // reached, as git does when nothing limits the walk.
 func (w *walker) stream(ctx context.Context) error {
-	for len(w.q.heap) > 0 {
+	for len(w.q.heap.items) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func (w *walker) limited(ctx context.Context) error {
 	last := int64(math.MaxInt64) // the date of the last commit selected
 	var selected []nodeID
 	lowest := uint32(math.MaxUint32) // the lowest level selected from the graph
-	for len(w.q.heap) > 0 {
+	for len(w.q.heap.items) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -259,7 +259,7 @@ func (w *walker) limited(ctx context.Context) error {
 // stillInteresting is git's still_interesting: the slop left after an
 // uninteresting commit, 0 to stop.
 func (w *walker) stillInteresting(last int64, left int) int {
-	if len(w.q.heap) == 0 {
+	if len(w.q.heap.items) == 0 {
 		return 0
 	}
 	if last <= w.g.nodes[w.q.peek()].date || w.q.interesting > 0 {
@@ -279,7 +279,7 @@ func (w *walker) settled(lowest uint32) bool {
 	if w.q.interesting > 0 || !w.g.levelsTrusted {
 		return false
 	}
-	for _, id := range w.q.heap {
+	for _, id := range w.q.heap.items {
 		if level := w.g.nodes[id].level; level == 0 || level > lowest {
 			return false
 		}

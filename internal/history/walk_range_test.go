@@ -407,7 +407,7 @@ func TestRangeWalkReadsNoFurtherThanGit(t *testing.T) {
 		t.Fatalf("got %s, want %s", d.name(got), d.name(want))
 	}
 	g := newCommitNodes(r)
-	w := &walker{r: r, g: g, q: &commitQueue{g: g}, fn: func(Commit) error { return nil }}
+	w := &walker{r: r, g: g, q: newCommitQueue(g), fn: func(Commit) error { return nil }}
 	if err := w.queueStarts([]gitobjects.ID{gitobjects.IDFromHash(d.names["c199"])}, []gitobjects.ID{gitobjects.IDFromHash(d.names["c196"])}); err != nil {
 		t.Fatal(err)
 	}
