@@ -84,9 +84,13 @@ func TestTwoProcessesShareOneLimit(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// Admission and arrival are a network hop apart, so a request paced
+	// into the end of one window can land in the next: under -race on a
+	// 2-core machine, up to 5 of 165 did (in 2 of 5 CI runs), against
+	// about a quarter without the shared limit. Held to 5%.
 	st := srv.Stats()
-	if st.RateLimited > 1 {
-		t.Errorf("%d of %d requests came back 429 (max %d admitted in a window of %d)", st.RateLimited, st.Requests, st.MaxRequestsInWindow, rpm)
+	if st.RateLimited*20 > st.Requests {
+		t.Errorf("%d of %d requests came back 429 (max %d admitted in a window of %d), want under 5%%", st.RateLimited, st.Requests, st.MaxRequestsInWindow, rpm)
 	}
 	if st.Succeeded != 2*each {
 		t.Errorf("%d answers, want %d", st.Succeeded, 2*each)
