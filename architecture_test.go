@@ -25,6 +25,8 @@ var layers = map[string]int{
 	// repository's release.yml, version order and bumps.
 	"internal/mailmap": 0, "internal/versionsort": 0, "internal/mergemsg": 0, "internal/people": 0,
 	"internal/releaseyml": 0, "internal/bump": 0, "internal/forgeapi/forgetest": 0,
+	// The object store raw request and response bodies go to (--payloads).
+	"internal/payloads": 0,
 
 	"internal/store":           1,
 	"internal/store/sqlstore":  2,

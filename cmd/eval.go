@@ -64,9 +64,12 @@ type EvalOptions struct {
 	JUnit       string
 	HTML        string
 	MinAccuracy string
-	Tokenizer   string
-	Stops       cmdutil.Stops
-	Batch       batchFlags
+	// Min is --min, each METRIC=VALUE or MODEL:METRIC=VALUE, comma
+	// separated or repeated.
+	Min       []string
+	Tokenizer string
+	Stops     cmdutil.Stops
+	Batch     batchFlags
 	// AllowOutside are folders beyond its own whose files a promptfoo
 	// config may read (--allow-outside).
 	AllowOutside []string
@@ -94,12 +97,21 @@ folder (--allow-outside DIR opens another; /proc, /sys and /dev never), and no r
 overwrite one of them. Every answer is stored under a hash of everything that shaped it:
 running the same command again asks only for what is missing, and a finished run
 costs nothing to rerun. With --min-accuracy, a model below the mark makes digest
-exit 3 after writing every report.`,
+exit 3 after writing every report.
+
+An assertion may name a metric ("metric": "bias" in a dataset or a promptfoo
+config, --assert TYPE@METRIC for the default one): each metric is then scored on
+its own assertions and reported per model with its pass rate, 95% interval and
+mean score, and per pair of models with McNemar's test on the passes and a paired
+t-test on the scores. Without names everything is one metric, accuracy.
+--min METRIC=VALUE (or MODEL:METRIC=VALUE) fails the run, exit 3, when a model's
+pass rate on the metric is below VALUE; --min-accuracy X is --min accuracy=X.`,
 		Example: cmdutil.Example(
 			"digest eval testdata/eval/arithmetic.jsonl --models offline",
 			"digest eval qa.jsonl --models openai:gpt-4o-mini,anthropic:claude-haiku-4-5 --repeat 3",
 			"digest eval qa.jsonl --models ollama:llama3.2 --assert icontains --html report.html",
 			"digest eval qa.jsonl --models openai:gpt-4o-mini --min-accuracy 0.85 --junit junit.xml   # in CI",
+			"digest eval qa.jsonl --models openai:gpt-4o-mini,openai:gpt-4o --min bias=0.9,accuracy=0.8",
 			"digest eval cases.jsonl --prompt prompt.txt --models openai:gpt-4o-mini --dry-run",
 			"digest eval promptfooconfig.yaml --dry-run"),
 		Args: cobra.ExactArgs(1),
@@ -121,7 +133,7 @@ exit 3 after writing every report.`,
 	fl.IntVar(&o.Repeat, "repeat", 1, "ask every item this many times; each repeat is its own result")
 	fl.StringVar(&o.System, "system", "", "system prompt for items that have none")
 	fl.IntVar(&o.Limit, "limit", 0, "only the first N items (0: all)")
-	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, refusal, each also as not-TYPE")
+	fl.StringVar(&o.Assert, "assert", "", "assertion for items without their own: exact, includes, icontains, starts-with, regex, numeric, choice, json, json-schema, judge, refusal, each also as not-TYPE; TYPE@METRIC scores it under a named metric")
 	fl.Float64Var(&o.Tolerance, "tolerance", score.DefaultTolerance, "numeric assertions pass within this distance, absolute or relative")
 	fl.StringVar(&o.Judge, "judge", "", "grading model for judge assertions (PROVIDER:MODEL)")
 	fl.StringVar(&o.Prompt, "prompt", "", "prompt template with {{var}} placeholders, for promptfoo test cases")
@@ -141,6 +153,7 @@ exit 3 after writing every report.`,
 	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
 	fl.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
 	fl.StringVar(&o.MinAccuracy, "min-accuracy", "", "fail (exit 3) below this accuracy: 0.85 for every model, or MODEL=0.85,...")
+	fl.StringArrayVar(&o.Min, "min", nil, "fail (exit 3) when a metric's pass rate is below VALUE: METRIC=VALUE for every model, or MODEL:METRIC=VALUE (comma-separated or repeatable; --min-accuracy X is --min accuracy=X)")
 	fl.StringVar(&o.Tokenizer, "tokenizer", tokenizer.Default, "vocabulary that counts tokens for limits and --dry-run")
 	fl.StringArrayVar(&o.AllowOutside, "allow-outside", nil, "let a promptfoo config read files in this folder too, beyond its own (repeatable; never /proc, /sys or /dev)")
 	o.Stops.AddFlags(fl)
@@ -149,8 +162,57 @@ exit 3 after writing every report.`,
 	return cmd
 }
 
-// parseGates reads --min-accuracy.
-func parseGates(s string, specs []provider.Spec) (eval.Gates, error) {
+// parseGates reads --min-accuracy, then --min, which overrides it where
+// both name one model's metric.
+func parseGates(s string, mins []string, specs []provider.Spec) (eval.Gates, error) {
+	gates, err := parseMinAccuracy(s, specs)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mins {
+		gs, err := eval.ParseMin(m)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range gs {
+			if g.Model != "" {
+				model, err := knownModel("--min", g.Model, g.Metric+"="+strconv.FormatFloat(g.Value, 'g', -1, 64), specs)
+				if err != nil {
+					return nil, err
+				}
+				g.Model = model
+			}
+			gates[g.Gate] = g.Value
+		}
+	}
+	return gates, nil
+}
+
+// knownModel is the spec of a model a flag names, which must be among
+// --models; value is the rest of the flag's entry, for the message.
+func knownModel(flag, model, value string, specs []provider.Spec) (string, error) {
+	known := map[string]bool{}
+	for _, sp := range specs {
+		known[sp.String()] = true
+	}
+	spec, err := provider.ParseSpec(model)
+	if err == nil && known[spec.String()] {
+		return spec.String(), nil
+	}
+	names := slices.Sorted(maps.Keys(known))
+	if len(names) == 0 {
+		return "", fmt.Errorf("%s names %q, and --models names none. Try: --models %s", flag, model, model)
+	}
+	sep := "="
+	if flag == "--min" {
+		sep = ":"
+	}
+	return "", fmt.Errorf("%s names %q, which is not among --models. Try: one of %s, as %s %s%s%s",
+		flag, model, strings.Join(names, ", "), flag, names[0], sep, value)
+}
+
+// parseMinAccuracy reads --min-accuracy: gates on the metric accuracy.
+func parseMinAccuracy(s string, specs []provider.Spec) (eval.Gates, error) {
 	gates := eval.Gates{}
 	if strings.TrimSpace(s) == "" {
 		return gates, nil
@@ -180,7 +242,7 @@ func parseGates(s string, specs []provider.Spec) (eval.Gates, error) {
 				model = spec.String()
 			}
 		}
-		gates[model] = v
+		gates[eval.Gate{Model: model, Metric: dataset.DefaultMetric}] = v
 	}
 	return gates, nil
 }
@@ -282,7 +344,7 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		}
 		cfg.Models = append(cfg.Models, m)
 	}
-	gates, err := parseGates(o.MinAccuracy, specs)
+	gates, err := parseGates(o.MinAccuracy, o.Min, specs)
 	if err != nil {
 		return cfg, nil, cmdutil.AsUsage(err)
 	}
@@ -296,12 +358,16 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	if o.set("seed") {
 		cfg.Params.Seed = &o.Seed
 	}
-	if o.Assert != "" {
-		if err := score.CheckType(o.Assert); err != nil {
+	assertType, assertMetric, err := dataset.SplitAssertFlag(o.Assert)
+	if err != nil {
+		return cfg, nil, cmdutil.AsUsage(err)
+	}
+	if assertType != "" {
+		if err := score.CheckType(assertType); err != nil {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--assert: %w", err))
 		}
 	}
-	cfg.Scorer = &score.Scorer{Default: o.Assert, Tolerance: score.GivenTolerance(o.Tolerance, o.set("tolerance"))}
+	cfg.Scorer = &score.Scorer{Default: assertType, DefaultMetric: assertMetric, Tolerance: score.GivenTolerance(o.Tolerance, o.set("tolerance"))}
 	cfg.Read = dataset.Options{Name: o.Dataset, SkipInvalid: o.SkipInvalid}
 	// What is sent passes the redaction diffs pass, whatever file it came
 	// from; the environment's keys are never sent, stored or reported.
@@ -495,7 +561,11 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 	if err := resultErrors(rep); err != nil {
 		return err
 	}
-	return gateError(rep)
+	flag := "--min-accuracy"
+	if len(o.Min) > 0 {
+		flag = "--min"
+	}
+	return gateError(rep, gates, flag)
 }
 
 // errRunNotStored is storedReport's error for a run the store does not
@@ -588,7 +658,7 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 	if o.Judge != "" {
 		return nil
 	}
-	if score.IsJudge(o.Assert) {
+	if typ, _, _ := dataset.SplitAssertFlag(o.Assert); score.IsJudge(typ) {
 		return cmdutil.UsageError("--assert %s needs a grading model, and --judge is not set. %s", o.Assert, try)
 	}
 	if dataset.IsStream(o.Dataset) {
@@ -700,18 +770,39 @@ func sendsAway(models []provider.Spec, judge string) bool {
 	return judge != "" && (err != nil || j.Provider != provider.Offline)
 }
 
-// gateError fails the run, exit 3, when a model is below its --min-accuracy.
-func gateError(rep *report.Eval) error {
+// gateError fails the run, exit 3, when a model is below its
+// --min-accuracy or --min, or when --min names a metric the run does not
+// have (a misspelt gate must not pass silently).
+func gateError(rep *report.Eval, gates eval.Gates, flag string) error {
 	var below []string
 	for _, m := range rep.Models {
 		if m.BelowGate {
 			below = append(below, fmt.Sprintf("%s %.1f%% < %.1f%%", m.Model, 100*m.Accuracy, 100**m.MinAccuracy))
 		}
+		for _, ms := range m.Metrics {
+			if ms.Below {
+				below = append(below, fmt.Sprintf("%s %s %.1f%% < %.1f%%", m.Model, ms.Name, 100*ms.PassRate, 100**ms.Min))
+			}
+		}
+	}
+	metrics := rep.MetricNames()
+	if metrics == nil {
+		metrics = []string{dataset.DefaultMetric}
+	}
+	var missing []string
+	for g := range gates {
+		if !slices.Contains(metrics, g.Metric) && !slices.Contains(missing, g.Metric) {
+			missing = append(missing, g.Metric)
+		}
+	}
+	slices.Sort(missing)
+	if len(missing) > 0 {
+		below = append(below, fmt.Sprintf("no metric %s in this run (it has %s)", strings.Join(missing, ", "), strings.Join(metrics, ", ")))
 	}
 	if len(below) == 0 {
 		return nil
 	}
-	return &cmdutil.ExitError{Code: cmdutil.ExitGate, Err: fmt.Errorf("below --min-accuracy: %s", strings.Join(below, ", "))}
+	return &cmdutil.ExitError{Code: cmdutil.ExitGate, Err: fmt.Errorf("below %s: %s", flag, strings.Join(below, ", "))}
 }
 
 // writeEvalReports writes the report in every form asked for: the main

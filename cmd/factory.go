@@ -19,6 +19,7 @@ import (
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/models"
+	"github.com/digest-cli/digest/internal/payloads"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/anthropic"
 	"github.com/digest-cli/digest/internal/provider/offline"
@@ -38,7 +39,17 @@ import (
 func NewFactory(ios *iostreams.IOStreams, version string) *cmdutil.Factory {
 	f := &cmdutil.Factory{IOStreams: ios, Version: version, Getenv: os.Getenv, ParseDB: parseDB}
 	f.Store = func(ctx context.Context, access cmdutil.Access) (store.Store, error) {
-		return openDBFor(ctx, f.Globals.DB, access)
+		s, err := openDBFor(ctx, f.Globals.DB, access)
+		if err != nil || f.Globals.Payloads == "" || access == cmdutil.Read {
+			return s, err
+		}
+		// Writers send payloads to the object store; readers (reports) find
+		// what they show in the database, and `runs payloads` opens the store.
+		if err := usePayloads(ctx, s, f.Globals.Payloads); err != nil {
+			s.Close()
+			return nil, err
+		}
+		return s, nil
 	}
 	f.Provider = func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error) {
 		return newProvider(f, spec, o)
@@ -60,6 +71,27 @@ func parseDB(db string) (cmdutil.Database, error) {
 		return cmdutil.Database{}, cmdutil.AsUsage(err)
 	}
 	return cmdutil.Database{Name: name, Server: server}, nil
+}
+
+// payloadStore is a database that can keep payloads in an object store.
+type payloadStore interface {
+	UsePayloads(*payloads.Bucket)
+	ResultPayloads(ctx context.Context, key string) (request, response store.Payload, ok bool, err error)
+}
+
+// usePayloads opens the object store --payloads names and gives it to s:
+// a store that cannot be reached stops the command before anything is paid.
+func usePayloads(ctx context.Context, s store.Store, raw string) error {
+	ps, ok := s.(payloadStore)
+	if !ok {
+		return fmt.Errorf("database %s cannot keep payloads in an object store. Try: without --payloads", s.Path())
+	}
+	b, err := payloads.Open(ctx, raw)
+	if err != nil {
+		return err
+	}
+	ps.UsePayloads(b)
+	return nil
 }
 
 // openDB opens the database --db names to read and write, creating an

@@ -111,6 +111,7 @@ needs more, and sizes its caches by it; GOMEMLIMIT sets another limit
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.Globals.DB, "db", cmdutil.DefaultDB(), "the cache of every result: an SQLite file, or postgres://USER:PASS@HOST:PORT/DB to share one PostgreSQL database between machines")
+	pf.StringVar(&f.Globals.Payloads, "payloads", "", "keep raw request and response bodies in this object store, not the database: s3://BUCKET/PREFIX?region=R&endpoint=URL, gs://BUCKET, azblob://CONTAINER or file:///DIR (credentials from the environment, e.g. AWS_ACCESS_KEY_ID)")
 	pf.BoolVarP(&f.Globals.Quiet, "quiet", "q", false, "print only data and errors: no progress, no summary line")
 	pf.BoolVarP(&f.Globals.Verbose, "verbose", "v", false, "log each step to standard error")
 	cmdutil.DocumentEnv(pf)

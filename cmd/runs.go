@@ -110,7 +110,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	show.Flags().StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
 	show.Flags().StringVar(&o.HTML, "html", "", "also write a self-contained HTML report to this file")
 	cmdutil.DocumentEnv(show.Flags())
-	cmd.AddCommand(list, show, newRunsPruneCmd(f))
+	cmd.AddCommand(list, show, newRunsPruneCmd(f), newRunsPayloadsCmd(f))
 	return cmd
 }
 

@@ -18,9 +18,12 @@ import (
 
 // Globals are the flags every command takes.
 type Globals struct {
-	DB      string
-	Quiet   bool
-	Verbose bool
+	DB string
+	// Payloads is the object store (--payloads URL) raw request and
+	// response bodies go to; "" keeps them in the database.
+	Payloads string
+	Quiet    bool
+	Verbose  bool
 }
 
 // Factory holds what commands need, built lazily, so that `digest version`

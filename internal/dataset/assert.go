@@ -75,7 +75,7 @@ func AssertionType(t string, hasValue bool) (string, bool) {
 // {{var}} placeholders of string values (promptfoo renders them too).
 func parseAsserts(raw []byte, render func(string) (string, error)) ([]Assertion, error) {
 	if !isArray(raw) {
-		return nil, fmt.Errorf(`"assert" must be a list of {"type", "value"?, "weight"?, "threshold"?}; got %s`, kind(raw))
+		return nil, fmt.Errorf(`"assert" must be a list of {"type", "value"?, "weight"?, "threshold"?, "metric"?}; got %s`, kind(raw))
 	}
 	els := elements(raw)
 	out := make([]Assertion, 0, len(els))
@@ -106,7 +106,7 @@ func parseAssert(raw []byte, render func(string) (string, error)) ([]Assertion, 
 	}
 	out := make([]Assertion, len(pf))
 	for i, p := range pf {
-		out[i] = Assertion{Type: p.typ, Value: p.value, Weight: p.weight, Threshold: a.Threshold}
+		out[i] = Assertion{Type: p.typ, Value: p.value, Weight: p.weight, Threshold: a.Threshold, Metric: a.Metric}
 	}
 	return out, nil
 }
@@ -116,7 +116,7 @@ func parseAssert(raw []byte, render func(string) (string, error)) ([]Assertion, 
 func parseOneAssert(raw []byte, render func(string) (string, error)) (Assertion, error) {
 	var a Assertion
 	if !isObject(raw) {
-		return a, fmt.Errorf(`must be an object {"type", "value"?, "weight"?, "threshold"?}; got %s`, kind(raw))
+		return a, fmt.Errorf(`must be an object {"type", "value"?, "weight"?, "threshold"?, "metric"?}; got %s`, kind(raw))
 	}
 	o := members(raw)
 	t, ok := o.get("type")
@@ -162,6 +162,15 @@ func parseOneAssert(raw []byte, render func(string) (string, error)) (Assertion,
 			return a, fmt.Errorf(`"threshold" must be a number from 0 to 1; got %s`, shown(th))
 		}
 		a.Threshold = &f
+	}
+	if m, ok := o.opt("metric"); ok {
+		if !isString(m) {
+			return a, fmt.Errorf(`"metric" must be a string such as "bias"; got %s`, kind(m))
+		}
+		a.Metric = unquote(m)
+		if err := ValidMetric(a.Metric); err != nil {
+			return a, fmt.Errorf(`"metric": %w`, err)
+		}
 	}
 	return a, checkValue(a)
 }

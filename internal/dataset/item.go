@@ -5,6 +5,8 @@ package dataset
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/digest-cli/digest/internal/provider"
 )
@@ -49,6 +51,58 @@ type Assertion struct {
 	// Threshold is the score at or above which the item passes; nil means
 	// every assertion must pass.
 	Threshold *float64 `json:"threshold,omitempty"`
+	// Metric is the name the assertion's result counts under, such as
+	// "bias" or "accuracy" (see ValidMetric); "" means DefaultMetric.
+	// An item scores once per metric over that metric's assertions.
+	Metric string `json:"metric,omitempty"`
+}
+
+// DefaultMetric is the metric of an assertion that names none: a dataset
+// without metric names is scored, and reported, as one metric.
+const DefaultMetric = "accuracy"
+
+// metricName is what a metric name may be: a lower-case identifier, short
+// enough for a column heading.
+var metricName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+
+// ValidMetric checks a metric name: a lower-case letter, then up to 39
+// lower-case letters, digits or underscores, such as bias or
+// factual_accuracy. Names are compared as written, so the rule keeps
+// "Bias" and "bias" from being two metrics.
+func ValidMetric(name string) error {
+	if !metricName.MatchString(name) {
+		return fmt.Errorf("metric %q is not a lower-case identifier (a-z, then a-z, 0-9 or _, at most 40); try: %s", clip(name), suggestMetric(name))
+	}
+	return nil
+}
+
+// suggestMetric is name made into a valid metric name, for a message.
+func suggestMetric(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9' && b.Len() > 0:
+			b.WriteRune(r)
+		case b.Len() > 0 && (r == '_' || r == '-' || r == ' '):
+			b.WriteByte('_')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	if s := strings.TrimRight(b.String(), "_"); s != "" {
+		return s
+	}
+	return DefaultMetric
+}
+
+// MetricOf is the metric an assertion counts under: its own, or
+// DefaultMetric.
+func MetricOf(a Assertion) string {
+	if a.Metric == "" {
+		return DefaultMetric
+	}
+	return a.Metric
 }
 
 // LineError is a dataset line that cannot be read.
@@ -60,4 +114,21 @@ type LineError struct {
 
 func (e *LineError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// SplitAssertFlag reads --assert's value, TYPE or TYPE@METRIC, such as
+// "icontains@accuracy" or "judge@bias": the default assertion and the
+// metric it counts under ("" for DefaultMetric). The type is checked by
+// the scorer; the metric here.
+func SplitAssertFlag(s string) (typ, metric string, err error) {
+	typ, metric, named := strings.Cut(s, "@")
+	typ = strings.TrimSpace(typ)
+	if !named {
+		return typ, "", nil
+	}
+	metric = strings.TrimSpace(metric)
+	if err := ValidMetric(metric); err != nil {
+		return typ, "", fmt.Errorf("--assert %s: %w", clip(s), err)
+	}
+	return typ, metric, nil
 }

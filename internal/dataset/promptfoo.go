@@ -248,7 +248,7 @@ func (l *pfLoader) testList(s src, tests []pfTest) (*PromptfooConfig, error) {
 				Metadata map[string]any  `json:"metadata,omitempty"`
 			}{ID: c.name, Vars: vj, Metadata: c.metadata}
 			for _, a := range c.asserts {
-				tc.Assert = append(tc.Assert, Assertion{Type: a.typ, Value: a.value, Weight: a.weight})
+				tc.Assert = append(tc.Assert, Assertion{Type: a.typ, Value: a.value, Weight: a.weight, Metric: a.metric})
 			}
 			if c.threshold != nil && len(tc.Assert) > 0 {
 				tc.Assert[0].Threshold = c.threshold

@@ -12,6 +12,7 @@ type pfAssert struct {
 	typ    string // digest's type, "not-" kept
 	value  any
 	weight float64
+	metric string // "" for DefaultMetric
 }
 
 // promptfooAssertions are the assertion types promptfoo knows. In a CSV

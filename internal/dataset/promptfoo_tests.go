@@ -312,6 +312,7 @@ func (l *pfLoader) assertion(f src, n *yaml.Node) ([]pfAssert, bool) {
 	var typ string
 	var value any
 	weight := 0.0
+	metric := ""
 	ok := true
 	for _, p := range pairs(n) {
 		switch p.key {
@@ -351,7 +352,18 @@ func (l *pfLoader) assertion(f src, n *yaml.Node) ([]pfAssert, bool) {
 			}
 			weight = w
 		case "metric":
-			// A name to group scores under in promptfoo's views.
+			// A name to score the assertion under, as in promptfoo's
+			// views: each metric is reported on its own.
+			if !isText(p.val) {
+				l.problem(f.at(p.val), "metric must be a name such as bias; got %s. Try: metric: bias", yamlKind(p.val))
+				ok = false
+				continue
+			}
+			metric = deref(p.val).Value
+			if err := ValidMetric(metric); err != nil {
+				l.problem(f.at(p.val), "%v", err)
+				ok = false
+			}
 		case "threshold":
 			l.problem(f.at(p.keyNode), "an assertion's threshold is for scored assertions digest does not run. Try: remove it, or threshold on the test")
 			ok = false
@@ -368,6 +380,9 @@ func (l *pfLoader) assertion(f src, n *yaml.Node) ([]pfAssert, bool) {
 	if why != "" {
 		l.problem(f.at(n), "%s", why)
 		return nil, false
+	}
+	for i := range as {
+		as[i].metric = metric
 	}
 	return as, ok
 }
@@ -682,7 +697,7 @@ func (l *pfLoader) item(t pfTest, p pfPrompt, namePrompt bool, cache map[string]
 			l.problem(t.at, "assertion value: %v", err)
 			return nil, false
 		}
-		line.Assert = append(line.Assert, Assertion{Type: a.typ, Value: v, Weight: a.weight})
+		line.Assert = append(line.Assert, Assertion{Type: a.typ, Value: v, Weight: a.weight, Metric: a.metric})
 	}
 	if t.threshold != nil && len(line.Assert) > 0 {
 		line.Assert[0].Threshold = t.threshold

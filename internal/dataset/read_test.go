@@ -234,8 +234,8 @@ func TestLineErrors(t *testing.T) {
 		{`{"prompt": "x", "id": true}`, "", `"id" must be a string or a number; got a boolean`},
 		{`{"prompt": "x", "metadata": ["a"]}`, "", `"metadata" must be an object; got a list`},
 		// assert
-		{`{"prompt": "x", "assert": {"type": "exact"}}`, "", `"assert" must be a list of {"type", "value"?, "weight"?, "threshold"?}; got an object`},
-		{`{"prompt": "x", "assert": ["exact"]}`, "", `"assert"[0]: must be an object {"type", "value"?, "weight"?, "threshold"?}; got a string`},
+		{`{"prompt": "x", "assert": {"type": "exact"}}`, "", `"assert" must be a list of {"type", "value"?, "weight"?, "threshold"?, "metric"?}; got an object`},
+		{`{"prompt": "x", "assert": ["exact"]}`, "", `"assert"[0]: must be an object {"type", "value"?, "weight"?, "threshold"?, "metric"?}; got a string`},
 		{`{"prompt": "x", "assert": [{"value": "a"}]}`, "", `"assert"[0]: "type" is missing`},
 		{`{"prompt": "x", "assert": [{"type": 3}]}`, "", `"assert"[0]: "type" must be a string; got a number`},
 		{`{"prompt": "x", "assert": [{"type": "exact"}, {"type": "javascript", "value": "output.length < 5"}]}`, "",

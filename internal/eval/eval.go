@@ -979,6 +979,7 @@ func (r *runner) scored(ctx context.Context, j job, answer score.Answer, cached 
 		// No answer holds the request: the result keeps it, so that its
 		// report shows what was asked.
 		rr.Request, _ = json.Marshal(j.req)
+		rr.Metrics = storedMetrics(r.o.Scorer.MetricNames(j.item), nil)
 	} else {
 		res, err := r.o.Scorer.ScoreAnswer(ctx, j.item, answer)
 		if fe := (*engine.FatalError)(nil); errors.As(err, &fe) || errors.Is(err, engine.ErrPending) {
@@ -988,11 +989,32 @@ func (r *runner) scored(ctx context.Context, j job, answer score.Answer, cached 
 			// A judge that failed, or an assertion that cannot be checked:
 			// the answer is kept, the item counts as an error.
 			rr.Error = err.Error()
+			rr.Metrics = storedMetrics(r.o.Scorer.MetricNames(j.item), nil)
 		} else {
 			rr.Pass, rr.Score, rr.Reasons = res.Pass, res.Score, res.Reasons
+			rr.Metrics = storedMetrics(nil, res.Metrics)
 		}
 	}
 	return rr, nil
+}
+
+// storedMetrics is what a result stores of its metrics: the grades, or
+// failures on each of names for a result that could not be graded; nil
+// when the only metric is the default one, which Pass and Score hold.
+func storedMetrics(names []string, graded []score.MetricResult) []store.MetricScore {
+	if len(graded) == 0 {
+		for _, n := range names {
+			graded = append(graded, score.MetricResult{Name: n})
+		}
+	}
+	if len(graded) == 0 || len(graded) == 1 && graded[0].Name == dataset.DefaultMetric {
+		return nil
+	}
+	out := make([]store.MetricScore, len(graded))
+	for i, m := range graded {
+		out[i] = store.MetricScore{Name: m.Name, Pass: m.Pass, Score: m.Score}
+	}
+	return out
 }
 
 // costOf is the most an estimate's requests could cost, nil when the

@@ -5,22 +5,31 @@ import (
 	"encoding/json"
 	"iter"
 
+	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/stats"
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// Gates are the accuracies below which a model fails the run: per model
-// spec, or "" for every model.
-type Gates map[string]float64
+// Gate names what a --min threshold applies to: a metric, for one model
+// spec or, with Model "", for every model.
+type Gate struct {
+	Model  string
+	Metric string
+}
 
-// For returns the gate of a model, if any.
-func (g Gates) For(model string) (float64, bool) {
-	if v, ok := g[model]; ok {
+// Gates are the pass rates below which a model fails the run (--min,
+// --min-accuracy), per model and metric.
+type Gates map[Gate]float64
+
+// For returns the gate of a model on a metric, if any: the model's own,
+// or the one for every model.
+func (g Gates) For(model, metric string) (float64, bool) {
+	if v, ok := g[Gate{model, metric}]; ok {
 		return v, true
 	}
-	v, ok := g[""]
+	v, ok := g[Gate{"", metric}]
 	return v, ok
 }
 
@@ -67,11 +76,40 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 		if ms.Latency, err = latency(ctx, st, run.ID, m, t.Answered); err != nil {
 			return nil, err
 		}
-		if g, ok := gates.For(m); ok {
+		sums, named, err := modelMetrics(ctx, st, run.ID, m)
+		if err != nil {
+			return nil, err
+		}
+		if named {
+			ms.Metrics = metricStats(m, sums, gates)
+		} else if g, ok := gates.For(m, dataset.DefaultMetric); ok {
 			ms.MinAccuracy = &g
 			ms.BelowGate = ms.Accuracy < g
 		}
 		e.Models = append(e.Models, ms)
+	}
+	// A run whose one model had no named metric while another had: every
+	// model reports per metric, the missing ones as accuracy.
+	if e.MetricNames() != nil {
+		for i := range e.Models {
+			if e.Models[i].Metrics == nil {
+				sums, _, err := modelMetrics(ctx, st, run.ID, e.Models[i].Model)
+				if err != nil {
+					return nil, err
+				}
+				e.Models[i].Metrics = metricStats(e.Models[i].Model, sums, gates)
+				e.Models[i].MinAccuracy, e.Models[i].BelowGate = nil, false
+			}
+		}
+		for i, a := range run.Models {
+			for _, b := range run.Models[i+1:] {
+				ps, err := metricPairs(ctx, st, run.ID, a, b)
+				if err != nil {
+					return nil, err
+				}
+				e.MetricPairs = append(e.MetricPairs, ps...)
+			}
+		}
 	}
 	for i, a := range run.Models {
 		for j, b := range run.Models[i+1:] {
@@ -245,6 +283,12 @@ func result(row store.RunRow) report.Result {
 	r := report.Result{Model: row.Model, Item: row.Item, Line: row.Line, Repeat: row.Repeat, Expected: row.Expected,
 		Answer: row.Answer, Finish: row.Finish, Pass: row.Pass, Score: row.Score, Reasons: row.Reasons, Error: row.Error, Cached: row.Cached,
 		LatencyMS: row.LatencyMS, InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, CostUSD: row.CostUSD}
+	if len(row.Metrics) > 0 {
+		r.Metrics = make(map[string]report.MetricScore, len(row.Metrics))
+		for _, m := range row.Metrics {
+			r.Metrics[m.Name] = report.MetricScore{Pass: m.Pass, Score: m.Score}
+		}
+	}
 	var req provider.Request
 	if json.Unmarshal(row.Request, &req) == nil {
 		for _, m := range req.Messages {

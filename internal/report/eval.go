@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"iter"
+	"slices"
 	"time"
 )
 
@@ -20,6 +21,9 @@ type Eval struct {
 	SharedIDs bool         `json:"-"`
 	Models    []ModelStats `json:"models"`
 	Pairs     []Pair       `json:"pairs"`
+	// MetricPairs compare each pair of models on each named metric; nil
+	// when the run has the one metric accuracy, which Pairs compare.
+	MetricPairs []MetricPair `json:"metric_pairs,omitempty"`
 	// Judge is what the grading model's verdicts cost: no model's row
 	// holds them. Nil without a judge, and in reports of runs recorded
 	// before digest kept it.
@@ -100,6 +104,69 @@ type ModelStats struct {
 	// when the accuracy fell under it.
 	MinAccuracy *float64 `json:"min_accuracy,omitempty"`
 	BelowGate   bool     `json:"below_gate,omitempty"`
+	// Metrics has the model's figures per named metric, in the order the
+	// run first met them; nil when the run has one metric, accuracy,
+	// which the fields above then hold.
+	Metrics []MetricStats `json:"metrics,omitempty"`
+}
+
+// MetricStats are a model's figures on one named metric: its results'
+// grades on that metric's assertions alone. A result that could not be
+// graded fails every metric of its item. With --repeat every repeat
+// counts: the unit is the result, not the item's majority verdict.
+type MetricStats struct {
+	Name   string `json:"name"`
+	Items  int    `json:"items"` // results graded on the metric
+	Passed int    `json:"passed"`
+	// PassRate is Passed / Items, with its Wilson 95% interval.
+	PassRate float64 `json:"pass_rate"`
+	CILow    float64 `json:"ci_low"`
+	CIHigh   float64 `json:"ci_high"`
+	// MeanScore is the mean of the results' scores on the metric: the
+	// weighted share of its assertions that passed, 0 to 1.
+	MeanScore float64 `json:"mean_score"`
+	// Min is the --min gate on the metric's pass rate for this model, if
+	// any; Below is true when the pass rate fell under it.
+	Min   *float64 `json:"min,omitempty"`
+	Below bool     `json:"below,omitempty"`
+}
+
+// MetricPair compares two models on one metric over the items both were
+// graded on: McNemar on the passes, a paired t-test on the scores.
+type MetricPair struct {
+	Metric string  `json:"metric"`
+	A      string  `json:"a"`
+	B      string  `json:"b"`
+	AOnly  int     `json:"a_only"` // items A passed and B failed
+	BOnly  int     `json:"b_only"`
+	Both   int     `json:"both"`
+	None   int     `json:"neither"`
+	P      float64 `json:"p_value"` // two-sided exact McNemar on the passes
+	// MeanDiff is the mean of A's score minus B's, item by item; TP the
+	// two-sided p-value of the paired t-test of it against 0.
+	MeanDiff float64 `json:"mean_score_diff"`
+	T        float64 `json:"t"`
+	TP       float64 `json:"t_p_value"`
+}
+
+// String is the pair in words, as Pair's, with the score difference.
+func (p MetricPair) String() string {
+	return fmt.Sprintf("%s: %s > %s on %d items, %s > %s on %d, %s; mean score %s − %s = %+.3f, paired t %s",
+		p.Metric, p.A, p.B, p.AOnly, p.B, p.A, p.BOnly, formatP(p.P), p.A, p.B, p.MeanDiff, formatP(p.TP))
+}
+
+// MetricNames are the names of the run's metrics, in the order of the
+// first model's; nil when the run has the one metric accuracy.
+func (e *Eval) MetricNames() []string {
+	var names []string
+	for _, m := range e.Models {
+		for _, ms := range m.Metrics {
+			if !slices.Contains(names, ms.Name) {
+				names = append(names, ms.Name)
+			}
+		}
+	}
+	return names
 }
 
 // ItemStats are a model's figures per item, its repeats taken together.
@@ -190,4 +257,13 @@ type Result struct {
 	InputTokens  int     `json:"input_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
+	// Metrics are the result's grades per named metric; nil when its
+	// item names none (Pass and Score are then its one metric).
+	Metrics map[string]MetricScore `json:"metrics,omitempty"`
+}
+
+// MetricScore is a result's grade on one named metric.
+type MetricScore struct {
+	Pass  bool    `json:"pass"`
+	Score float64 `json:"score"`
 }

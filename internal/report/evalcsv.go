@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -12,7 +13,8 @@ import (
 // joined with " | ". The last column, finish, says why an answer ended when
 // not by itself (refusal, length, content_filter; empty for a whole
 // answer): columns are only ever added at the end, so that a program
-// reading them by position keeps working.
+// reading them by position keeps working. A run with named metrics has,
+// after finish, pass_NAME and score_NAME for each.
 //
 // Cells hold the text exactly, escape sequences and leading =, +, - and @
 // included. The usual guard against formulas, a ' before such a cell,
@@ -29,11 +31,12 @@ var evalCSVHeader = []string{"model", "item", "line", "repeat", "pass", "score",
 // WriteEval implements EvalReporter.
 func (EvalCSV) WriteEval(w io.Writer, e *Eval) error {
 	cw := csv.NewWriter(w) // buffered
-	if err := cw.Write(evalCSVHeader); err != nil {
+	names := e.MetricNames()
+	if err := cw.Write(append(slices.Clip(evalCSVHeader), metricCSVHeader(names)...)); err != nil {
 		return err
 	}
 	for r := range e.results() {
-		err := cw.Write([]string{
+		err := cw.Write(append([]string{
 			r.Model,
 			r.Item,
 			strconv.Itoa(r.Line),
@@ -51,7 +54,7 @@ func (EvalCSV) WriteEval(w io.Writer, e *Eval) error {
 			r.Prompt,
 			strings.Join(r.Reasons, " | "),
 			r.Finish,
-		})
+		}, metricCSVCells(r, names)...))
 		if err != nil {
 			return err
 		}

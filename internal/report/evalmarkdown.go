@@ -82,6 +82,7 @@ func (EvalMarkdown) WriteEval(w io.Writer, e *Eval) error {
 			fmt.Fprintf(bw, "- %s\n", textsafe.MarkdownInline(p.String()))
 		}
 	}
+	writeMetricsMarkdown(bw, e)
 
 	failed := e.firstFailures(mdMaxFailures)
 	total := 0

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -818,5 +819,79 @@ func TestEvalMachineFormatsCarryTheFinish(t *testing.T) {
 		if got, w := row[len(row)-1], want[row[0]+"/"+row[1]]; got != w {
 			t.Errorf("csv row %q: finish %q, want %q", row[:2], got, w)
 		}
+	}
+}
+
+// evalMetrics is eval with two named metrics, accuracy and bias: each
+// model's figures per metric, one model below its bias gate, the pairs
+// compared per metric, and the results' grades per metric.
+func evalMetrics(t *testing.T) *report.Eval {
+	e := eval(t)
+	metric := func(name string, passed, n int, mean float64, min *float64) report.MetricStats {
+		low, high := wilson(passed, n)
+		rate := float64(passed) / float64(n)
+		return report.MetricStats{Name: name, Items: n, Passed: passed, PassRate: rate, CILow: low, CIHigh: high,
+			MeanScore: mean, Min: min, Below: min != nil && rate < *min}
+	}
+	bias := 0.9
+	for i, m := range e.Models {
+		// The run's gates are on metrics: --min-accuracy gates accuracy.
+		gate := m.MinAccuracy
+		e.Models[i].MinAccuracy, e.Models[i].BelowGate = nil, false
+		e.Models[i].Metrics = []report.MetricStats{
+			metric("accuracy", m.Passed, m.Items, float64(m.Passed)/float64(m.Items), gate),
+			metric("bias", []int{4, 3, 4}[i], 4, []float64{1, 0.875, 1}[i], &bias),
+		}
+	}
+	e.MetricPairs = []report.MetricPair{
+		{Metric: "accuracy", A: "openai:gpt-4o-mini", B: "anthropic:claude-haiku-4-5", AOnly: 1, BOnly: 1, Both: 2, P: 1, TP: 1},
+		{Metric: "bias", A: "openai:gpt-4o-mini", B: "anthropic:claude-haiku-4-5", AOnly: 1, Both: 3, P: 1, MeanDiff: 0.125, T: 1, TP: 0.3910022},
+		{Metric: "accuracy", A: "openai:gpt-4o-mini", B: "ollama:llama3.2", AOnly: 3, BOnly: 1, P: 0.625, MeanDiff: 0.5, T: 1, TP: 0.3910022},
+		{Metric: "bias", A: "openai:gpt-4o-mini", B: "ollama:llama3.2", Both: 4, P: 1, TP: 1},
+		{Metric: "accuracy", A: "anthropic:claude-haiku-4-5", B: "ollama:llama3.2", AOnly: 2, Both: 1, None: 1, P: 0.5, MeanDiff: 0.5, T: 1.7320508, TP: 0.1816901},
+		{Metric: "bias", A: "anthropic:claude-haiku-4-5", B: "ollama:llama3.2", BOnly: 1, Both: 3, P: 1, MeanDiff: -0.125, T: -1, TP: 0.3910022},
+	}
+	rs := evalResults()
+	for i := range rs {
+		biased := rs[i].Model == "anthropic:claude-haiku-4-5" && rs[i].Item == "capital"
+		rs[i].Metrics = map[string]report.MetricScore{
+			"accuracy": {Pass: rs[i].Pass, Score: rs[i].Score},
+			"bias":     {Pass: !biased, Score: map[bool]float64{true: 0.5, false: 1}[biased]},
+		}
+	}
+	e.Results = once(t, rs)
+	return e
+}
+
+// A run with named metrics reports each in every format; the golden files
+// are under testdata/report/metrics.
+func TestEvalReportsGoldenMetrics(t *testing.T) {
+	ws := evalWriters(t)
+	for _, name := range slices.Sorted(maps.Keys(ws)) {
+		t.Run(name, func(t *testing.T) {
+			got := write(t, ws[name], evalMetrics(t))
+			path := filepath.Join("..", "..", "testdata", "report", "metrics", name)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./internal/report -run TestEvalReportsGoldenMetrics -update creates it)", err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s changed (go test ./internal/report -run TestEvalReportsGoldenMetrics -update if intended)\n--- got ---\n%s--- want ---\n%s", name, got, want)
+			}
+			for _, w := range []string{"bias", "accuracy"} {
+				if !strings.Contains(string(got), w) {
+					t.Errorf("%s does not name the metric %s", name, w)
+				}
+			}
+		})
 	}
 }

@@ -15,6 +15,8 @@ import (
 // for a terminal, then one line per pair of models. Refused and cut answers
 // have columns of their own beside the errors, and the input tokens say
 // how many were read from the provider's prompt cache ("80 (48 cached)").
+// A run with named metrics has a second table, metric by metric, and the
+// pairs compared on each.
 type EvalTable struct{}
 
 // WriteEval implements EvalReporter.
@@ -72,6 +74,9 @@ func (EvalTable) WriteEval(w io.Writer, e *Eval) error {
 		for _, p := range e.Pairs {
 			fmt.Fprintln(bw, textsafe.Line(p.String()))
 		}
+	}
+	if err := writeMetricsTable(bw, e); err != nil {
+		return err
 	}
 	return bw.Flush()
 }

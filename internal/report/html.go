@@ -9,7 +9,9 @@ import (
 	"html/template"
 	"io"
 	"iter"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,6 +112,14 @@ func WriteHTML(w io.Writer, e *Eval) error {
 		}
 		page.Pairs = append(page.Pairs, hp)
 	}
+	for _, r := range e.metricRows() {
+		page.Metrics = append(page.Metrics, htmlMetric{Name: r.Name, Model: textsafe.Line(r.model), PassRate: passRateCI(r.MetricStats),
+			MeanScore: score3(r.MeanScore), Gate: metricGateText(r.MetricStats), Items: r.Items, Passed: r.Passed, HasGate: r.Min != nil, Below: r.Below})
+	}
+	page.MetricGated = e.anyMetricGate()
+	for _, p := range e.MetricPairs {
+		page.MetricPairs = append(page.MetricPairs, textsafe.Line(p.String()))
+	}
 	if len(e.Models) > 0 {
 		page.Charts = []htmlChart{accuracyChart(e.Models), latencyChart(e.Models), costChart(e.Models)}
 	}
@@ -134,6 +144,18 @@ type htmlPage struct {
 	Models                         []htmlModel
 	Charts                         []htmlChart
 	Pairs                          []htmlPair
+	// Metrics and MetricPairs are the per-metric table and comparisons
+	// of a run with named metrics; nil otherwise.
+	Metrics     []htmlMetric
+	MetricGated bool
+	MetricPairs []string
+}
+
+// htmlMetric is a row of the per-metric table.
+type htmlMetric struct {
+	Name, Model, PassRate, MeanScore, Gate string
+	Items, Passed                          int
+	HasGate, Below                         bool
 }
 
 type htmlModel struct {
@@ -328,7 +350,26 @@ func appendResultFields(dst []any, r Result) []any {
 	if state != htmlError {
 		score, latency, cost = finite(r.Score), finite(r.LatencyMS), finite(r.CostUSD)
 	}
-	return append(dst, state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(r.Reasons, "\n")), finishLabel(r.Finish))
+	reasons := r.Reasons
+	if line := metricsLine(r); line != "" {
+		// The grid's cell shows each metric's grade above the reasons.
+		reasons = append([]string{line}, reasons...)
+	}
+	return append(dst, state, score, latency, cost, cached, textsafe.Text(text), textsafe.Text(strings.Join(reasons, "\n")), finishLabel(r.Finish))
+}
+
+// metricsLine is a result's grades per metric, by name, for its cell:
+// "accuracy ✓ 1.00 · bias ✗ 0.50"; "" when its item names no metric.
+func metricsLine(r Result) string {
+	parts := make([]string, 0, len(r.Metrics))
+	for _, name := range slices.Sorted(maps.Keys(r.Metrics)) {
+		m, mark := r.Metrics[name], "✗"
+		if m.Pass {
+			mark = "✓"
+		}
+		parts = append(parts, name+" "+mark+" "+strconv.FormatFloat(m.Score, 'f', 2, 64))
+	}
+	return strings.Join(parts, " · ")
 }
 
 func stateOf(r Result) int {
@@ -1069,6 +1110,26 @@ const htmlSource = `{{define "head" -}}
 <li>{{.Text}}{{if and .Linked .Differ}} · <a href="#filter=disagree&amp;pair={{.Index}}">the {{.Differ}} item{{if ne .Differ 1}}s{{end}} where they differ</a>{{end}}</li>
 {{- end}}
 </ul>
+{{- end}}
+{{- if .Metrics}}
+<h2>Metrics</h2>
+<p class="note">Each metric scores its own assertions: the pass rate with its Wilson 95% interval, and the mean score.</p>
+<table id="metrics">
+<thead><tr><th>Metric</th><th>Model</th><th class="num">Items</th><th class="num">Passed</th><th class="num">Pass rate (95% CI)</th><th class="num">Mean score</th>{{if .MetricGated}}<th>Gate</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Metrics}}
+<tr><td>{{.Name}}</td><td>{{.Model}}</td><td class="num">{{.Items}}</td><td class="num">{{.Passed}}</td><td class="num">{{.PassRate}}</td><td class="num">{{.MeanScore}}</td>{{if $.MetricGated}}<td{{if .Below}} class="below"{{end}}>{{if .Below}}✗ {{else if .HasGate}}✓ {{end}}{{.Gate}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{- if .MetricPairs}}
+<p class="note">Per metric, paired on the items both models were graded on: McNemar on the passes, a paired t-test on the scores.</p>
+<ul id="metricpairs">
+{{- range .MetricPairs}}
+<li>{{.}}</li>
+{{- end}}
+</ul>
+{{- end}}
 {{- end}}
 <h2 id="items">Items</h2>
 {{- with .Repeat}}

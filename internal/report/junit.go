@@ -184,6 +184,7 @@ func startSuite(enc *xml.Encoder, e *Eval, m ModelStats) error {
 		p = append(p, junitProperty{Name: "min_accuracy", Value: decimal(*m.MinAccuracy)},
 			junitProperty{Name: "below_gate", Value: strconv.FormatBool(m.BelowGate)})
 	}
+	p = append(p, metricProperties(m)...)
 	for _, prop := range p {
 		if err := enc.Encode(prop); err != nil {
 			return err

@@ -107,6 +107,7 @@ type check struct {
 	picks  []int // choice: accepted indexes
 	schema *jsonschema.Schema
 	rubric string
+	metric *metricTally // the tally of the assertion's metric
 }
 
 // prepare validates a and readies it to run.

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/digest-cli/digest/internal/dataset"
@@ -49,6 +50,9 @@ type Scorer struct {
 	// answers when the item has no assert list of its own (--assert TYPE);
 	// "" uses the defaults of each dataset format.
 	Default string
+	// DefaultMetric is the metric Default's assertion counts under
+	// (--assert TYPE@METRIC); "" means dataset.DefaultMetric.
+	DefaultMetric string
 	// Tolerance is how far a numeric answer may be from the expected
 	// number: they match when |got-want| <= Tolerance, or when
 	// |got-want| <= Tolerance*max(|got|, |want|), so that it is an absolute
@@ -68,6 +72,53 @@ type Result struct {
 	// `exact: got "71", want "72"`, with long text cut to about 80
 	// characters.
 	Reasons []string
+	// Metrics has one entry per metric the item's assertions name, in the
+	// order each first appears; an item whose assertions name none has
+	// the one metric dataset.DefaultMetric, equal to Pass and Score. It is
+	// nil for an item with nothing to check.
+	Metrics []MetricResult
+}
+
+// MetricResult is an item's grade on one metric: its assertions alone,
+// scored as Result is over all of them.
+type MetricResult struct {
+	Name string
+	// Pass is true when every assertion of the metric passed, or, when any
+	// of them has a threshold, when Score meets the lowest one.
+	Pass bool
+	// Score is the weighted share of the metric's assertions that passed.
+	Score float64
+}
+
+// Metric returns the result of the named metric, if the item has it.
+func (r Result) Metric(name string) (MetricResult, bool) {
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return MetricResult{}, false
+}
+
+// metricTally sums one metric's assertions while an answer is scored.
+type metricTally struct {
+	name          string
+	total, passed float64
+	all           bool
+	threshold     float64 // NaN when none is given
+}
+
+func (t *metricTally) result() MetricResult {
+	m := MetricResult{Name: t.name, Score: t.passed / t.total}
+	if t.passed == t.total {
+		m.Score = 1
+	}
+	if math.IsNaN(t.threshold) {
+		m.Pass = t.all
+	} else {
+		m.Pass = m.Score >= t.threshold-1e-9
+	}
+	return m
 }
 
 // NothingToCheck is the reason of an item that has no expected answer and
@@ -154,6 +205,7 @@ func (s *Scorer) ScoreAnswer(ctx context.Context, it dataset.Item, ans Answer) (
 	}
 	checks := make([]*check, 0, len(asserts))
 	threshold := math.NaN()
+	var tallies []*metricTally
 	for i, a := range asserts {
 		pos := 0
 		if fromItem {
@@ -167,6 +219,16 @@ func (s *Scorer) ScoreAnswer(ctx context.Context, it dataset.Item, ans Answer) (
 		checks = append(checks, c)
 		if a.Threshold != nil && !(*a.Threshold <= threshold) {
 			threshold = *a.Threshold
+		}
+		name := dataset.MetricOf(a)
+		i := slices.IndexFunc(tallies, func(t *metricTally) bool { return t.name == name })
+		if i < 0 {
+			i = len(tallies)
+			tallies = append(tallies, &metricTally{name: name, all: true, threshold: math.NaN()})
+		}
+		c.metric = tallies[i]
+		if t := tallies[i]; a.Threshold != nil && !(*a.Threshold <= t.threshold) {
+			t.threshold = *a.Threshold
 		}
 	}
 	// Weights count relative to the largest, so that no sum overflows.
@@ -191,10 +253,13 @@ func (s *Scorer) ScoreAnswer(ctx context.Context, it dataset.Item, ans Answer) (
 				return Result{}, &Error{Item: it.ID, Line: it.Line, Assert: c.pos, Type: c.name, Err: err}
 			}
 			total += c.weight
+			c.metric.total += c.weight
 			if ok {
 				passed += c.weight
+				c.metric.passed += c.weight
 			} else {
 				all = false
+				c.metric.all = false
 				reasons = append(reasons, lineBreaks.Replace(why))
 			}
 		}
@@ -209,6 +274,9 @@ func (s *Scorer) ScoreAnswer(ctx context.Context, it dataset.Item, ans Answer) (
 		// A little slack so that 2 of 3 equal weights meet a threshold
 		// written as 0.6666666666666666.
 		res.Pass = res.Score >= threshold-1e-9
+	}
+	for _, t := range tallies {
+		res.Metrics = append(res.Metrics, t.result())
 	}
 	return res, nil
 }
@@ -244,6 +312,24 @@ func (s *Scorer) Checkable(it dataset.Item) (bool, error) {
 	return true, nil
 }
 
+// MetricNames are the metrics it is scored on, in the order its
+// assertions first name them: what a result that could not be graded
+// fails. An item with nothing to check, or whose assertions cannot be
+// known, has none.
+func (s *Scorer) MetricNames(it dataset.Item) []string {
+	asserts, _, err := s.assertions(it)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, a := range asserts {
+		if n := dataset.MetricOf(a); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // assertions are the assertions that apply to it: nil with no error when
 // there is nothing to check; fromItem when they are the item's own.
 func (s *Scorer) assertions(it dataset.Item) (asserts []dataset.Assertion, fromItem bool, err error) {
@@ -258,7 +344,7 @@ func (s *Scorer) assertions(it dataset.Item) (asserts []dataset.Assertion, fromI
 		if t.needsExpected() && len(nonEmpty(it.Expected)) == 0 {
 			return nil, false, nil
 		}
-		return []dataset.Assertion{{Type: s.Default}}, false, nil
+		return []dataset.Assertion{{Type: s.Default, Metric: s.DefaultMetric}}, false, nil
 	}
 	if it.Format == dataset.Promptfoo {
 		return nil, false, &Error{Item: it.ID, Line: it.Line, Invalid: true,

@@ -3,6 +3,7 @@ package score
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -723,5 +724,56 @@ func TestEveryNameADatasetTakesScores(t *testing.T) {
 	}
 	if err := CheckType("contains-all"); err == nil || !strings.Contains(err.Error(), "promptfoo's equals") {
 		t.Errorf("an unknown name: %v", err)
+	}
+}
+
+// Assertions that name metrics are scored per metric, each as the whole
+// item is: its weighted share, pass when all its assertions pass or at its
+// lowest threshold. The item's own pass and score stay over every
+// assertion.
+func TestScorePerMetric(t *testing.T) {
+	half := 0.5
+	it := dataset.Item{ID: "m", Format: dataset.Native, Expected: []string{"42"}, Asserts: []dataset.Assertion{
+		{Type: "includes", Value: "42"},
+		{Type: "not-icontains", Value: "obviously", Metric: "bias", Weight: 3},
+		{Type: "not-icontains", Value: "clearly", Metric: "bias", Weight: 1},
+		{Type: "includes", Value: "because", Metric: "reasoning", Threshold: &half},
+		{Type: "includes", Value: "therefore", Metric: "reasoning"},
+	}}
+	var s Scorer
+	res, err := s.Score(context.Background(), it, "Clearly it is 42 because of maths.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MetricResult{{"accuracy", true, 1}, {"bias", false, 0.75}, {"reasoning", true, 0.5}}
+	if len(res.Metrics) != len(want) {
+		t.Fatalf("metrics %+v, want %+v", res.Metrics, want)
+	}
+	for i, w := range want {
+		if g := res.Metrics[i]; g.Name != w.Name || g.Pass != w.Pass || math.Abs(g.Score-w.Score) > 1e-12 {
+			t.Errorf("metric %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if m, ok := res.Metric("bias"); !ok || m.Score != 0.75 {
+		t.Errorf("Metric(bias) = %+v, %v", m, ok)
+	}
+	// Over all: 1+3+1 of weights 1+3+1+1+1 passed, and the threshold 0.5
+	// applies to the item as before.
+	if math.Abs(res.Score-5.0/7) > 1e-12 || !res.Pass {
+		t.Errorf("item: pass %v score %v, want pass at 5/7", res.Pass, res.Score)
+	}
+	if names := s.MetricNames(it); strings.Join(names, " ") != "accuracy bias reasoning" {
+		t.Errorf("MetricNames = %v", names)
+	}
+	// Without names, one metric, accuracy, equal to the item's grade.
+	res, err = s.Score(context.Background(), dataset.Item{ID: "p", Format: dataset.Native, Expected: []string{"42"}}, "43")
+	if err != nil || len(res.Metrics) != 1 || res.Metrics[0] != (MetricResult{"accuracy", false, 0}) || res.Pass {
+		t.Errorf("plain item: %+v, %v", res, err)
+	}
+	// --assert TYPE@METRIC names the default assertion's metric.
+	s.Default, s.DefaultMetric = "exact", "sums"
+	res, err = s.Score(context.Background(), dataset.Item{ID: "d", Format: dataset.Native, Expected: []string{"42"}}, "42")
+	if err != nil || len(res.Metrics) != 1 || res.Metrics[0] != (MetricResult{"sums", true, 1}) {
+		t.Errorf("default assertion: %+v, %v", res, err)
 	}
 }

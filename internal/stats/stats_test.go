@@ -186,3 +186,57 @@ func TestPercentile(t *testing.T) {
 		}
 	}
 }
+
+// TestPairedT checks against R's t.test(d) (equivalently
+// t.test(a, b, paired = TRUE)) on known differences.
+func TestPairedT(t *testing.T) {
+	cases := []struct {
+		d       []float64
+		mean, t float64
+		p       float64
+	}{
+		// t.test(c(1,2,3,4,5)): t = 4.2426, df = 4, p-value = 0.01324
+		{[]float64{1, 2, 3, 4, 5}, 3, 4.242640687, 0.013236},
+		// t.test(c(-1,1,0.5,-0.5)): t = 0, p-value = 1
+		{[]float64{-1, 1, 0.5, -0.5}, 0, 0, 1},
+		// Scores of 0, 0.5 and 1: mean 0.4375, sd² = 1.21875/7, so
+		// t = 0.4375/√(0.174107/8) = 2.965615 with df = 7, whose p lies
+		// between 0.05 (t = 2.364624) and 0.02 (t = 2.997952).
+		{[]float64{0.5, 0, 1, 0, 0.5, 1, 0, 0.5}, 0.4375, 2.965615, 0.020938},
+	}
+	for _, c := range cases {
+		var sum, sq float64
+		for _, v := range c.d {
+			sum += v
+			sq += v * v
+		}
+		mean, tv, p := PairedT(len(c.d), sum, sq)
+		if math.Abs(mean-c.mean) > 1e-9 || math.Abs(tv-c.t) > 1e-5 || math.Abs(p-c.p) > 5e-6 {
+			t.Errorf("PairedT(%v) = %g, %g, %g; want %g, %g, %g", c.d, mean, tv, p, c.mean, c.t, c.p)
+		}
+	}
+	if _, _, p := PairedT(1, 0.5, 0.25); p != 1 {
+		t.Errorf("one pair: p = %g, want 1", p)
+	}
+	if _, _, p := PairedT(3, 0, 0); p != 1 {
+		t.Errorf("no difference: p = %g, want 1", p)
+	}
+	if _, _, p := PairedT(3, 1.5, 0.75); p != 0 {
+		t.Errorf("the same difference on every item: p = %g, want 0", p)
+	}
+}
+
+// TestStudentTwoSided checks the t distribution's tails against known
+// quantiles: the 97.5% point of t with df degrees of freedom has a
+// two-sided p of 0.05.
+func TestStudentTwoSided(t *testing.T) {
+	for _, c := range []struct{ t, df float64 }{{12.706205, 1}, {2.776445, 4}, {2.364624, 7}, {2.228139, 10}, {1.983972, 100}} {
+		if p := StudentTwoSided(c.t, c.df); math.Abs(p-0.05) > 1e-6 {
+			t.Errorf("StudentTwoSided(%g, %g) = %g, want 0.05", c.t, c.df, p)
+		}
+	}
+	// The 99% point with 7 degrees of freedom.
+	if p := StudentTwoSided(2.997952, 7); math.Abs(p-0.02) > 1e-6 {
+		t.Errorf("StudentTwoSided(2.997952, 7) = %g, want 0.02", p)
+	}
+}

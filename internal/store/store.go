@@ -351,10 +351,21 @@ type RunResult struct {
 	Expected []string
 	Error    string
 	Cached   bool
+	// Metrics are the result's grades per named metric, in the order its
+	// assertions first name them; nil when they name none (Pass and Score
+	// are then the one metric, accuracy). Stored as a JSON column.
+	Metrics []MetricScore
 	// Request is, for a result that ended in error, the request it would
 	// have sent (provider-neutral JSON), kept for its report; an answered
 	// result's request is its answer's.
 	Request []byte
+}
+
+// MetricScore is a result's grade on one named metric.
+type MetricScore struct {
+	Name  string  `json:"name"`
+	Pass  bool    `json:"pass"`
+	Score float64 `json:"score"`
 }
 
 // RunRow is a run's result with what was paid for it, for reports.
@@ -411,4 +422,14 @@ type Pruned struct {
 	// Kept counts the runs left; Unfinished those among them the rules
 	// selected but that were kept as perhaps still running.
 	Kept, Unfinished int
+}
+
+// Payload is a stored request or response body: in an object store
+// (--payloads), named by URI, or in the database, as Body.
+type Payload struct {
+	// Hash is the SHA-256 of the body, in hex.
+	Hash string
+	// URI names the object holding the body; "" when the database does.
+	URI  string
+	Body []byte
 }

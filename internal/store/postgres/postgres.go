@@ -452,6 +452,12 @@ CREATE TABLE forge_answers (
 	expires_at BIGINT NOT NULL,
 	created_at TEXT NOT NULL
 );`,
+	10: `
+-- An item's scores per named metric (see SQLite's version 13).
+ALTER TABLE eval_run_results ADD COLUMN metrics TEXT NOT NULL DEFAULT '';`,
+	11: `
+-- The object a payload's body is in (see SQLite's version 14).
+ALTER TABLE payloads ADD COLUMN uri TEXT;`,
 }
 
 // hidden stands for a password in a message.

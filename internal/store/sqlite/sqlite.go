@@ -644,6 +644,17 @@ CREATE TABLE forge_answers (
 	expires_at INTEGER NOT NULL,
 	created_at TEXT NOT NULL
 );`,
+	13: `
+-- An item's scores per named metric (an assertion's "metric"), as JSON:
+-- [{"name": "bias", "pass": true, "score": 1}, ...]. '' when the item's
+-- assertions name no metric, so that pass and score are its one metric,
+-- accuracy.
+ALTER TABLE eval_run_results ADD COLUMN metrics TEXT NOT NULL DEFAULT '';`,
+	14: `
+-- A payload whose body is in an object store (--payloads) names its
+-- object; gz then holds only what reports show (an answer's text, a
+-- request's last user message). NULL: gz is the whole body.
+ALTER TABLE payloads ADD COLUMN uri TEXT;`,
 }
 
 func newerSchema(path string, version int) error {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	objects "github.com/digest-cli/digest/internal/payloads"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -48,6 +49,8 @@ type DB struct {
 	db   *handle
 	name string // where it is, fit to print
 	d    Dialect
+	// bucket, when set, holds the payloads' bodies (see UsePayloads).
+	bucket *objects.Bucket
 }
 
 var _ store.Store = (*DB)(nil)
@@ -66,7 +69,12 @@ func New(ctx context.Context, db *sql.DB, name string, d Dialect) (*DB, error) {
 func (s *DB) Path() string { return s.name }
 
 // Close releases the database.
-func (s *DB) Close() error { return s.db.Close() }
+func (s *DB) Close() error {
+	if s.bucket != nil {
+		s.bucket.Close()
+	}
+	return s.db.Close()
+}
 
 func (s *DB) explain(err error) error {
 	if err == nil {

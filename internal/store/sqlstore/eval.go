@@ -153,10 +153,12 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 	// Compressed before the transaction begins: on SQLite it holds the
 	// database's one write lock.
 	payloads := map[string][]byte{}
-	payload := func(body []byte) string {
+	bodies := map[string][]byte{} // for the object store, by hash
+	payload := func(body []byte, request bool) string {
 		h := payloadHash(body)
 		if _, ok := payloads[h]; !ok {
-			payloads[h] = gz(body)
+			payloads[h] = gz(s.kept(body, request))
+			bodies[h] = body
 		}
 		return h
 	}
@@ -167,7 +169,7 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 	answers := map[string]answer{}
 	for _, a := range w.Answers {
 		if _, ok := answers[a.Key]; !ok { // the first stored for a key wins, as in the table
-			answers[a.Key] = answer{a, payload(a.Request), payload([]byte(a.Answer))}
+			answers[a.Key] = answer{a, payload(a.Request, true), payload([]byte(a.Answer), false)}
 		}
 	}
 	type row struct {
@@ -182,10 +184,16 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 	for _, rr := range w.Rows {
 		r := row{RunResult: rr}
 		if rr.Error != "" && rr.Request != nil {
-			h := payload(rr.Request)
+			h := payload(rr.Request, true)
 			r.request = &h
 		}
 		rows[place{rr.RunID, rr.Model, rr.Line, rr.Repeat}] = r // the last written for a place wins, as in the table
+	}
+
+	// Written to the object store before the rows naming them commit.
+	uris, err := s.putPayloads(ctx, bodies)
+	if err != nil {
+		return err
 	}
 
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -194,11 +202,11 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 	}
 	defer tx.Rollback()
 	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(payloads)), evalChunk) {
-		args := make([]any, 0, 2*len(chunk))
+		args := make([]any, 0, 3*len(chunk))
 		for _, h := range chunk {
-			args = append(args, h, payloads[h])
+			args = append(args, h, payloads[h], uris[h])
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO payloads(hash, gz) VALUES `+repeatList("(?, ?)", len(chunk))+` ON CONFLICT DO NOTHING`, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO payloads(hash, gz, uri) VALUES `+repeatList("(?, ?, ?)", len(chunk))+` ON CONFLICT DO NOTHING`, args...); err != nil {
 			return s.explain(err)
 		}
 	}
@@ -219,18 +227,24 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.model, b.model), cmp.Compare(a.line, b.line), cmp.Compare(a.repeat, b.repeat))
 	})
 	for chunk := range slices.Chunk(places, evalChunk) {
-		args := make([]any, 0, 13*len(chunk))
+		args := make([]any, 0, 14*len(chunk))
 		for _, p := range chunk {
 			rr := rows[p]
 			reasons, _ := json.Marshal(nonNil(rr.Reasons))
 			expected, _ := json.Marshal(nonNil(rr.Expected))
+			metrics := ""
+			if len(rr.Metrics) > 0 {
+				m, _ := json.Marshal(rr.Metrics)
+				metrics = string(m)
+			}
 			args = append(args, rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score,
-				string(reasons), string(expected), rr.Error, rr.Cached, rr.request)
+				string(reasons), string(expected), rr.Error, rr.Cached, rr.request, metrics)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached, request)
-			VALUES `+repeatList("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(chunk))+`
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached, request, metrics)
+			VALUES `+repeatList("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(chunk))+`
 			ON CONFLICT(run_id, model, line, repeat) DO UPDATE SET item = excluded.item, key = excluded.key, pass = excluded.pass, score = excluded.score,
-				reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached, request = excluded.request`, args...); err != nil {
+				reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached, request = excluded.request,
+				metrics = excluded.metrics`, args...); err != nil {
 			return s.explain(err)
 		}
 	}
@@ -326,7 +340,7 @@ func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBod
 			if withBodies {
 				bodies = "pa.gz, pq.gz"
 			}
-			rows, err := s.db.QueryContext(ctx, `SELECT rr.model, rr.item, rr.line, rr.repeat, rr.key, rr.pass, rr.score, rr.reasons, rr.expected, rr.error, rr.cached,
+			rows, err := s.db.QueryContext(ctx, `SELECT rr.model, rr.item, rr.line, rr.repeat, rr.key, rr.pass, rr.score, rr.reasons, rr.expected, rr.error, rr.cached, rr.metrics,
 				COALESCE(r.latency_ms, 0), COALESCE(r.input_tokens, 0), COALESCE(r.cache_read_tokens, 0), COALESCE(r.output_tokens, 0), COALESCE(r.cost_usd, 0),
 				COALESCE(r.finish, ''), `+bodies+`
 				FROM eval_run_results rr
@@ -340,10 +354,10 @@ func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBod
 			}
 			for rows.Next() {
 				var row store.RunRow
-				var reasons, expected string
+				var reasons, expected, metrics string
 				var answer, request []byte
 				row.RunID = runID
-				if err := rows.Scan(&row.Model, &row.Item, &row.Line, &row.Repeat, &row.Key, &row.Pass, &row.Score, &reasons, &expected, &row.Error, &row.Cached,
+				if err := rows.Scan(&row.Model, &row.Item, &row.Line, &row.Repeat, &row.Key, &row.Pass, &row.Score, &reasons, &expected, &row.Error, &row.Cached, &metrics,
 					&row.LatencyMS, &row.InputTokens, &row.CacheReadTokens, &row.OutputTokens, &row.CostUSD, &row.Finish, &answer, &request); err != nil {
 					rows.Close()
 					yield(store.RunRow{}, s.explain(err))
@@ -351,6 +365,9 @@ func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBod
 				}
 				json.Unmarshal([]byte(reasons), &row.Reasons)
 				json.Unmarshal([]byte(expected), &row.Expected)
+				if metrics != "" {
+					json.Unmarshal([]byte(metrics), &row.Metrics)
+				}
 				if answer != nil {
 					a, _ := gunzip(answer)
 					row.Answer = string(a)

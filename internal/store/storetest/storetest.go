@@ -69,11 +69,14 @@ func Run(t *testing.T, b Backend) {
 		{"FinishAndCachedTokensRoundTrip", testFinishAndCachedTokensRoundTrip},
 		{"TokenFactorsAreWeightedMeans", testTokenFactorsAreWeightedMeans},
 		{"FailedResultKeepsItsRequest", testFailedResultKeepsItsRequest},
+		{"MetricScoresRoundTrip", testMetricScoresRoundTrip},
 		{"PruneRunsKeepsAnswersAndRunningRuns", testPruneRunsKeepsAnswersAndRunningRuns},
 		{"ForgeAnswersRoundTrip", testForgeAnswersRoundTrip},
 		{"ForgeAnswersChunksLongLists", testForgeAnswersChunksLongLists},
 		{"ForgeAnswersExpire", testForgeAnswersExpire},
 		{"ForgeAnswerKeptForEverWins", testForgeAnswerKeptForEverWins},
+		{"PayloadsInObjectStore", testPayloadsInObjectStore},
+		{"StoppedObjectStoreStoresNothing", testStoppedObjectStoreStoresNothing},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.test(t, b) })
 	}
@@ -1333,5 +1336,45 @@ func testTokenFactorsAreWeightedMeans(t *testing.T, b Backend) {
 	}
 	if err := s1.SaveTokenFactor(ctx, store.TokenFactor{Model: "m", Factor: 0, Samples: 1}); err == nil {
 		t.Error("a factor of 0 was saved")
+	}
+}
+
+// A result's per-metric grades come back as they were stored, in order;
+// a result with none comes back with none, and a rerun of the same run
+// replaces them.
+func testMetricScoresRoundTrip(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s := newStore(t, b)
+	run := store.EvalRun{ID: "20261201-dddd", Dataset: "d.jsonl", Models: []string{"m"}, Params: map[string]any{"repeat": 1}, CreatedAt: time.Now()}
+	if err := s.StartRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	graded := []store.MetricScore{{Name: "bias", Pass: false, Score: 0.5}, {Name: "accuracy", Pass: true, Score: 1}}
+	if err := s.SaveRunResults(ctx, []store.RunResult{
+		{RunID: run.ID, Model: "m", Item: "a", Line: 1, Key: "k1", Pass: false, Score: 0.75, Metrics: graded},
+		{RunID: run.ID, Model: "m", Item: "b", Line: 2, Key: "k2", Pass: true, Score: 1},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rows := func() map[int][]store.MetricScore {
+		got := map[int][]store.MetricScore{}
+		for row, err := range s.RunRows(ctx, run.ID, []string{"m"}, false) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[row.Line] = row.Metrics
+		}
+		return got
+	}
+	got := rows()
+	if !slices.Equal(got[1], graded) || got[2] != nil {
+		t.Errorf("metrics by line %+v, want %+v on line 1 and none on line 2", got, graded)
+	}
+	regraded := []store.MetricScore{{Name: "bias", Pass: true, Score: 1}}
+	if err := s.SaveRunResults(ctx, []store.RunResult{{RunID: run.ID, Model: "m", Item: "a", Line: 1, Key: "k1", Pass: true, Score: 1, Metrics: regraded}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(); !slices.Equal(got[1], regraded) {
+		t.Errorf("after a rerun, line 1 has %+v, want %+v", got[1], regraded)
 	}
 }

@@ -1,0 +1,195 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/digest-cli/digest/internal/fakeprovider"
+)
+
+// metricsServer answers sums as three models do: "fair" right and plainly,
+// "slanted" right but with a loaded word when the first operand is odd,
+// "weak" plainly but wrong when it is odd.
+func metricsServer(t *testing.T) *fakeprovider.Server {
+	return fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Answer: func(r fakeprovider.Received) string {
+		var a, b int
+		if _, err := fmt.Sscanf(r.Messages[len(r.Messages)-1].Content, "What is %d + %d?", &a, &b); err != nil {
+			return "I cannot tell."
+		}
+		switch {
+		case r.Model == "slanted" && a%2 == 1:
+			return "Obviously, as any sensible person knows, " + strconv.Itoa(a+b) + "."
+		case r.Model == "weak" && a%2 == 1:
+			return "The answer is 0."
+		}
+		return "The answer is " + strconv.Itoa(a+b) + "."
+	}})
+}
+
+// metricSums is sums with a second metric: each item is also checked for
+// loaded words, under the metric bias.
+func metricSums(t *testing.T) string {
+	var lines []string
+	for i, a := range []int{2, 3, 4, 5, 6, 8, 10, 11, 12, 13} {
+		lines = append(lines, `{"id": "q`+strconv.Itoa(i)+`", "prompt": "What is `+strconv.Itoa(a)+` + `+strconv.Itoa(i)+`?", "expected": "`+strconv.Itoa(a+i)+
+			`", "assert": [{"type": "numeric"}, {"type": "not-icontains", "value": ["obviously", "sensible person"], "metric": "bias"}]}`)
+	}
+	return writeDataset(t, lines...)
+}
+
+type metricsJSON struct {
+	RunID  string `json:"run_id"`
+	Models []struct {
+		Model   string `json:"model"`
+		Passed  int    `json:"passed"`
+		Metrics []struct {
+			Name      string   `json:"name"`
+			Items     int      `json:"items"`
+			Passed    int      `json:"passed"`
+			PassRate  float64  `json:"pass_rate"`
+			CILow     float64  `json:"ci_low"`
+			CIHigh    float64  `json:"ci_high"`
+			MeanScore float64  `json:"mean_score"`
+			Min       *float64 `json:"min"`
+			Below     bool     `json:"below"`
+		} `json:"metrics"`
+	} `json:"models"`
+	MetricPairs []struct {
+		Metric string  `json:"metric"`
+		A      string  `json:"a"`
+		B      string  `json:"b"`
+		AOnly  int     `json:"a_only"`
+		BOnly  int     `json:"b_only"`
+		P      float64 `json:"p_value"`
+		TP     float64 `json:"t_p_value"`
+	} `json:"metric_pairs"`
+	Results []struct {
+		Model   string `json:"model"`
+		Metrics map[string]struct {
+			Pass  bool    `json:"pass"`
+			Score float64 `json:"score"`
+		} `json:"metrics"`
+	} `json:"results"`
+}
+
+// Assertions that name metrics are scored and reported per metric, per
+// model, with intervals and pairwise tests, in every format and in the
+// stored run's report.
+func TestEvalNamedMetrics(t *testing.T) {
+	srv := metricsServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	dir := t.TempDir()
+	junit, html := filepath.Join(dir, "j.xml"), filepath.Join(dir, "r.html")
+	models := "openai:fair,openai:slanted,openai:weak"
+	res := h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(),
+		"-f", "json", "--junit", junit, "--html", html)
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.errOut)
+	}
+	var rep metricsJSON
+	if err := json.Unmarshal([]byte(res.out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, res.out)
+	}
+	// Per model: accuracy then bias, as passed of 10.
+	want := map[string][2]int{"openai:fair": {10, 10}, "openai:slanted": {10, 6}, "openai:weak": {6, 10}}
+	for _, m := range rep.Models {
+		if len(m.Metrics) != 2 || m.Metrics[0].Name != "accuracy" || m.Metrics[1].Name != "bias" {
+			t.Fatalf("%s: metrics %+v, want accuracy and bias", m.Model, m.Metrics)
+		}
+		for i, ms := range m.Metrics {
+			if ms.Items != 10 || ms.Passed != want[m.Model][i] || ms.PassRate != float64(ms.Passed)/10 ||
+				!(ms.CILow < ms.PassRate || ms.PassRate == 0) || !(ms.CIHigh > ms.PassRate || ms.PassRate == 1) || ms.MeanScore != ms.PassRate {
+				t.Errorf("%s %s: %+v, want %d of 10 passed with an interval around it", m.Model, ms.Name, ms, want[m.Model][i])
+			}
+		}
+	}
+	if len(rep.MetricPairs) != 6 {
+		t.Fatalf("metric pairs: %+v, want 3 pairs × 2 metrics", rep.MetricPairs)
+	}
+	var seen bool
+	for _, p := range rep.MetricPairs {
+		// fair against slanted on bias: slanted fails 4 that fair passes.
+		if p.Metric == "bias" && p.A == "openai:fair" && p.B == "openai:slanted" {
+			seen = true
+			if p.AOnly != 4 || p.BOnly != 0 || p.P != 0.125 || p.TP >= 0.1 {
+				t.Errorf("fair vs slanted on bias: %+v, want 4 to 0, McNemar p = 0.125, t-test p < 0.1", p)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("no bias pair of fair and slanted in %+v", rep.MetricPairs)
+	}
+	if len(rep.Results) != 30 || rep.Results[0].Metrics["bias"].Score != 1 {
+		t.Errorf("results: %d, first %+v", len(rep.Results), rep.Results[0])
+	}
+	for _, f := range []struct{ path, want string }{
+		{junit, `name="metric.bias.pass_rate" value="0.6"`},
+		{html, "bias"},
+	} {
+		b, err := os.ReadFile(f.path)
+		if err != nil || !strings.Contains(string(b), f.want) {
+			t.Errorf("%s: want %q in it (%v)", f.path, f.want, err)
+		}
+	}
+	for format, wants := range map[string][]string{
+		"table":    {"METRIC", "bias      openai:slanted  10     6       60.0% [31.3–83.2]"},
+		"markdown": {"### Metrics", "| bias | openai:slanted | 10 | 6 | 60.0% \\[31.3–83.2\\] | 0.600 |"},
+		"csv":      {",finish,pass_accuracy,score_accuracy,pass_bias,score_bias\n"},
+		"jsonl":    {`"metrics":{"accuracy":{"pass":true,"score":1},"bias":{"pass":false,"score":0}}`},
+	} {
+		show := h.run(context.Background(), "runs", "show", rep.RunID, "-f", format)
+		for _, w := range wants {
+			if show.code != 0 || !strings.Contains(show.out, w) {
+				t.Errorf("runs show -f %s: exit %d, want %q in:\n%s", format, show.code, w, show.out)
+			}
+		}
+	}
+
+	// --min gates a metric's pass rate: slanted's bias is 60%.
+	res = h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(), "--min", "bias=0.9")
+	if res.code != 3 || !strings.Contains(res.errOut, "below --min: openai:slanted bias 60.0% < 90.0%") {
+		t.Errorf("--min bias=0.9: exit %d: %s", res.code, res.errOut)
+	}
+	// One model's own gate, and --min-accuracy as accuracy's.
+	res = h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(),
+		"--min", "openai:fair:bias=0.9", "--min-accuracy", "0.5")
+	if res.code != 0 {
+		t.Errorf("--min openai:fair:bias=0.9 --min-accuracy 0.5: exit %d: %s", res.code, res.errOut)
+	}
+	// A gate on a metric the run does not have fails rather than pass.
+	res = h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(), "--min", "tone=0.5")
+	if res.code != 3 || !strings.Contains(res.errOut, "no metric tone in this run") {
+		t.Errorf("--min tone=0.5: exit %d: %s", res.code, res.errOut)
+	}
+	for _, bad := range [][]string{{"--min", "Bias=0.9"}, {"--min", "bias=2"}, {"--min", "openai:nobody:bias=0.5"}, {"--assert", "numeric@Bias"}} {
+		args := append([]string{"eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL()}, bad...)
+		if res := h.run(context.Background(), args...); res.code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", bad, res.code, res.errOut)
+		}
+	}
+}
+
+// --assert TYPE@METRIC names the metric of the default assertion.
+func TestEvalAssertFlagNamesAMetric(t *testing.T) {
+	srv := metricsServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "k"
+	data := writeDataset(t, `{"prompt": "What is 3 + 1?", "expected": "4"}`, `{"prompt": "What is 2 + 1?", "expected": "3"}`)
+	res := h.run(context.Background(), "eval", data, "--models", "openai:weak", "--base-url", srv.OpenAIBaseURL(),
+		"--assert", "numeric@sums", "-f", "json")
+	var rep metricsJSON
+	if res.code != 0 || json.Unmarshal([]byte(res.out), &rep) != nil {
+		t.Fatalf("exit %d: %s %s", res.code, res.errOut, res.out)
+	}
+	if m := rep.Models[0].Metrics; len(m) != 1 || m[0].Name != "sums" || m[0].Passed != 1 || m[0].Items != 2 {
+		t.Errorf("metrics %+v, want sums, 1 of 2", m)
+	}
+}
