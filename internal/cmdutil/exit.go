@@ -23,7 +23,8 @@ const ExitCodesHelp = `Exit codes:
   1    error: a repository, the database or a provider failed, an eval result ended
        in error, or --max-cost was reached (every report is written first)
   2    usage: a flag, argument or DIGEST_* value is invalid
-  3    eval: a model's accuracy is below --min-accuracy (every report is written first)
+  3    eval: a model's pass rate is below --min or --min-accuracy, or --min names a
+       metric the run does not have (every report is written first)
   130  interrupted (SIGINT, SIGTERM or SIGHUP); everything finished so far is stored`
 
 // ExitError carries the exit code an error should end the process with.

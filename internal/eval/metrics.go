@@ -21,38 +21,70 @@ func rowMetrics(row store.RunRow) []store.MetricScore {
 	return []store.MetricScore{{Name: dataset.DefaultMetric, Pass: row.Pass, Score: row.Score}}
 }
 
-// metricSums gathers a model's results on one metric.
+// metricTally is one item's repeats on one metric, for one model.
+type metricTally struct {
+	name            string
+	repeats, passed int
+	score           float64 // summed over the repeats
+}
+
+// pass is the majority verdict, as the item's own: more than half of the
+// repeats passed the metric.
+func (t metricTally) pass() bool { return 2*t.passed > t.repeats }
+
+// mean is the metric's score averaged over the item's repeats.
+func (t metricTally) mean() float64 { return t.score / float64(t.repeats) }
+
+// tally adds a result's grades to an item's per-metric tallies.
+func tally(tallies []metricTally, row store.RunRow) []metricTally {
+	for _, m := range rowMetrics(row) {
+		i := slices.IndexFunc(tallies, func(t metricTally) bool { return t.name == m.Name })
+		if i < 0 {
+			i = len(tallies)
+			tallies = append(tallies, metricTally{name: m.Name})
+		}
+		tallies[i].repeats++
+		if m.Pass {
+			tallies[i].passed++
+		}
+		tallies[i].score += m.Score
+	}
+	return tallies
+}
+
+// metricSums gathers a model's items on one metric.
 type metricSums struct {
 	name          string
 	items, passed int
 	scores        float64
 }
 
-// modelMetrics sums a model's results per metric, streaming them; named
-// is false when no result names a metric, and the run has the one metric
-// accuracy. Results with nothing to check are left out, as they are of
-// the accuracy.
+// modelMetrics sums a model's items per metric, streaming them; named is
+// false when no result names a metric, and the run has the one metric
+// accuracy. As the accuracy does, it counts items, not answers: with
+// --repeat an item passes a metric when more than half of its repeats
+// do, and scores their mean. Items with nothing to check are left out.
 func modelMetrics(ctx context.Context, st store.Store, runID, model string) (sums []*metricSums, named bool, err error) {
-	for row, err := range st.RunRows(ctx, runID, []string{model}, false) {
+	for v, err := range itemVerdicts(ctx, st, runID, model) {
 		if err != nil {
 			return nil, false, err
 		}
-		if row.Error == report.NothingToCheck {
+		named = named || v.named
+		if v.unchecked {
 			continue
 		}
-		named = named || len(row.Metrics) > 0
-		for _, m := range rowMetrics(row) {
-			i := slices.IndexFunc(sums, func(s *metricSums) bool { return s.name == m.Name })
+		for _, t := range v.metrics {
+			i := slices.IndexFunc(sums, func(s *metricSums) bool { return s.name == t.name })
 			if i < 0 {
 				i = len(sums)
-				sums = append(sums, &metricSums{name: m.Name})
+				sums = append(sums, &metricSums{name: t.name})
 			}
 			s := sums[i]
 			s.items++
-			if m.Pass {
+			if t.pass() {
 				s.passed++
 			}
-			s.scores += m.Score
+			s.scores += t.mean()
 		}
 	}
 	return sums, named, nil
@@ -85,42 +117,41 @@ type pairSums struct {
 	sum, sumSq float64
 }
 
-// metricPairs compares models a and b on every metric, result by result
-// (the same item and repeat), reading both models' results side by side.
-// Only results graded on a metric for both models count for it; results
-// with nothing to check are left out.
+// metricPairs compares models a and b on every metric, item by item (by
+// their majority verdicts and mean scores, as the accuracy's pairs),
+// reading both models' items side by side. Only items graded on a metric
+// for both models count for it; items with nothing to check are left out.
 func metricPairs(ctx context.Context, st store.Store, runID, a, b string) ([]report.MetricPair, error) {
-	nextB, stop := iter.Pull2(st.RunRows(ctx, runID, []string{b}, false))
+	nextB, stop := iter.Pull2(itemVerdicts(ctx, st, runID, b))
 	defer stop()
-	rb, errB, okB := nextB()
+	vb, errB, okB := nextB()
 	var sums []*pairSums
-	before := func(x, y store.RunRow) bool { return x.Line < y.Line || x.Line == y.Line && x.Repeat < y.Repeat }
-	for ra, err := range st.RunRows(ctx, runID, []string{a}, false) {
+	for va, err := range itemVerdicts(ctx, st, runID, a) {
 		if err != nil {
 			return nil, err
 		}
-		for okB && errB == nil && before(rb, ra) {
-			rb, errB, okB = nextB()
+		for okB && errB == nil && vb.line < va.line {
+			vb, errB, okB = nextB()
 		}
 		if errB != nil {
 			return nil, errB
 		}
-		if !okB || rb.Line != ra.Line || rb.Repeat != ra.Repeat || ra.Error == report.NothingToCheck || rb.Error == report.NothingToCheck {
+		if !okB || vb.line != va.line || va.unchecked || vb.unchecked {
 			continue
 		}
-		mb := rowMetrics(rb)
-		for _, ma := range rowMetrics(ra) {
-			j := slices.IndexFunc(mb, func(m store.MetricScore) bool { return m.Name == ma.Name })
+		for _, ma := range va.metrics {
+			j := slices.IndexFunc(vb.metrics, func(t metricTally) bool { return t.name == ma.name })
 			if j < 0 {
 				continue
 			}
-			i := slices.IndexFunc(sums, func(s *pairSums) bool { return s.p.Metric == ma.Name })
+			mb := vb.metrics[j]
+			i := slices.IndexFunc(sums, func(s *pairSums) bool { return s.p.Metric == ma.name })
 			if i < 0 {
 				i = len(sums)
-				sums = append(sums, &pairSums{p: report.MetricPair{Metric: ma.Name, A: a, B: b}})
+				sums = append(sums, &pairSums{p: report.MetricPair{Metric: ma.name, A: a, B: b}})
 			}
 			s := sums[i]
-			switch pa, pb := ma.Pass, mb[j].Pass; {
+			switch pa, pb := ma.pass(), mb.pass(); {
 			case pa && pb:
 				s.p.Both++
 			case pa:
@@ -130,7 +161,7 @@ func metricPairs(ctx context.Context, st store.Store, runID, a, b string) ([]rep
 			default:
 				s.p.None++
 			}
-			d := ma.Score - mb[j].Score
+			d := ma.mean() - mb.mean()
 			s.n++
 			s.sum += d
 			s.sumSq += d * d

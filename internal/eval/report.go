@@ -164,6 +164,10 @@ type itemVerdict struct {
 	repeats, passed int
 	score           float64 // summed over the repeats
 	unchecked       bool
+	// metrics are the item's repeats per metric; named is whether any
+	// repeat's item named a metric.
+	metrics []metricTally
+	named   bool
 }
 
 // pass is the majority verdict: more than half of the repeats passed.
@@ -192,6 +196,8 @@ func itemVerdicts(ctx context.Context, st store.Store, runID, model string) iter
 			}
 			cur.score += row.Score
 			cur.unchecked = row.Error == report.NothingToCheck
+			cur.metrics = tally(cur.metrics, row)
+			cur.named = cur.named || len(row.Metrics) > 0
 		}
 		if cur.repeats > 0 {
 			yield(cur, nil)

@@ -1,9 +1,14 @@
 // Package stats holds the few statistics an evaluation report needs: the
 // Wilson interval of an accuracy, the exact McNemar test between two models
-// on the same items, and percentiles of latencies.
+// on the same items, the paired t-test of their scores, and percentiles of
+// latencies.
 package stats
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mathext"
+)
 
 // z95 is the two-sided 95% quantile of the standard normal distribution.
 const z95 = 1.959963984540054
@@ -158,7 +163,7 @@ func PairedT(n int, sum, sumSq float64) (mean, t, p float64) {
 
 // StudentTwoSided is P(|T| >= |t|) for Student's t distribution with df
 // degrees of freedom: I_x(df/2, 1/2) with x = df/(df+t²), the regularized
-// incomplete beta function.
+// incomplete beta function, as gonum's mathext computes it.
 func StudentTwoSided(t, df float64) float64 {
 	if math.IsNaN(t) || df <= 0 {
 		return 1
@@ -167,69 +172,5 @@ func StudentTwoSided(t, df float64) float64 {
 		return 0
 	}
 	x := df / (df + t*t)
-	return min(max(regIncBeta(df/2, 0.5, x), 0), 1)
-}
-
-// regIncBeta is the regularized incomplete beta function I_x(a, b), by
-// Lentz's continued fraction (Numerical Recipes, betacf), using the
-// symmetry I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges
-// faster.
-func regIncBeta(a, b, x float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= 1:
-		return 1
-	}
-	la, _ := math.Lgamma(a + b)
-	lb, _ := math.Lgamma(a)
-	lc, _ := math.Lgamma(b)
-	front := math.Exp(la - lb - lc + a*math.Log(x) + b*math.Log1p(-x))
-	if x < (a+1)/(a+b+2) {
-		return front * betaFraction(a, b, x) / a
-	}
-	return 1 - front*betaFraction(b, a, 1-x)/b
-}
-
-// betaFraction is the continued fraction of the incomplete beta function.
-func betaFraction(a, b, x float64) float64 {
-	const tiny = 1e-300
-	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
-	h := d
-	for m := 1; m <= 300; m++ {
-		mf := float64(m)
-		m2 := 2 * mf
-		aa := mf * (b - mf) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + mf) * (qab + mf) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-15 {
-			break
-		}
-	}
-	return h
+	return min(max(mathext.RegIncBeta(df/2, 0.5, x), 0), 1)
 }
