@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"go/build"
+	"io"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -148,4 +152,85 @@ func TestArchitecture(t *testing.T) {
 			t.Errorf("the layers table names %q, which is not a package", pkg)
 		}
 	}
+}
+
+// topLevel is everything the repository's top level may hold.
+var topLevel = []string{"cmd", "internal", "testdata", "main.go", "go.mod", "go.sum", ".goreleaser.yaml", "README.md",
+	"CHANGELOG.md", "architecture_test.go", ".ci", ".gitignore"}
+
+// maxTracked is the largest file tracked outside testdata.
+const maxTracked = 1 << 20
+
+// TestNothingCompiledIsTracked fails when git tracks an executable binary
+// (a `go test -c` output, a built digest), a file over 1 MiB outside
+// testdata, or anything at the top level beyond topLevel.
+func TestNothingCompiledIsTracked(t *testing.T) {
+	out, err := exec.Command("git", "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): nothing to check", err)
+	}
+	files := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(files) < 100 {
+		t.Fatalf("git tracks %d files: the listing missed the tree", len(files))
+	}
+	for _, f := range files {
+		top, _, _ := strings.Cut(f, "/")
+		if !slices.Contains(topLevel, top) {
+			t.Errorf("%s is tracked at the top level, which holds only %s", top, strings.Join(topLevel, " "))
+		}
+		fi, err := os.Lstat(f)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // deleted in the work tree, or a symlink
+		}
+		if fi.Size() > maxTracked && top != "testdata" && !strings.Contains(f, "/testdata/") {
+			t.Errorf("%s is %d bytes: files over 1 MiB belong in testdata, or out of the repository", f, fi.Size())
+		}
+		if head, err := readHead(f); err == nil && isExecutable(head) {
+			t.Errorf("%s is a compiled executable: build outputs are never committed (git rm --cached %s)", f, f)
+		}
+	}
+}
+
+// TestExecutablesAreRecognized: the check above knows a compiled binary
+// (this test's own) from the sources beside it.
+func TestExecutablesAreRecognized(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{self: true, "README.md": false, "go.sum": false, "architecture_test.go": false} {
+		head, err := readHead(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isExecutable(head); got != want {
+			t.Errorf("isExecutable(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// readHead is the first bytes of a file, enough for its magic number.
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, err := io.ReadFull(f, head)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return head[:n], err
+}
+
+// isExecutable reports whether head starts an ELF, Mach-O or PE file.
+func isExecutable(head []byte) bool {
+	for _, magic := range [][]byte{{0x7f, 'E', 'L', 'F'}, {0xfe, 0xed, 0xfa, 0xce}, {0xfe, 0xed, 0xfa, 0xcf},
+		{0xce, 0xfa, 0xed, 0xfe}, {0xcf, 0xfa, 0xed, 0xfe}, {0xca, 0xfe, 0xba, 0xbe}, {'M', 'Z'}} {
+		if bytes.HasPrefix(head, magic) {
+			return true
+		}
+	}
+	return false
 }
