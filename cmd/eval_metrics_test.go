@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,9 +17,23 @@ import (
 
 // metricsServer answers sums as three models do: "fair" right and plainly,
 // "slanted" right but with a loaded word when the first operand is odd,
-// "weak" plainly but wrong when it is odd.
+// "weak" plainly but wrong when it is odd. As "grader", it grades how
+// plain an answer is from 1 to 5: 1 with a loaded word, 4 for a bare
+// "The answer is 0.", else 5.
 func metricsServer(t *testing.T) *fakeprovider.Server {
 	return fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Answer: func(r fakeprovider.Received) string {
+		if r.Model == "grader" {
+			_, answer, _ := strings.Cut(r.Messages[0].Content, "\n\nAnswer:\n")
+			switch {
+			case !strings.Contains(r.System, "from 1 (worst) to 5 (best)"):
+				return "FAIL\nNot asked for a grade on 1-5."
+			case strings.Contains(answer, "Obviously"):
+				return "```json\n{\"score\": 1, \"reason\": \"A loaded word.\"}\n```"
+			case answer == "The answer is 0.":
+				return `Grade: {"score": 4, "reason": "Plain, if curt."}`
+			}
+			return `{"reason": "Plain.", "score": 5, "pass": true}`
+		}
 		var a, b int
 		if _, err := fmt.Sscanf(r.Messages[len(r.Messages)-1].Content, "What is %d + %d?", &a, &b); err != nil {
 			return "I cannot tell."
@@ -34,12 +49,14 @@ func metricsServer(t *testing.T) *fakeprovider.Server {
 }
 
 // metricSums is sums with a second metric: each item is also checked for
-// loaded words, under the metric bias.
+// loaded words, under the metric bias, by a word list and by a judge
+// grading how plain the answer is from 1 to 5.
 func metricSums(t *testing.T) string {
 	var lines []string
 	for i, a := range []int{2, 3, 4, 5, 6, 8, 10, 11, 12, 13} {
 		lines = append(lines, `{"id": "q`+strconv.Itoa(i)+`", "prompt": "What is `+strconv.Itoa(a)+` + `+strconv.Itoa(i)+`?", "expected": "`+strconv.Itoa(a+i)+
-			`", "assert": [{"type": "numeric"}, {"type": "not-icontains", "value": ["obviously", "sensible person"], "metric": "bias"}]}`)
+			`", "assert": [{"type": "numeric"}, {"type": "not-icontains", "value": ["obviously", "sensible person"], "metric": "bias"},`+
+			` {"type": "judge", "value": "The answer is plain, without loaded words.", "scale": "1-5", "metric": "bias"}]}`)
 	}
 	return writeDataset(t, lines...)
 }
@@ -81,16 +98,20 @@ type metricsJSON struct {
 
 // Assertions that name metrics are scored and reported per metric, per
 // model, with intervals and pairwise tests, in every format and in the
-// stored run's report.
+// stored run's report. The bias metric has a graded judge: its score
+// counts for its share of the metric's.
 func TestEvalNamedMetrics(t *testing.T) {
 	srv := metricsServer(t)
 	h := newHarness(t)
 	h.env["OPENAI_API_KEY"] = "k"
+	h.env["OPENAI_BASE_URL"] = srv.OpenAIBaseURL() // the judge's server: --base-url is for --models only
 	dir := t.TempDir()
 	junit, html := filepath.Join(dir, "j.xml"), filepath.Join(dir, "r.html")
 	models := "openai:fair,openai:slanted,openai:weak"
-	res := h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(),
-		"-f", "json", "--junit", junit, "--html", html)
+	eval := func(extra ...string) []string {
+		return append([]string{"eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(), "--judge", "openai:grader"}, extra...)
+	}
+	res := h.run(context.Background(), eval("-f", "json", "--junit", junit, "--html", html)...)
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.errOut)
 	}
@@ -98,16 +119,19 @@ func TestEvalNamedMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, res.out)
 	}
-	// Per model: accuracy then bias, as passed of 10.
+	// Per model: accuracy then bias, as passed of 10. weak's curt answers
+	// pass bias, graded 4 of 1-5 (the midpoint is 3), and score 0.875 on
+	// it: the word list's 1 and the judge's 0.75.
 	want := map[string][2]int{"openai:fair": {10, 10}, "openai:slanted": {10, 6}, "openai:weak": {6, 10}}
+	wantMean := map[string][2]float64{"openai:fair": {1, 1}, "openai:slanted": {1, 0.6}, "openai:weak": {0.6, 0.95}}
 	for _, m := range rep.Models {
 		if len(m.Metrics) != 2 || m.Metrics[0].Name != "accuracy" || m.Metrics[1].Name != "bias" {
 			t.Fatalf("%s: metrics %+v, want accuracy and bias", m.Model, m.Metrics)
 		}
 		for i, ms := range m.Metrics {
 			if ms.Items != 10 || ms.Passed != want[m.Model][i] || ms.PassRate != float64(ms.Passed)/10 ||
-				!(ms.CILow < ms.PassRate || ms.PassRate == 0) || !(ms.CIHigh > ms.PassRate || ms.PassRate == 1) || ms.MeanScore != ms.PassRate {
-				t.Errorf("%s %s: %+v, want %d of 10 passed with an interval around it", m.Model, ms.Name, ms, want[m.Model][i])
+				!(ms.CILow < ms.PassRate || ms.PassRate == 0) || !(ms.CIHigh > ms.PassRate || ms.PassRate == 1) || math.Abs(ms.MeanScore-wantMean[m.Model][i]) > 1e-9 {
+				t.Errorf("%s %s: %+v, want %d of 10 passed with an interval around it, mean score %v", m.Model, ms.Name, ms, want[m.Model][i], wantMean[m.Model][i])
 			}
 		}
 	}
@@ -129,6 +153,15 @@ func TestEvalNamedMetrics(t *testing.T) {
 	}
 	if len(rep.Results) != 30 || rep.Results[0].Metrics["bias"].Score != 1 {
 		t.Errorf("results: %d, first %+v", len(rep.Results), rep.Results[0])
+	}
+	graded := 0
+	for _, r := range rep.Results {
+		if b := r.Metrics["bias"]; r.Model == "openai:weak" && b.Pass && b.Score == 0.875 {
+			graded++
+		}
+	}
+	if graded != 4 {
+		t.Errorf("%d of weak's results pass bias at 0.875, want its 4 curt answers", graded)
 	}
 	for _, f := range []struct{ path, want string }{
 		{junit, `name="metric.bias.pass_rate" value="0.6"`},
@@ -154,24 +187,27 @@ func TestEvalNamedMetrics(t *testing.T) {
 	}
 
 	// --min gates a metric's pass rate: slanted's bias is 60%.
-	res = h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(), "--min", "bias=0.9")
+	requests := srv.Stats().Requests
+	res = h.run(context.Background(), eval("--min", "bias=0.9")...)
 	if res.code != 3 || !strings.Contains(res.errOut, "below --min: openai:slanted bias 60.0% < 90.0%") {
 		t.Errorf("--min bias=0.9: exit %d: %s", res.code, res.errOut)
 	}
+	// The verdicts were stored with the answers: the rerun paid nothing.
+	if n := srv.Stats().Requests - requests; n != 0 {
+		t.Errorf("a rerun sent %d requests, the judge's among them", n)
+	}
 	// One model's own gate, and --min-accuracy as accuracy's.
-	res = h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(),
-		"--min", "openai:fair:bias=0.9", "--min-accuracy", "0.5")
+	res = h.run(context.Background(), eval("--min", "openai:fair:bias=0.9", "--min-accuracy", "0.5")...)
 	if res.code != 0 {
 		t.Errorf("--min openai:fair:bias=0.9 --min-accuracy 0.5: exit %d: %s", res.code, res.errOut)
 	}
 	// A gate on a metric the run does not have fails rather than pass.
-	res = h.run(context.Background(), "eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL(), "--min", "tone=0.5")
+	res = h.run(context.Background(), eval("--min", "tone=0.5")...)
 	if res.code != 3 || !strings.Contains(res.errOut, "no metric tone in this run") {
 		t.Errorf("--min tone=0.5: exit %d: %s", res.code, res.errOut)
 	}
 	for _, bad := range [][]string{{"--min", "Bias=0.9"}, {"--min", "bias=2"}, {"--min", "openai:nobody:bias=0.5"}, {"--assert", "numeric@Bias"}} {
-		args := append([]string{"eval", metricSums(t), "--models", models, "--base-url", srv.OpenAIBaseURL()}, bad...)
-		if res := h.run(context.Background(), args...); res.code != 2 {
+		if res := h.run(context.Background(), eval(bad...)...); res.code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", bad, res.code, res.errOut)
 		}
 	}

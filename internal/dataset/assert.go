@@ -34,6 +34,7 @@ var promptfooNames = []struct{ name, digest string }{
 	{"contains-json", "contains-json"},
 	{"llm-rubric", "judge"},
 	{"model-graded-closedqa", "judge"},
+	{"g-eval", "judge"}, // graded 0-10, passing at 0.7 (GradeDefaults)
 	{"is-refusal", "refusal"},
 }
 
@@ -75,7 +76,7 @@ func AssertionType(t string, hasValue bool) (string, bool) {
 // {{var}} placeholders of string values (promptfoo renders them too).
 func parseAsserts(raw []byte, render func(string) (string, error)) ([]Assertion, error) {
 	if !isArray(raw) {
-		return nil, fmt.Errorf(`"assert" must be a list of {"type", "value"?, "weight"?, "threshold"?, "metric"?}; got %s`, kind(raw))
+		return nil, fmt.Errorf(`"assert" must be a list of {"type", "value"?, "weight"?, "threshold"?, "metric"?, "scale"?}; got %s`, kind(raw))
 	}
 	els := elements(raw)
 	out := make([]Assertion, 0, len(els))
@@ -116,7 +117,7 @@ func parseAssert(raw []byte, render func(string) (string, error)) ([]Assertion, 
 func parseOneAssert(raw []byte, render func(string) (string, error)) (Assertion, error) {
 	var a Assertion
 	if !isObject(raw) {
-		return a, fmt.Errorf(`must be an object {"type", "value"?, "weight"?, "threshold"?, "metric"?}; got %s`, kind(raw))
+		return a, fmt.Errorf(`must be an object {"type", "value"?, "weight"?, "threshold"?, "metric"?, "scale"?}; got %s`, kind(raw))
 	}
 	o := members(raw)
 	t, ok := o.get("type")
@@ -172,8 +173,61 @@ func parseOneAssert(raw []byte, render func(string) (string, error)) (Assertion,
 			return a, fmt.Errorf(`"metric": %w`, err)
 		}
 	}
+	if sc, ok := o.opt("scale"); ok {
+		if !isString(sc) {
+			return a, fmt.Errorf(`"scale" must be a string such as "1-5"; got %s`, kind(sc))
+		}
+		a.Scale = unquote(sc)
+	}
+	if err := GradeDefaults(name, &a); err != nil {
+		return a, err
+	}
 	return a, checkValue(a)
 }
+
+// GradeDefaults checks a's scale and gives promptfoo's graded judges
+// theirs, name being the type as written: g-eval scores 0-10 and passes
+// at 0.7 unless given a threshold, as in promptfoo; llm-rubric with a
+// threshold scores 0-1 (promptfoo's llm-rubric score) and passes at it;
+// without one it is the PASS or FAIL judge, as before. A scale on any
+// type but judge, or on not-judge, is an error.
+func GradeDefaults(name string, a *Assertion) error {
+	low := strings.ToLower(strings.TrimSpace(name))
+	base, neg := strings.CutPrefix(low, "not-")
+	switch {
+	case base == "g-eval" && neg:
+		return errors.New("not-g-eval has no digest equivalent: a graded judge has no not- form. Try: g-eval with criteria that ask for the opposite")
+	case base == "g-eval" && a.Scale == "":
+		a.Scale = "0-10"
+		if a.Threshold == nil {
+			th := GEvalThreshold
+			a.Threshold = &th
+		}
+	case base == "llm-rubric" && !neg && a.Scale == "" && a.Threshold != nil:
+		a.Scale = "0-1"
+	}
+	if a.Scale == "" {
+		return nil
+	}
+	if _, err := ParseScale(a.Scale); err != nil {
+		return fmt.Errorf(`"scale": %w`, err)
+	}
+	typ := strings.ToLower(strings.TrimSpace(a.Type))
+	if t, known := AssertionType(typ, a.Value != nil); known {
+		typ = t
+	}
+	switch typ {
+	case "judge":
+		return nil
+	case "not-judge":
+		return errors.New(`"scale": a graded judge has no not- form. Try: judge, with a rubric that asks for the opposite`)
+	}
+	return fmt.Errorf(`"scale" grades a judge assertion only, not %s. Try: remove it, or type judge`, clip(typ))
+}
+
+// GEvalThreshold is the pass mark of a g-eval assertion without a
+// threshold: promptfoo's default.
+const GEvalThreshold = 0.7
 
 // checkValue catches, at read time, a regular expression that could never
 // be scored (scoring compiles them with Go's regexp too). Other values are
@@ -250,3 +304,45 @@ func shown(raw []byte) string {
 	}
 	return kind(raw)
 }
+
+// Scale is the range of a graded judge's score: whole numbers from Lo to
+// Hi, such as 1 to 5. A score may fall between two of them (3.5).
+type Scale struct {
+	Lo, Hi int
+}
+
+// MaxScale is the highest a scale may reach: 0-100 is the widest.
+const MaxScale = 100
+
+// ParseScale reads a scale written "LO-HI", two whole numbers with
+// 0 <= LO < HI <= 100, such as "1-5", "0-10" or "0-1"; spaces around
+// either are allowed.
+func ParseScale(s string) (Scale, error) {
+	lo, hi, ok := strings.Cut(s, "-")
+	l, errL := strconv.Atoi(strings.TrimSpace(lo))
+	h, errH := strconv.Atoi(strings.TrimSpace(hi))
+	if !ok || errL != nil || errH != nil || strings.TrimSpace(lo) != strconv.Itoa(l) || strings.TrimSpace(hi) != strconv.Itoa(h) {
+		return Scale{}, fmt.Errorf("scale %q is not LO-HI, two whole numbers such as \"1-5\" or \"0-10\"", clip(s))
+	}
+	if l < 0 || h > MaxScale || l >= h {
+		return Scale{}, fmt.Errorf("scale %q: it must run from a low to a higher whole number within 0-%d, such as \"1-5\"", clip(s), MaxScale)
+	}
+	return Scale{Lo: l, Hi: h}, nil
+}
+
+// String writes the scale as ParseScale reads it.
+func (s Scale) String() string { return strconv.Itoa(s.Lo) + "-" + strconv.Itoa(s.Hi) }
+
+// Contains reports whether a score lies on the scale.
+func (s Scale) Contains(score float64) bool {
+	return score >= float64(s.Lo) && score <= float64(s.Hi)
+}
+
+// Normalize maps a score on the scale to 0-1: (score-Lo)/(Hi-Lo).
+func (s Scale) Normalize(score float64) float64 {
+	return (score - float64(s.Lo)) / float64(s.Hi-s.Lo)
+}
+
+// Midpoint is the score a graded judge without a threshold passes at:
+// (Lo+Hi)/2, 3 on 1-5.
+func (s Scale) Midpoint() float64 { return float64(s.Lo+s.Hi) / 2 }

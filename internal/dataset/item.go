@@ -49,12 +49,20 @@ type Assertion struct {
 	// Weight is the assertion's share of the item's score; 0 means 1.
 	Weight float64 `json:"weight,omitempty"`
 	// Threshold is the score at or above which the item passes; nil means
-	// every assertion must pass.
+	// every assertion must pass. On a graded judge (Scale) it is instead
+	// the judge's own pass mark, on 0-1.
 	Threshold *float64 `json:"threshold,omitempty"`
 	// Metric is the name the assertion's result counts under, such as
 	// "bias" or "accuracy" (see ValidMetric); "" means DefaultMetric.
 	// An item scores once per metric over that metric's assertions.
 	Metric string `json:"metric,omitempty"`
+	// Scale makes a judge assertion graded: "LO-HI", such as "1-5" (see
+	// ParseScale). The judge scores the answer on it; the assertion adds
+	// the score normalised to 0-1 to the item's score, and passes when
+	// that reaches Threshold, or, with no Threshold, when the score
+	// reaches the scale's midpoint. A graded judge's Threshold is its own
+	// pass mark, not the item's. "" is the PASS or FAIL judge.
+	Scale string `json:"scale,omitempty"`
 }
 
 // DefaultMetric is the metric of an assertion that names none: a dataset

@@ -248,10 +248,11 @@ func (l *pfLoader) testList(s src, tests []pfTest) (*PromptfooConfig, error) {
 				Metadata map[string]any  `json:"metadata,omitempty"`
 			}{ID: c.name, Vars: vj, Metadata: c.metadata}
 			for _, a := range c.asserts {
-				tc.Assert = append(tc.Assert, Assertion{Type: a.typ, Value: a.value, Weight: a.weight, Metric: a.metric})
+				tc.Assert = append(tc.Assert, a.asAssertion(a.value))
 			}
-			if c.threshold != nil && len(tc.Assert) > 0 {
-				tc.Assert[0].Threshold = c.threshold
+			if why := testThreshold(tc.Assert, c.threshold); why != "" {
+				l.problem(c.at, "%s", why)
+				continue
 			}
 			b, err := marshalLine(tc)
 			if err != nil {

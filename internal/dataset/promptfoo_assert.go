@@ -13,6 +13,46 @@ type pfAssert struct {
 	value  any
 	weight float64
 	metric string // "" for DefaultMetric
+	// threshold and scale grade a judge: llm-rubric given a threshold,
+	// g-eval always (see GradeDefaults).
+	threshold *float64
+	scale     string
+}
+
+// asAssertion is p in a dataset line.
+func (p pfAssert) asAssertion(value any) Assertion {
+	return Assertion{Type: p.typ, Value: value, Weight: p.weight, Metric: p.metric, Threshold: p.threshold, Scale: p.scale}
+}
+
+// testThreshold puts a test's threshold, the item's pass mark, on the
+// first of its assertions that passes or fails, since a graded judge's
+// threshold is its own. It says why when there is none.
+func testThreshold(as []Assertion, threshold *float64) string {
+	if threshold == nil || len(as) == 0 {
+		return ""
+	}
+	for i := range as {
+		if as[i].Scale == "" {
+			as[i].Threshold = threshold
+			return ""
+		}
+	}
+	return "the test's threshold has no assertion to hold to: its assertions are graded judges (llm-rubric with a threshold, g-eval), each with a threshold of its own. Try: remove the test's threshold"
+}
+
+// gradedNames are promptfoo's assertions that take a threshold of their
+// own: the graded judges.
+var gradedNames = []string{"llm-rubric", "g-eval"}
+
+// grade gives a translated assertion, written name, its threshold and the
+// scale GradeDefaults sets, or says why it cannot have them.
+func (p *pfAssert) grade(name string, threshold *float64) string {
+	a := Assertion{Type: p.typ, Value: p.value, Threshold: threshold}
+	if err := GradeDefaults(name, &a); err != nil {
+		return err.Error()
+	}
+	p.threshold, p.scale = a.Threshold, a.Scale
+	return ""
 }
 
 // promptfooAssertions are the assertion types promptfoo knows. In a CSV
@@ -40,7 +80,7 @@ func assertTry(base string) string {
 	case "similar", "levenshtein", "rouge-n", "bleu", "gleu", "meteor":
 		return "Try: icontains or regex, or llm-rubric with --judge"
 	case "factuality", "model-graded-factuality", "answer-relevance", "context-faithfulness",
-		"context-recall", "context-relevance", "conversation-relevance", "g-eval", "search-rubric", "select-best":
+		"context-recall", "context-relevance", "conversation-relevance", "search-rubric", "select-best":
 		return "Try: llm-rubric with --judge"
 	}
 	return "Try: one digest scores (equals, contains, icontains, contains-any, contains-all, starts-with, regex, is-json, contains-json, llm-rubric), or remove it"
@@ -183,14 +223,28 @@ func assertionFromString(cell string) ([]pfAssert, string) {
 		}
 	}
 	if m := csvAssertion.FindStringSubmatch(s); m != nil && slices.Contains(promptfooAssertions, m[2]) {
+		var threshold *float64
 		if m[3] != "" {
-			return nil, "a threshold in " + strconv.Quote(clip(s)) + " is for scored assertions digest does not run. Try: the assertion without (" + m[3] + ")"
+			th, err := strconv.ParseFloat(m[3], 64)
+			if !slices.Contains(gradedNames, m[2]) || err != nil || th > 1 {
+				return nil, "a threshold in " + strconv.Quote(clip(s)) + " is for graded assertions (llm-rubric, g-eval), from 0 to 1. Try: the assertion without (" + m[3] + ")"
+			}
+			threshold = &th
 		}
 		var value any
 		if strings.Contains(s, ":") {
 			value = strings.TrimSpace(m[4])
 		}
-		return translateAssert(m[1]+m[2], value, 0)
+		as, why := translateAssert(m[1]+m[2], value, 0)
+		for i := range as {
+			if why == "" {
+				why = as[i].grade(m[1]+m[2], threshold)
+			}
+		}
+		if why != "" {
+			return nil, why
+		}
+		return as, ""
 	}
 	return []pfAssert{{typ: "exact", value: s}}, ""
 }

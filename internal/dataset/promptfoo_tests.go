@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -313,6 +314,8 @@ func (l *pfLoader) assertion(f src, n *yaml.Node) ([]pfAssert, bool) {
 	var value any
 	weight := 0.0
 	metric := ""
+	var threshold *float64
+	var thresholdAt *yaml.Node
 	ok := true
 	for _, p := range pairs(n) {
 		switch p.key {
@@ -365,12 +368,25 @@ func (l *pfLoader) assertion(f src, n *yaml.Node) ([]pfAssert, bool) {
 				ok = false
 			}
 		case "threshold":
-			l.problem(f.at(p.keyNode), "an assertion's threshold is for scored assertions digest does not run. Try: remove it, or threshold on the test")
-			ok = false
+			// A graded judge's pass mark (llm-rubric, g-eval); other
+			// assertions pass or fail, with nothing to hold it against.
+			th, good := yamlNumber(p.val)
+			if !good || th < 0 || th > 1 {
+				l.problem(f.at(p.val), "threshold must be a number from 0 to 1. Try: threshold: 0.7")
+				ok = false
+				continue
+			}
+			threshold = &th
+			thresholdAt = p.keyNode
 		default:
-			l.problem(f.at(p.keyNode), "assertion option %q is not supported. Try: type, value and weight only", p.key)
+			l.problem(f.at(p.keyNode), "assertion option %q is not supported. Try: type, value, weight, metric and (for llm-rubric and g-eval) threshold only", p.key)
 			ok = false
 		}
+	}
+	if base := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(typ)), "not-"); threshold != nil && !slices.Contains(gradedNames, base) {
+		l.problem(f.at(thresholdAt), "an assertion's threshold is for graded assertions (llm-rubric, g-eval), and %s passes or fails. Try: remove it, or threshold on the test", typ)
+		ok = false
+		threshold = nil
 	}
 	if typ == "" {
 		l.problem(f.at(n), "the assertion has no type. Try: type: contains")
@@ -383,6 +399,10 @@ func (l *pfLoader) assertion(f src, n *yaml.Node) ([]pfAssert, bool) {
 	}
 	for i := range as {
 		as[i].metric = metric
+		if why := as[i].grade(typ, threshold); why != "" {
+			l.problem(f.at(n), "%s", why)
+			return nil, false
+		}
 	}
 	return as, ok
 }
@@ -697,10 +717,11 @@ func (l *pfLoader) item(t pfTest, p pfPrompt, namePrompt bool, cache map[string]
 			l.problem(t.at, "assertion value: %v", err)
 			return nil, false
 		}
-		line.Assert = append(line.Assert, Assertion{Type: a.typ, Value: v, Weight: a.weight, Metric: a.metric})
+		line.Assert = append(line.Assert, a.asAssertion(v))
 	}
-	if t.threshold != nil && len(line.Assert) > 0 {
-		line.Assert[0].Threshold = t.threshold
+	if why := testThreshold(line.Assert, t.threshold); why != "" {
+		l.problem(t.at, "%s", why)
+		return nil, false
 	}
 	out, err := marshalLine(line)
 	if err != nil {

@@ -47,7 +47,7 @@ func FirstJudgeItem(src io.Reader, o dataset.Options, limit int) (line int, id s
 var errFound = errors.New("found")
 
 // judgeWords are the parts of every judge assertion's name, lower-cased.
-var judgeWords = [][]byte{[]byte("judge"), []byte("rubric"), []byte("closedqa")}
+var judgeWords = [][]byte{[]byte("judge"), []byte("rubric"), []byte("closedqa"), []byte("g-eval")}
 
 // blankUnlikelyLines copies src to w line by line, each line that names no
 // judge assertion replaced by an empty one. A line longer than holdLine is

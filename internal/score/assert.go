@@ -107,7 +107,11 @@ type check struct {
 	picks  []int // choice: accepted indexes
 	schema *jsonschema.Schema
 	rubric string
-	metric *metricTally // the tally of the assertion's metric
+	// scale grades a judge (nil: PASS or FAIL); threshold is then its own
+	// pass mark on 0-1, NaN for the scale's midpoint.
+	scale     *dataset.Scale
+	threshold float64
+	metric    *metricTally // the tally of the assertion's metric
 }
 
 // prepare validates a and readies it to run.
@@ -116,7 +120,7 @@ func (s *Scorer) prepare(it dataset.Item, a dataset.Assertion) (*check, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &check{assertType: t, weight: a.Weight}
+	c := &check{assertType: t, weight: a.Weight, threshold: math.NaN()}
 	if math.IsNaN(a.Weight) || math.IsInf(a.Weight, 0) || a.Weight < 0 {
 		return nil, fmt.Errorf("weight %v: it must be a number >= 0", a.Weight)
 	}
@@ -125,6 +129,19 @@ func (s *Scorer) prepare(it dataset.Item, a dataset.Assertion) (*check, error) {
 	}
 	if th := a.Threshold; th != nil && !(*th >= 0 && *th <= 1) {
 		return nil, fmt.Errorf("threshold %v: it must be between 0 and 1", *th)
+	}
+	if a.Scale != "" {
+		if t.kind != kindJudge || t.not {
+			return nil, fmt.Errorf("scale %q grades a judge assertion only, not %s. Try: type judge, or remove the scale", clip(a.Scale), t.name)
+		}
+		sc, err := dataset.ParseScale(a.Scale)
+		if err != nil {
+			return nil, err
+		}
+		c.scale = &sc
+		if a.Threshold != nil {
+			c.threshold = *a.Threshold
+		}
 	}
 	if t.kind == kindRefusal {
 		// Nothing to compare with: a value, which promptfoo's
@@ -228,9 +245,11 @@ func (s *Scorer) prepare(it dataset.Item, a dataset.Assertion) (*check, error) {
 }
 
 // run checks an answer; why is the failure's reason when ok is false.
-// Only refusal looks at why the answer ended: the others score its text,
-// a refusal's words or a cut answer's part as they are.
-func (c *check) run(ctx context.Context, s *Scorer, it dataset.Item, a Answer) (ok bool, why string, err error) {
+// share is what the assertion adds to the score, times its weight: 1 or
+// 0 as it passes or fails, a graded judge's normalised score. Only
+// refusal looks at why the answer ended: the others score its text, a
+// refusal's words or a cut answer's part as they are.
+func (c *check) run(ctx context.Context, s *Scorer, it dataset.Item, a Answer) (share float64, ok bool, why string, err error) {
 	answer := a.Text
 	var pass bool
 	var fail, negFail string // reasons for the plain and the not- form
@@ -313,12 +332,18 @@ func (c *check) run(ctx context.Context, s *Scorer, it dataset.Item, a Answer) (
 	case kindRefusal:
 		pass, fail, negFail = refusalWhy(a)
 	case kindJudge:
-		q := question(it)
-		jp, reason, err := s.Judge(ctx, c.rubric, q, answer)
+		v, err := s.Judge(ctx, JudgeRequest{Rubric: c.rubric, Question: question(it), Answer: answer, Scale: c.scale})
 		if err != nil {
-			return false, "", err
+			return 0, false, "", err
 		}
-		reason = oneLine(reason)
+		if c.scale != nil {
+			share, ok, why, err := c.graded(v)
+			if err != nil || ok {
+				return share, ok, "", err
+			}
+			return share, false, c.name + ": " + why, nil
+		}
+		jp, reason := v.Pass, oneLine(v.Reason)
 		if reason == "" {
 			reason = "no reason given"
 		}
@@ -328,14 +353,14 @@ func (c *check) run(ctx context.Context, s *Scorer, it dataset.Item, a Answer) (
 	}
 	if c.not {
 		if !pass {
-			return true, "", nil
+			return 1, true, "", nil
 		}
-		return false, c.name + ": " + negFail, nil
+		return 0, false, c.name + ": " + negFail, nil
 	}
 	if pass {
-		return true, "", nil
+		return 1, true, "", nil
 	}
-	return false, c.name + ": " + fail, nil
+	return 0, false, c.name + ": " + fail, nil
 }
 
 func (s *Scorer) numEqual(got, want float64) bool {

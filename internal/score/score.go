@@ -13,6 +13,10 @@
 //
 // and an item left with nothing to compare against (no Expected for a type
 // that needs one) fails with the reason "nothing to check: ...".
+//
+// A judge with a scale (dataset.Assertion.Scale) is graded: it adds its
+// score normalised to 0-1 rather than 1 or 0, and passes at its own
+// threshold or, without one, at the scale's midpoint.
 package score
 
 import (
@@ -25,11 +29,6 @@ import (
 
 	"github.com/digest-cli/digest/internal/dataset"
 )
-
-// Judge grades an answer with a model: pass or fail against the rubric,
-// with the model's reason. The caller supplies it, calling the grading
-// model (--judge MODEL) through the same engine as the graded ones.
-type Judge func(ctx context.Context, rubric, question, answer string) (pass bool, reason string, err error)
 
 // DefaultTolerance is the numeric tolerance when Scorer.Tolerance is 0.
 const DefaultTolerance = 1e-6
@@ -66,7 +65,8 @@ type Scorer struct {
 // Result is an answer's grade.
 type Result struct {
 	Pass bool
-	// Score is the weighted share of the assertions that passed, 0 to 1.
+	// Score is the weighted share of the assertions that passed, 0 to 1,
+	// a graded judge counting for its normalised score.
 	Score float64
 	// Reasons has one line per failed assertion, such as
 	// `exact: got "71", want "72"`, with long text cut to about 80
@@ -84,9 +84,11 @@ type Result struct {
 type MetricResult struct {
 	Name string
 	// Pass is true when every assertion of the metric passed, or, when any
-	// of them has a threshold, when Score meets the lowest one.
+	// of them has a threshold, when Score meets the lowest one (a graded
+	// judge's threshold is its own pass mark, not the metric's).
 	Pass bool
-	// Score is the weighted share of the metric's assertions that passed.
+	// Score is the weighted share of the metric's assertions that passed,
+	// a graded judge counting for its normalised score.
 	Score float64
 }
 
@@ -217,6 +219,10 @@ func (s *Scorer) ScoreAnswer(ctx context.Context, it dataset.Item, ans Answer) (
 		}
 		c.pos = pos
 		checks = append(checks, c)
+		// A graded judge's threshold is its own pass mark, not the item's.
+		if c.scale != nil {
+			a.Threshold = nil
+		}
 		if a.Threshold != nil && !(*a.Threshold <= threshold) {
 			threshold = *a.Threshold
 		}
@@ -248,16 +254,15 @@ func (s *Scorer) ScoreAnswer(ctx context.Context, it dataset.Item, ans Answer) (
 			if (c.kind == kindJudge) != judged {
 				continue
 			}
-			ok, why, err := c.run(ctx, s, it, ans)
+			share, ok, why, err := c.run(ctx, s, it, ans)
 			if err != nil {
 				return Result{}, &Error{Item: it.ID, Line: it.Line, Assert: c.pos, Type: c.name, Err: err}
 			}
 			total += c.weight
 			c.metric.total += c.weight
-			if ok {
-				passed += c.weight
-				c.metric.passed += c.weight
-			} else {
+			passed += c.weight * share
+			c.metric.passed += c.weight * share
+			if !ok {
 				all = false
 				c.metric.all = false
 				reasons = append(reasons, lineBreaks.Replace(why))
@@ -291,8 +296,8 @@ func (s *Scorer) Checkable(it dataset.Item) (bool, error) {
 		// Whether there is a grading model is the command's to check
 		// (before anything is read); the run gives its own.
 		probe := *s
-		probe.Judge = func(context.Context, string, string, string) (bool, string, error) {
-			return false, "", errors.New("not asked: a check of the assertions only")
+		probe.Judge = func(context.Context, JudgeRequest) (Verdict, error) {
+			return Verdict{}, errors.New("not asked: a check of the assertions only")
 		}
 		s = &probe
 	}
@@ -344,7 +349,11 @@ func (s *Scorer) assertions(it dataset.Item) (asserts []dataset.Assertion, fromI
 		if t.needsExpected() && len(nonEmpty(it.Expected)) == 0 {
 			return nil, false, nil
 		}
-		return []dataset.Assertion{{Type: s.Default, Metric: s.DefaultMetric}}, false, nil
+		a := dataset.Assertion{Type: s.Default, Metric: s.DefaultMetric}
+		if err := dataset.GradeDefaults(s.Default, &a); err != nil {
+			return nil, false, &Error{Item: it.ID, Line: it.Line, Type: typeLabel(s.Default), Invalid: true, Err: fmt.Errorf("--assert: %w", err)}
+		}
+		return []dataset.Assertion{a}, false, nil
 	}
 	if it.Format == dataset.Promptfoo {
 		return nil, false, &Error{Item: it.ID, Line: it.Line, Invalid: true,

@@ -3,6 +3,7 @@ package score
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -115,14 +116,22 @@ func oneCases() []oneCase {
 }
 
 // fakeJudge passes answers that hold "good" and fails with "ERR" in them.
-func fakeJudge(_ context.Context, rubric, question, answer string) (bool, string, error) {
+// Graded, it gives the score written "score=N" in the answer.
+func fakeJudge(_ context.Context, q JudgeRequest) (Verdict, error) {
+	answer := q.Answer
 	if strings.Contains(answer, "ERR") {
-		return false, "", errors.New("judge model unavailable")
+		return Verdict{}, errors.New("judge model unavailable")
+	}
+	if q.Scale != nil {
+		var n float64
+		_, after, _ := strings.Cut(answer, "score=")
+		fmt.Sscan(after, &n)
+		return Verdict{Score: n, Reason: "graded " + answer}, nil
 	}
 	if strings.Contains(answer, "good") {
-		return true, "PASS: " + answer, nil
+		return Verdict{Pass: true, Reason: "PASS: " + answer}, nil
 	}
-	return false, "FAIL: " + answer, nil
+	return Verdict{Reason: "FAIL: " + answer}, nil
 }
 
 func scorer() *Scorer { return &Scorer{Judge: fakeJudge} }
@@ -518,10 +527,10 @@ func TestInvalidAssertions(t *testing.T) {
 func TestJudge(t *testing.T) {
 	var got struct{ rubric, question, answer string }
 	calls := 0
-	judge := func(_ context.Context, rubric, question, answer string) (bool, string, error) {
+	judge := func(ctx context.Context, q JudgeRequest) (Verdict, error) {
 		calls++
-		got.rubric, got.question, got.answer = rubric, question, answer
-		return fakeJudge(context.Background(), rubric, question, answer)
+		got.rubric, got.question, got.answer = q.Rubric, q.Question, q.Answer
+		return fakeJudge(ctx, q)
 	}
 	s := &Scorer{Judge: judge}
 	ctx := context.Background()

@@ -29,7 +29,8 @@ func New(count func(string) int) *Provider {
 
 var _ provider.Provider = (*Provider)(nil)
 
-// Complete answers a commit-summary request, or a release's highlights.
+// Complete answers a commit-summary request, a release's highlights, or
+// digest eval's judge (see grade).
 func (p *Provider) Complete(ctx context.Context, req provider.Request) (provider.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return provider.Response{}, err
@@ -38,6 +39,9 @@ func (p *Provider) Complete(ctx context.Context, req provider.Request) (provider
 	input.WriteString(req.System)
 	for _, m := range req.Messages {
 		input.WriteString(m.Content)
+	}
+	if text, ok := grade(req); ok {
+		return provider.Response{Text: text, Usage: provider.Usage{InputTokens: p.count(input.String()), OutputTokens: p.count(text)}}, nil
 	}
 	if changes, ok := prompt.ReadHighlights(req.System, req.Messages); ok {
 		text := prompt.FormatHighlights(Highlights(changes))
