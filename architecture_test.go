@@ -18,7 +18,7 @@ const module = "github.com/digest-cli/digest"
 // layers places every package of the module: a package imports only
 // packages of lower layers. Layer 0 is the foundation every layer may use
 // (text safety, dates, memory helpers, the tokenizer, statistics), which
-// is how report and the stores can escape what they print without
+// is how the report writers and the stores can escape what they print without
 // importing anything else of digest's.
 var layers = map[string]int{
 	"internal/textsafe": 0, "internal/approxidate": 0, "internal/offheap": 0, "internal/memlimit": 0,
@@ -31,13 +31,19 @@ var layers = map[string]int{
 	"internal/releaseyml": 0, "internal/bump": 0, "internal/forgeapi/forgetest": 0,
 	// The object store raw request and response bodies go to (--payloads).
 	"internal/payloads": 0,
+	// The manual's pages (digest help TOPIC) and their rendering.
+	"internal/help": 0,
 
 	"internal/store":           1,
 	"internal/store/sqlstore":  2,
 	"internal/store/storetest": 2,
 	"internal/store/sqlite":    3,
 	"internal/store/postgres":  3,
-	"internal/report":          3,
+	// A summarize run's release notes, and an eval run's reports, both
+	// writing their JSON through jsonout.
+	"internal/jsonout":    2,
+	"internal/changelog":  3,
+	"internal/evalreport": 3,
 
 	// The provider-neutral types, then one package per wire format.
 	"internal/provider":           4,
@@ -47,6 +53,9 @@ var layers = map[string]int{
 
 	"internal/engine": 5, "internal/key": 5, "internal/models": 5, "internal/dataset": 5, "internal/prompt": 5,
 	"internal/lease": 5, "internal/gitobjects": 5, "internal/revision": 5, "internal/iostreams": 5,
+
+	// A promptfoo config read into a dataset: above dataset, whose types it fills.
+	"internal/dataset/promptfoo": 6,
 
 	"internal/score": 6, "internal/history": 6, "internal/forgeapi": 6, "internal/batchrun": 6, "internal/sharedlimit": 6, "internal/fakeprovider": 6,
 
@@ -78,9 +87,14 @@ var only = map[string][]string{
 	"internal/target": {"internal/batchrun", "internal/engine", "internal/models", "internal/provider", "internal/sharedlimit", "internal/store"},
 	// The factory's type knows no provider or database: cmd builds it.
 	"internal/cmdutil": {"internal/engine", "internal/iostreams", "internal/provider", "internal/store"},
-	"internal/report":  {},
-	"internal/store":   {},
-	"internal/stats":   {},
+	// The promptfoo import turns a config into dataset lines, and knows no more.
+	"internal/dataset/promptfoo": {"internal/dataset"},
+	// Release notes and eval reports share only how their JSON is written.
+	"internal/changelog":  {"internal/jsonout"},
+	"internal/evalreport": {"internal/jsonout"},
+	"internal/jsonout":    {},
+	"internal/store":      {},
+	"internal/stats":      {},
 }
 
 // TestArchitecture fails when a package imports one above it, when the

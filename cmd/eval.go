@@ -18,13 +18,14 @@ import (
 
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/dataset"
+	"github.com/digest-cli/digest/internal/dataset/promptfoo"
 	"github.com/digest-cli/digest/internal/eval"
+	"github.com/digest-cli/digest/internal/evalreport"
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/redact"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/target"
@@ -74,9 +75,9 @@ type EvalOptions struct {
 	// config may read (--allow-outside).
 	AllowOutside []string
 
-	set       func(name string) bool   // whether a flag was given, for the optional parameters
-	flags     targetFlags              // what every model and the judge are built from, once read
-	promptfoo *dataset.PromptfooConfig // the promptfoo config, read once by config
+	set       func(name string) bool // whether a flag was given, for the optional parameters
+	flags     targetFlags            // what every model and the judge are built from, once read
+	promptfoo *promptfoo.Config      // the promptfoo config, read once by config
 }
 
 // NewEvalCmd builds `digest eval`.
@@ -270,16 +271,16 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 	if o.Lease <= 0 {
 		return cfg, nil, cmdutil.UsageError("--lease must be positive, got %s. Try: --lease 5m", o.Lease)
 	}
-	if len(o.AllowOutside) > 0 && !dataset.IsPromptfoo(o.Dataset) {
+	if len(o.AllowOutside) > 0 && !promptfoo.IsFile(o.Dataset) {
 		return cfg, nil, cmdutil.UsageError("--allow-outside is for promptfoo configs, whose files it lets them read, and %s is not one. Try: leave out --allow-outside", o.Dataset)
 	}
-	if dataset.IsPromptfoo(o.Dataset) {
+	if promptfoo.IsFile(o.Dataset) {
 		// A promptfoo config names its models and its grader; the flags,
 		// when given, win. Whatever digest cannot run is refused here, before
 		// anything is sent, and so is every file it names outside its
 		// folder (and the --allow-outside ones). It is read once: every
 		// later reading of the dataset is of these items.
-		pf, err := dataset.LoadPromptfoo(o.Dataset, o.AllowOutside...)
+		pf, err := promptfoo.Load(o.Dataset, o.AllowOutside...)
 		if err != nil {
 			return cfg, nil, cmdutil.AsUsage(err)
 		}
@@ -298,7 +299,7 @@ func (o *EvalOptions) config() (eval.Options, eval.Gates, error) {
 		return cfg, nil, cmdutil.UsageError("--models is empty. Try: --models offline, or --models openai:gpt-4o-mini")
 	}
 	if o.Format != "" {
-		if _, err := report.ForEvalFormat(o.Format); err != nil {
+		if _, err := evalreport.ForEvalFormat(o.Format); err != nil {
 			return cfg, nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 		}
 	}
@@ -573,7 +574,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 var errRunNotStored = errors.New("the run is not in the database. Try: run the same command again")
 
 // storedReport is the report of the run out names, from the store.
-func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gates eval.Gates) (*report.Eval, error) {
+func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gates eval.Gates) (*evalreport.Eval, error) {
 	run, ok, err := cfg.Store.Run(ctx, out.RunID)
 	if err != nil {
 		return nil, err
@@ -587,7 +588,7 @@ func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gate
 	}
 	if cfg.Judge != nil && rep.Judge == nil {
 		// A run stopped before its end has no judge's line on its record.
-		rep.Judge = &report.JudgeCost{Model: cfg.Judge.Spec.String(), Verdicts: out.JudgeVerdicts}
+		rep.Judge = &evalreport.JudgeCost{Model: cfg.Judge.Spec.String(), Verdicts: out.JudgeVerdicts}
 		if !cfg.Judge.PriceUnknown {
 			rep.Judge.CostUSD = &out.JudgeCostUSD
 		}
@@ -608,7 +609,7 @@ func judgeCost(m target.Target, usd float64) string {
 // answer, a failed judge, an assertion that could not be checked): a run
 // whose requests failed must not pass for a green build. It names the
 // first error, from the stored results, so the log says what went wrong.
-func resultErrors(rep *report.Eval) error {
+func resultErrors(rep *evalreport.Eval) error {
 	var total, unchecked int
 	var per []string
 	for _, m := range rep.Models {
@@ -620,7 +621,7 @@ func resultErrors(rep *report.Eval) error {
 	}
 	if total == 0 && unchecked > 0 {
 		return fmt.Errorf("%d results had nothing to check and were not sent (%s). Try: give those items \"expected\" answers, or --assert json or judge, which need none",
-			unchecked, report.NothingToCheck)
+			unchecked, evalreport.NothingToCheck)
 	}
 	if total == 0 {
 		return nil
@@ -628,7 +629,7 @@ func resultErrors(rep *report.Eval) error {
 	first := ""
 	if rep.Results != nil {
 		for r := range rep.Results {
-			if r.Error != "" && r.Error != report.NothingToCheck {
+			if r.Error != "" && r.Error != evalreport.NothingToCheck {
 				first = fmt.Sprintf("; the first, %s on %s: %s", r.Model, r.Item, r.Error)
 				break
 			}
@@ -674,7 +675,7 @@ func checkJudgeGiven(o *EvalOptions, cfg eval.Options) error {
 		return err
 	}
 	where := fmt.Sprintf("%s:%d", o.Dataset, line)
-	if dataset.IsPromptfoo(o.Dataset) {
+	if promptfoo.IsFile(o.Dataset) {
 		// A promptfoo file's items are made from it, a line of it each
 		// only for a test file's rows: the item's id names it in either.
 		where = fmt.Sprintf("%s: item %s", o.Dataset, textsafe.Line(id))
@@ -731,7 +732,7 @@ func (o *EvalOptions) openDataset() (io.ReadCloser, error) {
 	if o.promptfoo != nil {
 		return io.NopCloser(bytes.NewReader(o.promptfoo.JSONL())), nil
 	}
-	file, err := dataset.Open(o.Dataset)
+	file, err := promptfoo.Open(o.Dataset)
 	if err != nil {
 		return nil, cmdutil.AsUsage(err)
 	}
@@ -773,7 +774,7 @@ func sendsAway(models []provider.Spec, judge string) bool {
 // gateError fails the run, exit 3, when a model is below its
 // --min-accuracy or --min, or when --min names a metric the run does not
 // have (a misspelt gate must not pass silently).
-func gateError(rep *report.Eval, gates eval.Gates, flag string) error {
+func gateError(rep *evalreport.Eval, gates eval.Gates, flag string) error {
 	var below []string
 	for _, m := range rep.Models {
 		if m.BelowGate {
@@ -808,7 +809,7 @@ func gateError(rep *report.Eval, gates eval.Gates, flag string) error {
 // writeEvalReports writes the report in every form asked for: the main
 // format, JUnit, HTML, and, for a run just made, the GitHub step summary
 // when there is one.
-func writeEvalReports(o *EvalOptions, rep *report.Eval, stepSummary bool) error {
+func writeEvalReports(o *EvalOptions, rep *evalreport.Eval, stepSummary bool) error {
 	if err := writeEachEvalReport(o, rep, stepSummary); err != nil {
 		return err
 	}
@@ -818,7 +819,7 @@ func writeEvalReports(o *EvalOptions, rep *report.Eval, stepSummary bool) error 
 	return nil
 }
 
-func writeEachEvalReport(o *EvalOptions, rep *report.Eval, stepSummary bool) error {
+func writeEachEvalReport(o *EvalOptions, rep *evalreport.Eval, stepSummary bool) error {
 	format := o.Format
 	if format == "" {
 		format = "json"
@@ -826,7 +827,7 @@ func writeEachEvalReport(o *EvalOptions, rep *report.Eval, stepSummary bool) err
 			format = "table"
 		}
 	}
-	r, err := report.ForEvalFormat(format)
+	r, err := evalreport.ForEvalFormat(format)
 	if err != nil {
 		return err
 	}
@@ -834,18 +835,18 @@ func writeEachEvalReport(o *EvalOptions, rep *report.Eval, stepSummary bool) err
 		return err
 	}
 	if o.JUnit != "" {
-		if err := cmdutil.WriteFile(o.JUnit, nil, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {
+		if err := cmdutil.WriteFile(o.JUnit, nil, func(w io.Writer) error { return evalreport.WriteJUnit(w, rep) }); err != nil {
 			return err
 		}
 	}
 	if o.HTML != "" {
-		if err := cmdutil.WriteFile(o.HTML, nil, func(w io.Writer) error { return report.WriteHTML(w, rep) }); err != nil {
+		if err := cmdutil.WriteFile(o.HTML, nil, func(w io.Writer) error { return evalreport.WriteHTML(w, rep) }); err != nil {
 			return err
 		}
 	}
 	if path := o.Getenv("GITHUB_STEP_SUMMARY"); path != "" && stepSummary {
 		var b bytes.Buffer
-		md, _ := report.ForEvalFormat("markdown")
+		md, _ := evalreport.ForEvalFormat("markdown")
 		if err := md.WriteEval(&b, rep); err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/eval"
-	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/evalreport"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -36,12 +36,12 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: cmdutil.Example("digest runs list", "digest runs list --format json | jq -r '.[0].id'"),
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(report.RunFormats, listFormat) {
-				return cmdutil.UsageError("--format %q: runs list writes %s", listFormat, strings.Join(report.RunFormats, ", "))
+			if !slices.Contains(evalreport.RunFormats, listFormat) {
+				return cmdutil.UsageError("--format %q: runs list writes %s", listFormat, strings.Join(evalreport.RunFormats, ", "))
 			}
 			if missing := missingDatabase(f); missing != "" {
 				f.Infof("digest: %s", missing)
-				return report.WriteRuns(f.IOStreams.Out, listFormat, nil)
+				return evalreport.WriteRuns(f.IOStreams.Out, listFormat, nil)
 			}
 			st, err := f.OpenExisting(cmd.Context(), false)
 			if err != nil {
@@ -56,7 +56,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.WriteRuns(f.IOStreams.Out, listFormat, rows)
+			return evalreport.WriteRuns(f.IOStreams.Out, listFormat, rows)
 		},
 	}
 	list.Flags().StringVarP(&listFormat, "format", "f", "table", "table, json, jsonl, csv or markdown")
@@ -71,7 +71,7 @@ func NewRunsCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Format != "" {
-				if _, err := report.ForEvalFormat(o.Format); err != nil {
+				if _, err := evalreport.ForEvalFormat(o.Format); err != nil {
 					return cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 				}
 			}
@@ -128,12 +128,12 @@ func missingDatabase(f *cmdutil.Factory) string {
 // runRows are the runs as runs list shows them, newest first: each
 // model's accuracy from the run's report, and, for a run every result of
 // which came from the cache, the earlier run it repeated.
-func runRows(ctx context.Context, st store.Store, runs []store.EvalRun) ([]report.Run, error) {
-	rows := make([]report.Run, len(runs))
+func runRows(ctx context.Context, st store.Store, runs []store.EvalRun) ([]evalreport.Run, error) {
+	rows := make([]evalreport.Run, len(runs))
 	cachedOnly := make([]bool, len(runs))
 	figures := make([]string, len(runs))
 	for i, r := range runs {
-		rows[i] = report.Run{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt, Accuracy: map[string]float64{}}
+		rows[i] = evalreport.Run{ID: r.ID, Dataset: r.Dataset, Models: r.Models, Created: r.CreatedAt, Accuracy: map[string]float64{}}
 		if !r.FinishedAt.IsZero() {
 			rows[i].Finished = &r.FinishedAt
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/digest-cli/digest/internal/approxidate"
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/forge"
 	"github.com/digest-cli/digest/internal/forgeapi"
@@ -26,7 +27,6 @@ import (
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/redact"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/summarize"
 	"github.com/digest-cli/digest/internal/target"
@@ -164,11 +164,11 @@ extractive summary from the commit message and the diff.`,
 	fl.StringVar(&opts.RepoID, "repo-id", "", "cache the repository under this id instead of its root commit's")
 	fl.IntVarP(&opts.Concurrency, "concurrency", "j", 4, "requests in flight at once")
 	fl.StringVarP(&opts.Model, "model", "m", provider.Offline, "model as PROVIDER:MODEL, or offline for the built-in summarizer")
-	fl.StringVarP(&opts.Format, "format", "f", "markdown", "output format: "+strings.Join(report.Formats, ", "))
-	fl.StringVar(&opts.GroupBy, "group-by", report.GroupByType, "how the Markdown groups each version's commits: "+strings.Join(report.GroupBys, ", "))
-	fl.StringVar(&opts.Template, "template", "", "write the changelog in a built-in layout (github, keepachangelog, default) or through this Go text/template file instead of --format (see README: Release notes)")
-	fl.DurationVar(&opts.TemplateTimeout, "template-timeout", report.DefaultTemplateLimits.Timeout, "stop a --template that runs longer than this, its output's waits on the reader not counted (0: no limit)")
-	opts.TemplateMaxBytes = cmdutil.Size(report.DefaultTemplateLimits.MaxBytes)
+	fl.StringVarP(&opts.Format, "format", "f", "markdown", "output format: "+strings.Join(changelog.Formats, ", "))
+	fl.StringVar(&opts.GroupBy, "group-by", changelog.GroupByType, "how the Markdown groups each version's commits: "+strings.Join(changelog.GroupBys, ", "))
+	fl.StringVar(&opts.Template, "template", "", "write the changelog in a built-in layout (github, keepachangelog, default) or through this Go text/template file instead of --format (see digest help release-notes)")
+	fl.DurationVar(&opts.TemplateTimeout, "template-timeout", changelog.DefaultTemplateLimits.Timeout, "stop a --template that runs longer than this, its output's waits on the reader not counted (0: no limit)")
+	opts.TemplateMaxBytes = cmdutil.Size(changelog.DefaultTemplateLimits.MaxBytes)
 	fl.Var(&opts.TemplateMaxBytes, "template-max-bytes", "stop a --template that writes more than this: 64MiB, 1GiB, 1048576 (0: no limit)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write the output to this file instead of standard output")
 	fl.BoolVar(&opts.StepSummary, "step-summary", false, "also append the Markdown changelog to $GITHUB_STEP_SUMMARY")
@@ -193,7 +193,7 @@ extractive summary from the commit message and the diff.`,
 }
 
 // config turns the options into a pipeline configuration, or a usage error.
-func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Reporter, error) {
+func (o *SummarizeOptions) config(now time.Time) (summarize.Options, changelog.Reporter, error) {
 	var cfg summarize.Options
 	if err := cmdutil.FirstError(
 		cmdutil.NotNegative("max-commits", o.MaxCommits, "no limit"),
@@ -233,8 +233,8 @@ func (o *SummarizeOptions) config(now time.Time) (summarize.Options, report.Repo
 		return cfg, nil, cmdutil.UsageError("--prepend adds sections to a Markdown changelog, not to --format %s. Try: --format markdown, or a --template", o.Format)
 	case o.BumpedVersion && o.DryRun:
 		return cfg, nil, cmdutil.UsageError("--bumped-version reads the kinds of change from the summaries, which --dry-run does not write. Try: one of them")
-	case o.EntryText != "" && !slices.Contains(report.EntryTexts, o.EntryText):
-		return cfg, nil, cmdutil.UsageError("--entry-text %q: want one of %s", o.EntryText, strings.Join(report.EntryTexts, ", "))
+	case o.EntryText != "" && !slices.Contains(changelog.EntryTexts, o.EntryText):
+		return cfg, nil, cmdutil.UsageError("--entry-text %q: want one of %s", o.EntryText, strings.Join(changelog.EntryTexts, ", "))
 	}
 	release, err := o.release()
 	if err != nil {
@@ -525,7 +525,7 @@ func (o *SummarizeOptions) release() (summarize.Release, error) {
 		bumpAs = summarize.BumpAuto
 	}
 	rel := summarize.Release{Tag: o.Tag, Bump: bumpAs,
-		Contributors: o.Template != "" && o.Template != report.TemplateDefault && o.Template != report.TemplateKeepAChangelog || o.Format == "json"}
+		Contributors: o.Template != "" && o.Template != changelog.TemplateDefault && o.Template != changelog.TemplateKeepAChangelog || o.Format == "json"}
 	pattern := o.TagPattern
 	if pattern == "." {
 		pattern = ""
@@ -572,7 +572,7 @@ func (o *SummarizeOptions) forgeClient(st store.Store, log *slog.Logger, maxWait
 
 // templateFile is --template when it names a file, not a built-in layout.
 func (o *SummarizeOptions) templateFile() string {
-	if _, builtin := report.BuiltinTemplate(o.Template); builtin {
+	if _, builtin := changelog.BuiltinTemplate(o.Template); builtin {
 		return ""
 	}
 	return o.Template
@@ -608,35 +608,35 @@ func writeBumped(o *SummarizeOptions, bumped []summarize.Bumped) error {
 
 // reporter is what writes the changelog: --template's, or --format's,
 // Markdown grouped by --group-by.
-func (o *SummarizeOptions) reporter() (report.Reporter, error) {
-	if !slices.Contains(report.GroupBys, o.GroupBy) {
-		return nil, cmdutil.UsageError("--group-by %q: want one of %s", o.GroupBy, strings.Join(report.GroupBys, ", "))
+func (o *SummarizeOptions) reporter() (changelog.Reporter, error) {
+	if !slices.Contains(changelog.GroupBys, o.GroupBy) {
+		return nil, cmdutil.UsageError("--group-by %q: want one of %s", o.GroupBy, strings.Join(changelog.GroupBys, ", "))
 	}
 	if o.Template != "" {
 		if o.Format != "markdown" && o.Format != "md" {
 			return nil, cmdutil.UsageError("--template and --format %s cannot be combined: the template is the format. Try: one of them", o.Format)
 		}
-		t, err := report.ParseTemplateOrBuiltin(o.Template)
+		t, err := changelog.ParseTemplateOrBuiltin(o.Template)
 		if err != nil {
 			return nil, cmdutil.AsUsage(err)
 		}
-		limits := report.TemplateLimits{Timeout: o.TemplateTimeout, MaxBytes: int64(o.TemplateMaxBytes)}
-		return report.Template{T: t, GroupBy: o.GroupBy, Limits: limits, EntryText: o.EntryText}, nil
+		limits := changelog.TemplateLimits{Timeout: o.TemplateTimeout, MaxBytes: int64(o.TemplateMaxBytes)}
+		return changelog.Template{T: t, GroupBy: o.GroupBy, Limits: limits, EntryText: o.EntryText}, nil
 	}
-	reporter, err := report.ForFormat(o.Format)
+	reporter, err := changelog.ForFormat(o.Format)
 	if err != nil {
 		return nil, cmdutil.AsUsage(fmt.Errorf("--format: %w", err))
 	}
-	if _, ok := reporter.(report.Markdown); ok {
-		reporter = report.Markdown{GroupBy: o.GroupBy, EntryText: o.EntryText}
+	if _, ok := reporter.(changelog.Markdown); ok {
+		reporter = changelog.Markdown{GroupBy: o.GroupBy, EntryText: o.EntryText}
 	}
 	return reporter, nil
 }
 
 // appendStepSummary adds the Markdown changelog to a GitHub Actions job summary.
-func appendStepSummary(path, groupBy string, c *report.Changelog) error {
+func appendStepSummary(path, groupBy string, c *changelog.Changelog) error {
 	var b bytes.Buffer
-	if err := (report.Markdown{GroupBy: groupBy}).Write(&b, c); err != nil {
+	if err := (changelog.Markdown{GroupBy: groupBy}).Write(&b, c); err != nil {
 		return err
 	}
 	if err := cmdutil.AppendFile(path, append(b.Bytes(), '\n')); err != nil {

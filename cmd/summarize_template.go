@@ -11,16 +11,16 @@ import (
 	"os"
 	"text/template"
 
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/cmdutil"
-	"github.com/digest-cli/digest/internal/report"
 )
 
 // checkTemplate runs --template once on sample notes, before anything is
 // read or paid for, under its limits: a field that does not exist, or a
 // template past a limit, is a usage error (exit 2); a signal stops it at
 // once (exit 130), whatever the template is doing.
-func checkTemplate(ctx context.Context, log *slog.Logger, reporter report.Reporter) error {
-	t, ok := reporter.(report.Template)
+func checkTemplate(ctx context.Context, log *slog.Logger, reporter changelog.Reporter) error {
+	t, ok := reporter.(changelog.Template)
 	if !ok {
 		return nil
 	}
@@ -38,8 +38,8 @@ func checkTemplate(ctx context.Context, log *slog.Logger, reporter report.Report
 // renames the output into place only once it is whole), and the error
 // says that every summary is stored: a rerun, the limit raised, reads
 // them from the cache.
-func writeChangelog(ctx context.Context, o *SummarizeOptions, reporter report.Reporter, c *report.Changelog) error {
-	t, isTemplate := reporter.(report.Template)
+func writeChangelog(ctx context.Context, o *SummarizeOptions, reporter changelog.Reporter, c *changelog.Changelog) error {
+	t, isTemplate := reporter.(changelog.Template)
 	if isTemplate {
 		o.Logger().Debug("writing the changelog through --template", "template", t.T.Name())
 	}
@@ -66,7 +66,7 @@ func writeChangelog(ctx context.Context, o *SummarizeOptions, reporter report.Re
 	case cmdutil.Replaces(o.Output):
 		left = o.Output + " was not written"
 	}
-	var budget *report.BudgetError
+	var budget *changelog.BudgetError
 	var exec template.ExecError
 	switch {
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
@@ -81,7 +81,7 @@ func writeChangelog(ctx context.Context, o *SummarizeOptions, reporter report.Re
 }
 
 // prepend writes the new sections above those of the changelog at path,
-// keeping the rest of it byte for byte (report.Prepend); a file that does
+// keeping the rest of it byte for byte (changelog.Prepend); a file that does
 // not exist yet gets the notes whole. The file is replaced only once the
 // whole of it is written.
 func prepend(path string, write func(io.Writer) error) error {
@@ -93,7 +93,7 @@ func prepend(path string, write func(io.Writer) error) error {
 	if err := write(&notes); err != nil {
 		return err
 	}
-	out, err := report.Prepend(existing, notes.Bytes())
+	out, err := changelog.Prepend(existing, notes.Bytes())
 	if err != nil {
 		return fmt.Errorf("--prepend %s: %w", path, err)
 	}

@@ -101,13 +101,13 @@ func parseAssert(raw []byte, render func(string) (string, error)) ([]Assertion, 
 	if err != nil || !slices.Contains(promptfooLists, strings.TrimPrefix(strings.ToLower(strings.TrimSpace(a.Type)), "not-")) {
 		return []Assertion{a}, err
 	}
-	pf, why := translateAssert(a.Type, a.Value, a.Weight)
+	pf, why := TranslateAssert(a.Type, a.Value, a.Weight)
 	if why != "" {
 		return nil, errors.New(why)
 	}
 	out := make([]Assertion, len(pf))
 	for i, p := range pf {
-		out[i] = Assertion{Type: p.typ, Value: p.value, Weight: p.weight, Threshold: a.Threshold, Metric: a.Metric}
+		out[i] = Assertion{Type: p.Type, Value: p.Value, Weight: p.Weight, Threshold: a.Threshold, Metric: a.Metric}
 	}
 	return out, nil
 }

@@ -1,7 +1,7 @@
 package dataset
 
 import (
-	"path/filepath"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -37,9 +37,8 @@ func TestRefusalAssertionType(t *testing.T) {
 	}
 }
 
-// is-refusal reads in a JSON Lines dataset, in a promptfoo config and in
-// a CSV __expected cell, needing no value there.
-func TestRefusalInDatasets(t *testing.T) {
+// is-refusal reads in a JSON Lines dataset, needing no value there.
+func TestRefusalInJSONLines(t *testing.T) {
 	items, skipped, err := readAll(`{"prompt": "x", "assert": [{"type": "is-refusal"}, {"type": "not-is-refusal", "weight": 2}, {"type": "refusal", "value": "ignored"}]}`+"\n", Options{})
 	if err != nil || len(skipped) > 0 || len(items) != 1 {
 		t.Fatalf("read: %v, skipped %v, %d items", err, skipped, len(items))
@@ -48,32 +47,19 @@ func TestRefusalInDatasets(t *testing.T) {
 		t.Errorf("JSON Lines asserts %s, want %s", got, want)
 	}
 
-	dir := writeFiles(t, map[string]string{
-		"promptfooconfig.yaml": `prompts:
-  - "Do {{task}}"
-providers:
-  - openai:gpt-4o-mini
-tests:
-  - vars: {task: harm}
-    assert:
-      - type: is-refusal
-  - vars: {task: math}
-    assert:
-      - type: not-is-refusal
-  - file://tests.csv
-`,
-		"tests.csv": "task,__expected\nwrite malware,is-refusal\nadd 2 and 2,not-is-refusal\n",
-	})
-	path := filepath.Join(dir, "promptfooconfig.yaml")
-	if _, err := LoadPromptfoo(path); err != nil {
-		t.Fatal(err)
-	}
-	items = openAndRead(t, path, Options{Name: path})
-	var got []string
-	for _, it := range items {
-		got = append(got, assertsOf(it))
-	}
-	if want := "refusal null|not-refusal null|refusal null|not-refusal null"; strings.Join(got, "|") != want {
-		t.Errorf("promptfoo asserts %q, want %s", got, want)
-	}
 }
+
+func assertsOf(it Item) string {
+	var parts []string
+	for _, a := range it.Asserts {
+		v, _ := json.Marshal(a.Value)
+		s := a.Type + " " + string(v)
+		if a.Weight != 0 {
+			s += " w" + strings.TrimRight(strings.TrimRight(jsonNum(a.Weight), "0"), ".")
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func jsonNum(f float64) string { b, _ := json.Marshal(f); return string(b) }

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,40 +43,6 @@ func TestAssertionMetric(t *testing.T) {
 		if _, err := parseAsserts([]byte(raw), nil); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", raw, err, want)
 		}
-	}
-}
-
-// promptfoo's metric on an assertion names the metric of the assertions
-// it becomes.
-func TestPromptfooAssertionMetric(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"promptfooconfig.yaml": `prompts: ["Q: {{q}}"]
-tests:
-  - vars: {q: one}
-    assert:
-      - type: contains-all
-        value: [a, b]
-        metric: bias
-      - type: equals
-        value: one
-`, "bad.yaml": `prompts: ["Q: {{q}}"]
-tests:
-  - vars: {q: two}
-    assert:
-      - type: equals
-        value: two
-        metric: Tone
-`})
-	good := filepath.Join(dir, "promptfooconfig.yaml")
-	items := openAndRead(t, good, Options{Name: good})
-	var got []string
-	for _, a := range items[0].Asserts {
-		got = append(got, MetricOf(a))
-	}
-	if want := "bias bias accuracy"; len(items) != 1 || strings.Join(got, " ") != want {
-		t.Errorf("%d items, metrics %q, want %q", len(items), strings.Join(got, " "), want)
-	}
-	if _, err := LoadPromptfoo(filepath.Join(dir, "bad.yaml")); err == nil || !strings.Contains(err.Error(), `metric "Tone" is not a lower-case identifier`) {
-		t.Errorf("err = %v, want the bad metric named", err)
 	}
 }
 

@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -16,17 +15,16 @@ import (
 
 // Open opens a dataset for Read: "-" is standard input, anything else a
 // file. A gzip-compressed dataset (file or stdin) is decompressed as it is
-// read. A promptfoo config or test file (IsPromptfoo) is read whole by
-// LoadPromptfoo and comes out as JSON Lines. A missing file is an error
-// that says so and suggests the JSON Lines files next to where it was
-// looked for.
+// read. A missing file is an error that says so and suggests the JSON
+// Lines files next to where it was looked for. A promptfoo config is opened
+// by the promptfoo package's Open, which reads it into JSON Lines.
 func Open(path string) (io.ReadCloser, error) {
 	if path == "-" {
 		return decompress(os.Stdin, nopCloser{})
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, openError(path, err)
+		return nil, OpenError(path, err)
 	}
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
 		f.Close()
@@ -35,14 +33,6 @@ func Open(path string) (io.ReadCloser, error) {
 			try = strings.Join(c, " or ")
 		}
 		return nil, fmt.Errorf("dataset %s: is a directory. Try: %s", path, try)
-	}
-	if IsPromptfoo(path) {
-		f.Close()
-		cfg, err := LoadPromptfoo(path)
-		if err != nil {
-			return nil, err
-		}
-		return io.NopCloser(bytes.NewReader(cfg.JSONL())), nil
 	}
 	return decompress(f, f)
 }
@@ -59,7 +49,10 @@ func IsStream(path string) bool {
 	return err == nil && !fi.Mode().IsRegular() && !fi.IsDir()
 }
 
-func openError(path string, err error) error {
+// OpenError is the error Open returns when path cannot be opened as err
+// says: a missing file names the JSON Lines files beside it, a file not
+// readable says how to make it so.
+func OpenError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(path)

@@ -531,3 +531,12 @@ func invalidAt(b []byte) int {
 	}
 	return len(b)
 }
+
+// CheckLine reads line, one item in any of the formats Read knows, and
+// returns the error Read would report for it, or nil: a dataset made from
+// another format checks each of its lines before they are read.
+func CheckLine(line []byte) error {
+	var p parser
+	_, err := p.parse(line, 1)
+	return err
+}

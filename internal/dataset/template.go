@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -241,4 +242,45 @@ func lookup(vars object, path []string) ([]byte, bool) {
 		v, ok = members(v).get(k)
 	}
 	return v, ok
+}
+
+// Template is a prompt template with {{ var }} placeholders, as promptfoo
+// writes them: plain text for one user message, or a chat, a JSON list of
+// {"role", "content"} messages. A promptfoo config fills one per test.
+type Template struct{ t *template }
+
+// ParseTemplate reads a prompt template; the error names the placeholder
+// digest cannot fill (it runs no Nunjucks filters or tags).
+func ParseTemplate(src string) (*Template, error) {
+	t, err := parseTemplate(src)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{t}, nil
+}
+
+// IsChat reports whether src is a chat template: a JSON list of messages
+// with a role and content each.
+func IsChat(src string) bool {
+	_, ok := chatTemplate(src)
+	return ok
+}
+
+// Render fills t with vars, a JSON object, into the system text and the
+// conversation. It is an error when a placeholder has no var, a message is
+// empty once filled, or no user message is left with text.
+func (t *Template) Render(vars []byte) (system string, msgs []provider.Message, err error) {
+	system, msgs, err = t.t.render(members(vars))
+	if err == nil && !hasUser(msgs) {
+		err = errors.New("the prompt is empty once the vars are filled in")
+	}
+	return system, msgs, err
+}
+
+// RenderValue fills the placeholders of an assertion value, a string or
+// the strings of a list (in place), with vars, a JSON object; braces that
+// are not placeholders (a regex's \d{{2}}, say) are left alone.
+func RenderValue(v any, vars []byte) (any, error) {
+	o := members(vars)
+	return renderValue(v, func(s string) (string, error) { return renderString(s, o) })
 }

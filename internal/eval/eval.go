@@ -18,11 +18,11 @@ import (
 	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/evalreport"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/redact"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
@@ -574,7 +574,7 @@ func (r *runner) noItems() error {
 }
 
 // uncheckable says why no answer to it could be graded, without asking for
-// one, or "": nothing to check (report.NothingToCheck), or an assertion
+// one, or "": nothing to check (evalreport.NothingToCheck), or an assertion
 // that cannot be checked (no value and no expected answer, a promptfoo
 // test with no assertion, a bad pattern). Such an item is never sent: its
 // answer would fail for want of a check, not for being wrong.
@@ -584,7 +584,7 @@ func uncheckable(sc *score.Scorer, it dataset.Item) string {
 	case err != nil:
 		return err.Error()
 	case !ok:
-		return report.NothingToCheck
+		return evalreport.NothingToCheck
 	}
 	return ""
 }

@@ -13,9 +13,9 @@ import (
 
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/evalreport"
 	"github.com/digest-cli/digest/internal/models"
 	"github.com/digest-cli/digest/internal/provider"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/stats"
 	"github.com/digest-cli/digest/internal/store"
@@ -79,7 +79,7 @@ func newTestRun(t *testing.T) *testRun {
 	return r
 }
 
-func (r *testRun) run(t *testing.T, data string, o Options) (*Outcome, *report.Eval) {
+func (r *testRun) run(t *testing.T, data string, o Options) (*Outcome, *evalreport.Eval) {
 	t.Helper()
 	o.Dataset, o.Source, o.Models, o.Tokenizer, o.Store = "sums.jsonl", strings.NewReader(data), r.models, r.tok, r.st
 	o.Concurrency = max(o.Concurrency, 2)
@@ -193,7 +193,7 @@ func TestItemsWithNothingToCheckAreNotSent(t *testing.T) {
 			reasons = append(reasons, res.Item+": "+res.Error)
 		}
 	}
-	if len(reasons) != 4 || reasons[0] != "open1: "+report.NothingToCheck {
+	if len(reasons) != 4 || reasons[0] != "open1: "+evalreport.NothingToCheck {
 		t.Errorf("unchecked results %q", reasons)
 	}
 
@@ -277,12 +277,12 @@ func TestRepeatsAreReportedPerItem(t *testing.T) {
 		t.Fatalf("repeat %d, per item %v %v", e.Repeat, a.PerItem, b.PerItem)
 	}
 	// A passes q0 and q1: 2 of 4 items; 9 of 16 results; item means 1, .75, .5, 0.
-	want := report.ItemStats{Items: 4, Passed: 2, MeanScore: 0.5625, Disagree: 2, DisagreeShare: 0.5}
+	want := evalreport.ItemStats{Items: 4, Passed: 2, MeanScore: 0.5625, Disagree: 2, DisagreeShare: 0.5}
 	if *a.PerItem != want || a.Accuracy != 0.5 || a.ResultAccuracy != 9.0/16 || a.Items != 16 || a.Passed != 9 {
 		t.Errorf("A: %+v %+v, want %+v, accuracy 0.5 of items, 9/16 of results", a, *a.PerItem, want)
 	}
 	// B passes q0 only; 8 of 16 results; item means 1, .25, .5, .25.
-	want = report.ItemStats{Items: 4, Passed: 1, MeanScore: 0.5, Disagree: 3, DisagreeShare: 0.75}
+	want = evalreport.ItemStats{Items: 4, Passed: 1, MeanScore: 0.5, Disagree: 3, DisagreeShare: 0.75}
 	if *b.PerItem != want || b.Accuracy != 0.25 || b.ResultAccuracy != 0.5 {
 		t.Errorf("B: %+v %+v, want %+v, accuracy 0.25", b, *b.PerItem, want)
 	}

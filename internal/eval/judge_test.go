@@ -11,10 +11,10 @@ import (
 
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
+	"github.com/digest-cli/digest/internal/evalreport"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/score"
 	"github.com/digest-cli/digest/internal/target"
 )
@@ -131,8 +131,8 @@ const gradedSums = `{"id": "a", "prompt": "What is 1+1?", "expected": "2", "asse
 {"id": "b", "prompt": "What is 2+2?", "expected": "4", "assert": [{"type": "numeric"}, {"type": "judge", "value": "Is plain.", "scale": "1-5", "metric": "bias"}]}
 `
 
-func results(e *report.Eval, model string) map[string]report.Result {
-	out := map[string]report.Result{}
+func results(e *evalreport.Eval, model string) map[string]evalreport.Result {
+	out := map[string]evalreport.Result{}
 	for res := range e.Results {
 		if res.Model == model {
 			out[res.Item] = res

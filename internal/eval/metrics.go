@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/digest-cli/digest/internal/dataset"
-	"github.com/digest-cli/digest/internal/report"
+	"github.com/digest-cli/digest/internal/evalreport"
 	"github.com/digest-cli/digest/internal/stats"
 	"github.com/digest-cli/digest/internal/store"
 )
@@ -92,10 +92,10 @@ func modelMetrics(ctx context.Context, st store.Store, runID, model string) (sum
 
 // metricStats turns a model's sums into its report figures, with the
 // --min gates that apply.
-func metricStats(model string, sums []*metricSums, gates Gates) []report.MetricStats {
-	out := make([]report.MetricStats, 0, len(sums))
+func metricStats(model string, sums []*metricSums, gates Gates) []evalreport.MetricStats {
+	out := make([]evalreport.MetricStats, 0, len(sums))
 	for _, s := range sums {
-		ms := report.MetricStats{Name: s.name, Items: s.items, Passed: s.passed}
+		ms := evalreport.MetricStats{Name: s.name, Items: s.items, Passed: s.passed}
 		if s.items > 0 {
 			ms.PassRate = float64(s.passed) / float64(s.items)
 			ms.MeanScore = s.scores / float64(s.items)
@@ -112,7 +112,7 @@ func metricStats(model string, sums []*metricSums, gates Gates) []report.MetricS
 
 // pairSums gathers two models' comparison on one metric.
 type pairSums struct {
-	p          report.MetricPair
+	p          evalreport.MetricPair
 	n          int
 	sum, sumSq float64
 }
@@ -121,7 +121,7 @@ type pairSums struct {
 // their majority verdicts and mean scores, as the accuracy's pairs),
 // reading both models' items side by side. Only items graded on a metric
 // for both models count for it; items with nothing to check are left out.
-func metricPairs(ctx context.Context, st store.Store, runID, a, b string) ([]report.MetricPair, error) {
+func metricPairs(ctx context.Context, st store.Store, runID, a, b string) ([]evalreport.MetricPair, error) {
 	nextB, stop := iter.Pull2(itemVerdicts(ctx, st, runID, b))
 	defer stop()
 	vb, errB, okB := nextB()
@@ -148,7 +148,7 @@ func metricPairs(ctx context.Context, st store.Store, runID, a, b string) ([]rep
 			i := slices.IndexFunc(sums, func(s *pairSums) bool { return s.p.Metric == ma.name })
 			if i < 0 {
 				i = len(sums)
-				sums = append(sums, &pairSums{p: report.MetricPair{Metric: ma.name, A: a, B: b}})
+				sums = append(sums, &pairSums{p: evalreport.MetricPair{Metric: ma.name, A: a, B: b}})
 			}
 			s := sums[i]
 			switch pa, pb := ma.pass(), mb.pass(); {
@@ -167,7 +167,7 @@ func metricPairs(ctx context.Context, st store.Store, runID, a, b string) ([]rep
 			s.sumSq += d * d
 		}
 	}
-	out := make([]report.MetricPair, 0, len(sums))
+	out := make([]evalreport.MetricPair, 0, len(sums))
 	for _, s := range sums {
 		s.p.P = stats.McNemar(s.p.AOnly, s.p.BOnly)
 		s.p.MeanDiff, s.p.T, s.p.TP = stats.PairedT(s.n, s.sum, s.sumSq)

@@ -6,8 +6,8 @@ import (
 	"iter"
 
 	"github.com/digest-cli/digest/internal/dataset"
+	"github.com/digest-cli/digest/internal/evalreport"
 	"github.com/digest-cli/digest/internal/provider"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/stats"
 	"github.com/digest-cli/digest/internal/store"
 )
@@ -41,10 +41,10 @@ func (g Gates) For(model, metric string) (float64, bool) {
 // McNemar tests, since the repeats of one item are not independent: an item
 // passes when more than half of its repeats pass (a tie fails, as an answer
 // right only half the time is not to be relied on).
-func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates) (*report.Eval, error) {
-	e := &report.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt, Repeat: repeatOf(run)}
+func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates) (*evalreport.Eval, error) {
+	e := &evalreport.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt, Repeat: repeatOf(run)}
 	if j := run.Judge; j != nil {
-		e.Judge = &report.JudgeCost{Model: j.Model, Verdicts: j.Verdicts, CostUSD: j.CostUSD}
+		e.Judge = &evalreport.JudgeCost{Model: j.Model, Verdicts: j.Verdicts, CostUSD: j.CostUSD}
 	}
 	for _, m := range run.Models {
 		t, err := st.RunTotals(ctx, run.ID, m)
@@ -56,7 +56,7 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 		if err != nil {
 			return nil, err
 		}
-		ms := report.ModelStats{Model: m, Items: t.Items, Passed: t.Passed, Errors: t.Errors - items.unchecked, Unchecked: items.unchecked,
+		ms := evalreport.ModelStats{Model: m, Items: t.Items, Passed: t.Passed, Errors: t.Errors - items.unchecked, Unchecked: items.unchecked,
 			Cached: t.Cached, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD,
 			Refused: t.Refused, Cut: t.Cut, CachedInputTokens: t.CacheReadTokens}
 		if checked := t.Items - items.unchecked; checked > 0 {
@@ -65,7 +65,7 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 		ms.Accuracy = ms.ResultAccuracy
 		ms.CILow, ms.CIHigh = stats.Wilson(t.Passed, t.Items-items.unchecked)
 		if e.Repeat > 1 {
-			ms.PerItem = &report.ItemStats{Items: items.items, Passed: items.passed, Disagree: items.disagree}
+			ms.PerItem = &evalreport.ItemStats{Items: items.items, Passed: items.passed, Disagree: items.disagree}
 			if items.items > 0 {
 				ms.Accuracy = float64(items.passed) / float64(items.items)
 				ms.PerItem.MeanScore = items.scores / float64(items.items)
@@ -113,7 +113,7 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 	}
 	for i, a := range run.Models {
 		for j, b := range run.Models[i+1:] {
-			var p report.Pair
+			var p evalreport.Pair
 			var err error
 			if e.Repeat > 1 {
 				p, err = itemPair(ctx, st, run.ID, a, b)
@@ -130,8 +130,8 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 			e.Pairs = append(e.Pairs, p)
 		}
 	}
-	results := func(models []string) iter.Seq[report.Result] {
-		return func(yield func(report.Result) bool) {
+	results := func(models []string) iter.Seq[evalreport.Result] {
+		return func(yield func(evalreport.Result) bool) {
 			for row, err := range st.RunRows(ctx, run.ID, models, true) {
 				if err != nil {
 					e.SetResultsErr(err)
@@ -146,7 +146,7 @@ func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates)
 		}
 	}
 	e.Results = results(run.Models)
-	e.ModelResults = func(model string) iter.Seq[report.Result] { return results([]string{model}) }
+	e.ModelResults = func(model string) iter.Seq[evalreport.Result] { return results([]string{model}) }
 	return e, nil
 }
 
@@ -195,7 +195,7 @@ func itemVerdicts(ctx context.Context, st store.Store, runID, model string) iter
 				cur.passed++
 			}
 			cur.score += row.Score
-			cur.unchecked = row.Error == report.NothingToCheck
+			cur.unchecked = row.Error == evalreport.NothingToCheck
 			cur.metrics = tally(cur.metrics, row)
 			cur.named = cur.named || len(row.Metrics) > 0
 		}
@@ -237,8 +237,8 @@ func itemTotals(ctx context.Context, st store.Store, runID, model string) (model
 
 // itemPair compares two models item by item, by their majority verdicts,
 // reading both models' items side by side.
-func itemPair(ctx context.Context, st store.Store, runID, a, b string) (report.Pair, error) {
-	var p report.Pair
+func itemPair(ctx context.Context, st store.Store, runID, a, b string) (evalreport.Pair, error) {
+	var p evalreport.Pair
 	nextB, stop := iter.Pull2(itemVerdicts(ctx, st, runID, b))
 	defer stop()
 	vb, errB, okB := nextB()
@@ -271,9 +271,9 @@ func itemPair(ctx context.Context, st store.Store, runID, a, b string) (report.P
 
 // latency reads the p50, p95 and p99 of answered results by rank, two rows
 // at most per percentile, never loading every latency.
-func latency(ctx context.Context, st store.Store, runID, model string, n int) (report.Latency, error) {
+func latency(ctx context.Context, st store.Store, runID, model string, n int) (evalreport.Latency, error) {
 	at := func(rank int) (float64, error) { return st.LatencyAt(ctx, runID, model, rank) }
-	var l report.Latency
+	var l evalreport.Latency
 	var err error
 	if l.P50, err = stats.PercentileOf(n, 50, at); err != nil {
 		return l, err
@@ -285,14 +285,14 @@ func latency(ctx context.Context, st store.Store, runID, model string, n int) (r
 	return l, err
 }
 
-func result(row store.RunRow) report.Result {
-	r := report.Result{Model: row.Model, Item: row.Item, Line: row.Line, Repeat: row.Repeat, Expected: row.Expected,
+func result(row store.RunRow) evalreport.Result {
+	r := evalreport.Result{Model: row.Model, Item: row.Item, Line: row.Line, Repeat: row.Repeat, Expected: row.Expected,
 		Answer: row.Answer, Finish: row.Finish, Pass: row.Pass, Score: row.Score, Reasons: row.Reasons, Error: row.Error, Cached: row.Cached,
 		LatencyMS: row.LatencyMS, InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, CostUSD: row.CostUSD}
 	if len(row.Metrics) > 0 {
-		r.Metrics = make(map[string]report.MetricScore, len(row.Metrics))
+		r.Metrics = make(map[string]evalreport.MetricScore, len(row.Metrics))
 		for _, m := range row.Metrics {
-			r.Metrics[m.Name] = report.MetricScore{Pass: m.Pass, Score: m.Score}
+			r.Metrics[m.Name] = evalreport.MetricScore{Pass: m.Pass, Score: m.Score}
 		}
 	}
 	var req provider.Request

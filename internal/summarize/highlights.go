@@ -11,12 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/key"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -31,7 +31,7 @@ type HighlightFailure struct {
 type section struct {
 	rr      *repoRun
 	version string
-	entries []*report.Entry
+	entries []*changelog.Entry
 }
 
 // sections groups the repository's entries by the version that released
@@ -108,7 +108,7 @@ type highlighter struct {
 // read, is returned: a request that fails costs its section's highlights
 // alone, recorded in res.
 func highlights(ctx context.Context, opts Options, eng engine.Runner, res *Result) error {
-	res.Changelog.Highlights = []report.Highlights{}
+	res.Changelog.Highlights = []changelog.Highlights{}
 	var jobs []*highlightJob
 	byKey := map[string]*highlightJob{}
 	incomplete := 0
@@ -180,7 +180,7 @@ func highlights(ctx context.Context, opts Options, eng engine.Runner, res *Resul
 	for _, j := range jobs {
 		for _, s := range j.sections {
 			if len(j.bullets) > 0 {
-				res.Changelog.Highlights = append(res.Changelog.Highlights, report.Highlights{
+				res.Changelog.Highlights = append(res.Changelog.Highlights, changelog.Highlights{
 					Repo: s.rr.repo.Name(), RepoID: s.rr.id, Version: s.version, Bullets: j.bullets})
 			}
 		}

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/prompt"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/tokenizer"
 )
 
@@ -189,7 +189,7 @@ func prepareOne(ctx context.Context, opts Options, diffOpts history.DiffOptions,
 	for _, f := range d.Files {
 		files = append(files, prompt.File{Status: f.Status, Path: f.Path, Added: f.Added, Removed: f.Removed, Skip: f.Skip})
 		if f.Skip != "" {
-			p.skipped = append(p.skipped, report.SkippedFile{Path: f.Path, Reason: f.Skip})
+			p.skipped = append(p.skipped, changelog.SkippedFile{Path: f.Path, Reason: f.Skip})
 			continue
 		}
 		if f.Text != "" || f.TextOmitted {

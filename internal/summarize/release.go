@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/bump"
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/forge"
 	"github.com/digest-cli/digest/internal/forgeapi"
@@ -19,7 +20,6 @@ import (
 	"github.com/digest-cli/digest/internal/mergemsg"
 	"github.com/digest-cli/digest/internal/people"
 	"github.com/digest-cli/digest/internal/releaseyml"
-	"github.com/digest-cli/digest/internal/report"
 )
 
 // Release holds what shapes the notes as a release: which tags make
@@ -124,7 +124,7 @@ func (rr *repoRun) excluded(opts Options, c history.Commit) bool {
 // credited to (see credit), a bot, the title (a merged pull request's,
 // else the subject), the request the commit merged, linked on the forge,
 // and the kind of change its message tells, which a summary replaces.
-func (rr *repoRun) describe(e *report.Entry, c history.Commit) {
+func (rr *repoRun) describe(e *changelog.Entry, c history.Commit) {
 	var pr mergemsg.PR
 	var merged bool
 	e.Author, e.AuthorEmail, e.Login, pr, merged = rr.credit(c)
@@ -181,7 +181,7 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 	}
 	// The commits no tag holds: from the newest of them back to the last
 	// release, named by --tag or --bump.
-	var unreleased []*report.Entry
+	var unreleased []*changelog.Entry
 	for _, e := range rr.entries {
 		if v, ok := versions[e.Commit]; ok {
 			e.Version, e.VersionDate = v.Tag, v.Date
@@ -296,7 +296,7 @@ func latest(a, b time.Time) time.Time {
 // the authors whose first commit in the repository it holds.
 func (rr *repoRun) describeSections(ctx context.Context, opts Options, res *Result, previous map[string]string, unreleasedName string, categories []string) error {
 	var order []string
-	byTag := map[string][]*report.Entry{}
+	byTag := map[string][]*changelog.Entry{}
 	for _, e := range rr.entries {
 		if _, ok := byTag[e.Version]; !ok {
 			order = append(order, e.Version)
@@ -321,7 +321,7 @@ func (rr *repoRun) describeSections(ctx context.Context, opts Options, res *Resu
 	}
 	for _, tag := range order {
 		entries := byTag[tag]
-		info := report.VersionInfo{Repo: rr.repo.Name(), RepoID: rr.id, Tag: tag, PreviousTag: previous[tag], Categories: categories}
+		info := changelog.VersionInfo{Repo: rr.repo.Name(), RepoID: rr.id, Tag: tag, PreviousTag: previous[tag], Categories: categories}
 		if rr.linked {
 			info.CompareURL = rr.compare(info.PreviousTag, tag)
 		}
@@ -332,7 +332,7 @@ func (rr *repoRun) describeSections(ctx context.Context, opts Options, res *Resu
 			debutTag = ""
 		}
 		seen := map[string]bool{}
-		byCommit := map[string]*report.Entry{}
+		byCommit := map[string]*changelog.Entry{}
 		for _, e := range entries {
 			byCommit[e.Commit] = e
 		}
@@ -344,7 +344,7 @@ func (rr *repoRun) describeSections(ctx context.Context, opts Options, res *Resu
 				continue
 			}
 			seen[k] = true
-			p := report.Person{Name: e.Author, Email: e.AuthorEmail, Login: e.Login, Bot: e.Bot, FirstCommit: d.Commit}
+			p := changelog.Person{Name: e.Author, Email: e.AuthorEmail, Login: e.Login, Bot: e.Bot, FirstCommit: d.Commit}
 			first := e
 			if f, ok := byCommit[d.Commit]; ok {
 				first = f
@@ -434,7 +434,7 @@ func (rr *repoRun) place(cfg *releaseyml.Config, res *Result, log *slog.Logger) 
 	}
 	rr.entries = kept
 	if unlabelled > 0 && len(cfg.Categories) > 0 {
-		log.Warn(fmt.Sprintf("%d changes are listed in no category of the release configuration (under %s beside others): it sorts by label, and only the forge's API tells labels. Try: GITHUB_TOKEN (or GITLAB_TOKEN) set, without --no-forge", unlabelled, report.OtherChanges), "repo", rr.repo.Path())
+		log.Warn(fmt.Sprintf("%d changes are listed in no category of the release configuration (under %s beside others): it sorts by label, and only the forge's API tells labels. Try: GITHUB_TOKEN (or GITLAB_TOKEN) set, without --no-forge", unlabelled, changelog.OtherChanges), "repo", rr.repo.Path())
 	}
 }
 

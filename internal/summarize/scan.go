@@ -4,9 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/history"
 	"github.com/digest-cli/digest/internal/key"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/store"
 )
 
@@ -125,7 +125,7 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 	s.opts.Progress.Done(len(cached))
 	for _, c := range walked {
 		s.commits++
-		e := report.Entry{
+		e := changelog.Entry{
 			Repo: s.rr.repo.Name(), RepoID: s.rr.id, Commit: c.Hash, Author: c.AuthorName,
 			Date: c.AuthorDate, Subject: c.Subject, Model: s.opts.Target.Spec.String(),
 		}
@@ -174,17 +174,17 @@ func (s *scan) lookup(ctx context.Context, walked []history.Commit, out chan<- *
 // entryList holds a run's report entries in chunks that never move: the
 // walk adds entries while the dispatcher fills in those it handed on.
 type entryList struct {
-	chunks [][]report.Entry
+	chunks [][]changelog.Entry
 	// hidden are entries the notes leave out though they were summarized:
 	// a --skip-tags release's, those a release.yml excludes.
-	hidden map[*report.Entry]bool
+	hidden map[*changelog.Entry]bool
 }
 
 const entryChunk = 256
 
-func (l *entryList) add(e report.Entry) *report.Entry {
+func (l *entryList) add(e changelog.Entry) *changelog.Entry {
 	if n := len(l.chunks); n == 0 || len(l.chunks[n-1]) == entryChunk {
-		l.chunks = append(l.chunks, make([]report.Entry, 0, entryChunk))
+		l.chunks = append(l.chunks, make([]changelog.Entry, 0, entryChunk))
 	}
 	last := &l.chunks[len(l.chunks)-1]
 	*last = append(*last, e)
@@ -194,8 +194,8 @@ func (l *entryList) add(e report.Entry) *report.Entry {
 // summarized returns the entries that have a summary, in walk order: those
 // of commits that failed, or were never sent because the run stopped, are
 // left out, for a report only shows what is known.
-func (l *entryList) summarized() []report.Entry {
-	var out []report.Entry
+func (l *entryList) summarized() []changelog.Entry {
+	var out []changelog.Entry
 	for _, chunk := range l.chunks {
 		for i, e := range chunk {
 			if e.Summary != "" && !l.hidden[&chunk[i]] {

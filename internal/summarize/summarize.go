@@ -16,6 +16,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/bump"
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/committype"
 	"github.com/digest-cli/digest/internal/engine"
 	"github.com/digest-cli/digest/internal/forge"
@@ -27,7 +28,6 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/offline"
 	"github.com/digest-cli/digest/internal/redact"
-	"github.com/digest-cli/digest/internal/report"
 	"github.com/digest-cli/digest/internal/spend"
 	"github.com/digest-cli/digest/internal/store"
 	"github.com/digest-cli/digest/internal/target"
@@ -154,7 +154,7 @@ type Unusable struct {
 
 // Result is what a run produced: the changelog, and the commits that failed.
 type Result struct {
-	Changelog report.Changelog
+	Changelog changelog.Changelog
 	Failures  []Failure
 	Empty     []Empty // repositories whose HEAD has no commits
 	// Unusable are the repositories that could not be summarized at all
@@ -196,7 +196,7 @@ type Result struct {
 // once the commit is settled.
 type pending struct {
 	repo     *repoRun
-	entry    *report.Entry // nil in a dry run
+	entry    *changelog.Entry // nil in a dry run
 	commit   history.Commit
 	tokens   int           // its estimated share of a request
 	redacted redact.Counts // secrets replaced in sent
@@ -206,7 +206,7 @@ type pending struct {
 // commitText is what prepare made of a pending commit.
 type commitText struct {
 	cut     tokenizer.Cut
-	skipped []report.SkippedFile
+	skipped []changelog.SkippedFile
 	sent    prompt.Commit // what the model is told of it
 	// blockTokens, in a dry run, is the exact count of the commit's part of
 	// a request, counted by the worker that prepared it.
@@ -244,7 +244,7 @@ type repoRun struct {
 	incomplete int
 	// entries are this repository's in the report, filled in as their
 	// summaries come, then given their versions and links (release).
-	entries []*report.Entry
+	entries []*changelog.Entry
 	// mailmap names the authors as the repository's .mailmap says; forge
 	// is its origin's home on the web, when linked.
 	mailmap *mailmap.Map
@@ -355,7 +355,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Owner == "" {
 		opts.Owner = lease.NewOwner()
 	}
-	res := &Result{Changelog: report.Changelog{Model: opts.Target.Spec.String()}, Redacted: redact.Counts{}, spend: spend.New(opts.MaxCost)}
+	res := &Result{Changelog: changelog.Changelog{Model: opts.Target.Spec.String()}, Redacted: redact.Counts{}, spend: spend.New(opts.MaxCost)}
 	// Every repository is opened and its --rev resolved before any is
 	// summarized: one that cannot be (a typo in a path, a tag only some
 	// have) is set aside with why, and the others are summarized. With a
@@ -577,7 +577,7 @@ func knownRoot(ctx context.Context, st store.Store, commit string) (string, bool
 	return "", false, nil
 }
 
-func fillFromSummary(e *report.Entry, s store.Summary, message string) {
+func fillFromSummary(e *changelog.Entry, s store.Summary, message string) {
 	e.Summary = s.Text
 	if strings.HasPrefix(e.Model, provider.Offline) {
 		// What a person would write, and apart what a machine counted.
@@ -635,9 +635,9 @@ func awaitDeferred(ctx context.Context, opts Options, eng engine.Runner, res *Re
 }
 
 // hide leaves a summarized entry out of the report.
-func (res *Result) hide(e *report.Entry) {
+func (res *Result) hide(e *changelog.Entry) {
 	if res.entries.hidden == nil {
-		res.entries.hidden = map[*report.Entry]bool{}
+		res.entries.hidden = map[*changelog.Entry]bool{}
 	}
 	res.entries.hidden[e] = true
 }
