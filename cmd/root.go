@@ -117,11 +117,7 @@ needs more, and sizes its caches by it; GOMEMLIMIT sets another limit
 	cmdutil.DocumentEnv(pf)
 
 	root.AddCommand(NewSummarizeCmd(f, nil), NewEvalCmd(f, nil), NewRunsCmd(f), NewCacheCmd(f), NewBatchesCmd(f, nil), NewModelsCmd(f), NewVersionCmd(f), NewCompletionCmd(f))
-	root.InitDefaultHelpCmd()
-	for _, c := range root.Commands() {
-		if c.Name() == "help" {
-			c.Example = cmdutil.Example("digest help summarize")
-		}
-	}
+	addHelpTopics(f, root)
+	root.SetHelpCommand(newHelpCmd(f, root))
 	return root
 }

@@ -90,3 +90,19 @@ func terminalSafe(w io.Writer, tty bool) io.Writer {
 	}
 	return w
 }
+
+// StyledOut is standard output itself, escape sequences passed through:
+// only for text digest wrote (its help pages' styles), never for text
+// from a repository, a dataset or a model, which goes to Out.
+func (s *IOStreams) StyledOut() io.Writer { return stream(s.out, s.Out) }
+
+// TerminalWidth is standard output's width in columns when it is a
+// terminal, else 80.
+func (s *IOStreams) TerminalWidth() int {
+	if f, ok := s.out.(*os.File); ok && s.stdoutTTY {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 80
+}
