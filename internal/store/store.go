@@ -353,7 +353,8 @@ type RunResult struct {
 	Cached   bool
 	// Metrics are the result's grades per named metric, in the order its
 	// assertions first name them; nil when they name none (Pass and Score
-	// are then the one metric, accuracy). Stored as a JSON column.
+	// are then the one metric, accuracy). Stored a row each, with the
+	// result and in its transaction; a name given twice keeps its first.
 	Metrics []MetricScore
 	// Request is, for a result that ended in error, the request it would
 	// have sent (provider-neutral JSON), kept for its report; an answered

@@ -36,6 +36,8 @@ func TestBackendThroughPgBouncer(t *testing.T) {
 			}
 			return s, nil
 		},
+		Dialect:       "postgres",
+		TimePrecision: time.Microsecond,
 	})
 }
 

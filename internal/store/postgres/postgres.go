@@ -264,9 +264,13 @@ var Dialect = sqlstore.Dialect{
 		return err
 	},
 	// clock_timestamp, not now(): now() is when the transaction began.
-	NowMillis: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT",
-	Greatest:  "GREATEST",
-	NoFlush:   "set_config('synchronous_commit', 'off', true)",
+	NowMillis:  "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT",
+	Greatest:   "GREATEST",
+	NoFlush:    "set_config('synchronous_commit', 'off', true)",
+	Timestamps: true,
+	// A TEXT column (schema_migrations' before version 12) takes it as
+	// text too.
+	Now: "now()",
 }
 
 // migrations are PostgreSQL's schema, version by version; version 1 is
@@ -453,11 +457,109 @@ CREATE TABLE forge_answers (
 	created_at TEXT NOT NULL
 );`,
 	10: `
--- An item's scores per named metric (see SQLite's version 13).
-ALTER TABLE eval_run_results ADD COLUMN metrics TEXT NOT NULL DEFAULT '';`,
+-- An item's grades per named metric (see SQLite's version 13).
+CREATE TABLE eval_result_metrics (
+	run_id TEXT NOT NULL,
+	model  TEXT NOT NULL,
+	line   BIGINT NOT NULL,
+	repeat BIGINT NOT NULL,
+	pos    INTEGER NOT NULL,
+	metric TEXT NOT NULL,
+	score  DOUBLE PRECISION NOT NULL,
+	pass   BOOLEAN NOT NULL,
+	PRIMARY KEY (run_id, model, line, repeat, pos)
+);
+-- Models ranked by a metric within a run: an index-only scan.
+CREATE INDEX eval_result_metrics_by_metric ON eval_result_metrics(run_id, metric, model) INCLUDE (score, pass);`,
 	11: `
 -- The object a payload's body is in (see SQLite's version 14).
 ALTER TABLE payloads ADD COLUMN uri TEXT;`,
+
+	12: `
+-- Times as timestamptz and costs as numeric, so that the shared database
+-- is queried with PostgreSQL's own date and decimal arithmetic. Every time
+-- was RFC 3339 text with its offset: the cast keeps the instant (to the
+-- microsecond, all timestamptz holds). A double becomes the numeric of
+-- its 15 significant digits. Each ALTER rewrites its table once. Leases,
+-- rate limits and forge answers' expiry stay BIGINT milliseconds or
+-- microseconds of the server's clock: claims do arithmetic on them.
+-- A later migration that changes a column a view below reads must drop
+-- and create the view again, with the same columns.
+ALTER TABLE schema_migrations
+	ALTER COLUMN applied_at TYPE timestamptz USING applied_at::timestamptz;
+ALTER TABLE repositories
+	ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz,
+	ALTER COLUMN updated_at TYPE timestamptz USING updated_at::timestamptz;
+ALTER TABLE commits
+	ALTER COLUMN author_date TYPE timestamptz USING author_date::timestamptz,
+	ALTER COLUMN commit_date TYPE timestamptz USING commit_date::timestamptz;
+ALTER TABLE summaries
+	ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz,
+	ALTER COLUMN cost_usd TYPE numeric;
+ALTER TABLE eval_results
+	ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz,
+	ALTER COLUMN cost_usd TYPE numeric;
+ALTER TABLE eval_runs
+	ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz,
+	ALTER COLUMN finished_at TYPE timestamptz USING NULLIF(finished_at, '')::timestamptz,
+	ALTER COLUMN judge_cost_usd TYPE numeric;
+ALTER TABLE batches
+	ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz,
+	ALTER COLUMN updated_at TYPE timestamptz USING updated_at::timestamptz;
+ALTER TABLE token_factors
+	ALTER COLUMN updated_at TYPE timestamptz USING updated_at::timestamptz;
+ALTER TABLE forge_answers
+	ALTER COLUMN created_at TYPE timestamptz USING created_at::timestamptz;
+-- Views for people and dashboards (see SQLite's version 15): the same
+-- columns, in PostgreSQL's types.
+CREATE VIEW digest_commit_summaries AS
+SELECT s.repo_id AS repository_id,
+	r.path AS repository_path,
+	s.commit_hash AS commit_hash,
+	c.subject AS subject,
+	c.author_name AS author_name,
+	c.author_email AS author_email,
+	c.author_date AS authored_at,
+	c.commit_date AS committed_at,
+	s.model AS model,
+	s.prompt_version AS prompt_version,
+	s.scope AS scope,
+	s.summary AS summary,
+	s.change_type AS change_type,
+	s.change_scope AS change_scope,
+	s.breaking AS breaking,
+	s.partial AS partial,
+	s.truncated AS truncated,
+	s.input_tokens AS input_tokens,
+	s.output_tokens AS output_tokens,
+	s.diff_tokens AS diff_tokens,
+	s.cost_usd AS cost_usd,
+	s.created_at AS summarized_at
+FROM summaries s
+JOIN commits c ON c.repo_id = s.repo_id AND c.hash = s.commit_hash
+JOIN repositories r ON r.id = s.repo_id;
+CREATE VIEW digest_eval_scores AS
+SELECT rr.run_id AS run_id,
+	er.created_at AS run_started_at,
+	er.finished_at AS run_finished_at,
+	er.dataset AS dataset,
+	rr.model AS model,
+	rr.line AS line,
+	rr.item AS item_id,
+	rr.repeat AS repeat,
+	COALESCE(m.metric, 'accuracy') AS metric,
+	CASE WHEN m.metric IS NULL THEN rr.score ELSE m.score END AS score,
+	CASE WHEN m.metric IS NULL THEN rr.pass ELSE m.pass END AS pass,
+	rr.error AS error,
+	rr.cached AS cached,
+	r.latency_ms AS latency_ms,
+	r.input_tokens AS input_tokens,
+	r.output_tokens AS output_tokens,
+	r.cost_usd AS cost_usd
+FROM eval_run_results rr
+JOIN eval_runs er ON er.id = rr.run_id
+LEFT JOIN eval_result_metrics m ON m.run_id = rr.run_id AND m.model = rr.model AND m.line = rr.line AND m.repeat = rr.repeat
+LEFT JOIN eval_results r ON r.key = rr.key;`,
 }
 
 // hidden stands for a password in a message.

@@ -31,6 +31,8 @@ func TestBackend(t *testing.T) {
 			}
 			return s, nil
 		},
+		Dialect:       "postgres",
+		TimePrecision: time.Microsecond,
 	})
 }
 
@@ -133,7 +135,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SQL().ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES ($1, 'later')`, len(migrations)); err != nil {
+	if _, err := s.SQL().ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES ($1, now())`, len(migrations)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -263,6 +263,7 @@ var Dialect = sqlstore.Dialect{
 	Explain:    explain,
 	NowMillis:  "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
 	Greatest:   "max",
+	Now:        "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
 }
 
 // truncated reports a database file shorter than the pages its header
@@ -645,16 +646,84 @@ CREATE TABLE forge_answers (
 	created_at TEXT NOT NULL
 );`,
 	13: `
--- An item's scores per named metric (an assertion's "metric"), as JSON:
--- [{"name": "bias", "pass": true, "score": 1}, ...]. '' when the item's
--- assertions name no metric, so that pass and score are its one metric,
--- accuracy.
-ALTER TABLE eval_run_results ADD COLUMN metrics TEXT NOT NULL DEFAULT '';`,
+-- An item's grades per named metric (an assertion's "metric"), a row
+-- each, in the order its assertions first name them (pos, from 0),
+-- written and deleted with their result row, in its transactions. A
+-- result whose assertions name no metric has none: its pass and score are
+-- its one metric, accuracy (digest_eval_scores shows it so).
+CREATE TABLE eval_result_metrics (
+	run_id TEXT NOT NULL,
+	model  TEXT NOT NULL,
+	line   INTEGER NOT NULL,
+	repeat INTEGER NOT NULL,
+	pos    INTEGER NOT NULL,
+	metric TEXT NOT NULL,
+	score  REAL NOT NULL,
+	pass   INTEGER NOT NULL,
+	PRIMARY KEY (run_id, model, line, repeat, pos)
+) WITHOUT ROWID;
+-- Models ranked by a metric within a run: read from this index alone.
+CREATE INDEX eval_result_metrics_by_metric ON eval_result_metrics(run_id, metric, model, score, pass);`,
 	14: `
 -- A payload whose body is in an object store (--payloads) names its
 -- object; gz then holds only what reports show (an answer's text, a
 -- request's last user message). NULL: gz is the whole body.
 ALTER TABLE payloads ADD COLUMN uri TEXT;`,
+	15: `
+-- Views for people and dashboards (Metabase, Grafana): their columns are
+-- a promise kept across migrations (digest help caching, "Querying the database").
+-- Times are UTC text of a fixed width, 'YYYY-MM-DDTHH:MM:SS.SSSZ', so that
+-- they sort as they compare and SQLite's date functions read them.
+CREATE VIEW digest_commit_summaries AS
+SELECT s.repo_id AS repository_id,
+	r.path AS repository_path,
+	s.commit_hash AS commit_hash,
+	c.subject AS subject,
+	c.author_name AS author_name,
+	c.author_email AS author_email,
+	strftime('%Y-%m-%dT%H:%M:%fZ', c.author_date) AS authored_at,
+	strftime('%Y-%m-%dT%H:%M:%fZ', c.commit_date) AS committed_at,
+	s.model AS model,
+	s.prompt_version AS prompt_version,
+	s.scope AS scope,
+	s.summary AS summary,
+	s.change_type AS change_type,
+	s.change_scope AS change_scope,
+	s.breaking AS breaking,
+	s.partial AS partial,
+	s.truncated AS truncated,
+	s.input_tokens AS input_tokens,
+	s.output_tokens AS output_tokens,
+	s.diff_tokens AS diff_tokens,
+	s.cost_usd AS cost_usd,
+	strftime('%Y-%m-%dT%H:%M:%fZ', s.created_at) AS summarized_at
+FROM summaries s
+JOIN commits c ON c.repo_id = s.repo_id AND c.hash = s.commit_hash
+JOIN repositories r ON r.id = s.repo_id;
+-- One row per run, model, item line, repeat and metric; a result whose
+-- assertions name no metric is one row of metric 'accuracy'.
+CREATE VIEW digest_eval_scores AS
+SELECT rr.run_id AS run_id,
+	strftime('%Y-%m-%dT%H:%M:%fZ', er.created_at) AS run_started_at,
+	strftime('%Y-%m-%dT%H:%M:%fZ', er.finished_at) AS run_finished_at,
+	er.dataset AS dataset,
+	rr.model AS model,
+	rr.line AS line,
+	rr.item AS item_id,
+	rr.repeat AS repeat,
+	COALESCE(m.metric, 'accuracy') AS metric,
+	CASE WHEN m.metric IS NULL THEN rr.score ELSE m.score END AS score,
+	CASE WHEN m.metric IS NULL THEN rr.pass ELSE m.pass END AS pass,
+	rr.error AS error,
+	rr.cached AS cached,
+	r.latency_ms AS latency_ms,
+	r.input_tokens AS input_tokens,
+	r.output_tokens AS output_tokens,
+	r.cost_usd AS cost_usd
+FROM eval_run_results rr
+JOIN eval_runs er ON er.id = rr.run_id
+LEFT JOIN eval_result_metrics m ON m.run_id = rr.run_id AND m.model = rr.model AND m.line = rr.line AND m.repeat = rr.repeat
+LEFT JOIN eval_results r ON r.key = rr.key;`,
 }
 
 func newerSchema(path string, version int) error {

@@ -429,5 +429,6 @@ func TestBackend(t *testing.T) {
 			}
 			return s, nil
 		},
+		Dialect: "sqlite",
 	})
 }

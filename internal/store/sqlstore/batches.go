@@ -12,13 +12,11 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// sortableTime is how times that rows are ordered by are stored: UTC and
-// of a fixed width, so that the text sorts as the times compare
+// sortableTime is how SQLite stores times that rows are ordered by: UTC
+// and of a fixed width, so that the text sorts as the times compare
 // (RFC3339Nano drops trailing zeros, and "05Z" sorts after "05.1Z"). Rows
 // written before in RFC3339Nano still parse.
 const sortableTime = "2006-01-02T15:04:05.000000000Z07:00"
-
-func formatTime(t time.Time) string { return t.UTC().Format(sortableTime) }
 
 // CreateBatch records a batch, its items and their members in one
 // transaction, before the provider hears of it. A zero CreatedAt is now, an
@@ -55,7 +53,7 @@ func (s *DB) CreateBatch(ctx context.Context, b store.Batch, items []store.Batch
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		b.ID, b.Model, b.BaseURL, b.ProviderID, b.Status, b.Items,
 		b.Succeeded, b.Errored, b.Canceled, b.Expired, b.Message, b.Collected,
-		formatTime(b.CreatedAt), formatTime(time.Now()))
+		s.timeArg(b.CreatedAt, sortableTime), s.timeArg(time.Now(), sortableTime))
 	if err != nil {
 		return s.explain(err)
 	}
@@ -175,7 +173,7 @@ func (s *DB) UpdateBatch(ctx context.Context, b store.Batch) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE batches SET provider_id = ?, status = ?, items = ?, succeeded = ?, errored = ?,
 		canceled = ?, expired = ?, message = ?, collected = ?, updated_at = ? WHERE id = ? AND NOT collected`,
 		b.ProviderID, b.Status, b.Items, b.Succeeded, b.Errored, b.Canceled, b.Expired, b.Message, b.Collected,
-		formatTime(time.Now()), b.ID)
+		s.timeArg(time.Now(), sortableTime), b.ID)
 	if err != nil {
 		return s.explain(err)
 	}
@@ -210,17 +208,18 @@ func (s *DB) Batches(ctx context.Context, open bool) ([]store.Batch, error) {
 	var out []store.Batch
 	for rows.Next() {
 		var b store.Batch
-		var created, updated string
+		var created, updated dbTime
 		if err := rows.Scan(&b.ID, &b.Model, &b.BaseURL, &b.ProviderID, &b.Status, &b.Items, &b.Succeeded, &b.Errored,
 			&b.Canceled, &b.Expired, &b.Message, &b.Collected, &created, &updated); err != nil {
 			return nil, s.explain(err)
 		}
-		if b.CreatedAt, err = time.Parse(time.RFC3339Nano, created); err != nil {
-			return nil, fmt.Errorf("database %s: batch %s has an unreadable created_at %q: %w", s.name, b.ID, created, err)
+		if !created.Valid {
+			return nil, fmt.Errorf("database %s: batch %s has an unreadable created_at: %v", s.name, b.ID, created.Err)
 		}
-		if b.UpdatedAt, err = time.Parse(time.RFC3339Nano, updated); err != nil {
-			return nil, fmt.Errorf("database %s: batch %s has an unreadable updated_at %q: %w", s.name, b.ID, updated, err)
+		if !updated.Valid {
+			return nil, fmt.Errorf("database %s: batch %s has an unreadable updated_at: %v", s.name, b.ID, updated.Err)
 		}
+		b.CreatedAt, b.UpdatedAt = created.Time, updated.Time
 		out = append(out, b)
 	}
 	if err := rows.Err(); err != nil {
@@ -289,7 +288,7 @@ func (s *DB) BatchItems(ctx context.Context, batchID string) ([]store.BatchItem,
 func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (map[string]store.BatchItem, error) {
 	type pick struct {
 		item    itemKey
-		created string
+		created dbTime
 		seq     int64
 	}
 	picked := make(map[string]pick)
@@ -325,7 +324,7 @@ func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (
 				items[p.item] = it
 				fresh[p.item] = true
 			}
-			if old, ok := picked[member]; ok && (old.created > p.created || old.created == p.created && old.seq > p.seq) {
+			if old, ok := picked[member]; ok && (old.created.Time.After(p.created.Time) || old.created.Time.Equal(p.created.Time) && old.seq > p.seq) {
 				continue
 			}
 			picked[member] = p

@@ -42,6 +42,14 @@ type Dialect struct {
 	// set_config('synchronous_commit', 'off', true); empty where a commit
 	// waits for no disk anyway (SQLite in WAL mode at synchronous=NORMAL).
 	NoFlush string
+	// Timestamps says the schema's times are the database's own type
+	// (PostgreSQL's timestamptz), bound and read as time.Time; without
+	// it they are RFC 3339 text (SQLite's), which sorts as it compares
+	// where it is written at a fixed width (see timeArg).
+	Timestamps bool
+	// Now is an SQL expression for the database's clock as a value its
+	// time columns take, whether text (SQLite's RFC 3339) or timestamptz.
+	Now string
 }
 
 // DB is an open digest database.

@@ -104,7 +104,7 @@ func (s *DB) StartRun(ctx context.Context, r store.EvalRun) error {
 	models, _ := json.Marshal(r.Models)
 	params, _ := json.Marshal(r.Params)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO eval_runs(id, dataset, models, params, created_at) VALUES (?, ?, ?, ?, ?)`,
-		r.ID, r.Dataset, string(models), string(params), formatTime(r.CreatedAt))
+		r.ID, r.Dataset, string(models), string(params), s.timeArg(r.CreatedAt, sortableTime))
 	if err != nil {
 		return s.explain(err)
 	}
@@ -121,7 +121,7 @@ func (s *DB) FinishRun(ctx context.Context, id string, at time.Time, judge *stor
 		}
 	}
 	if _, err := s.db.ExecContext(ctx, `UPDATE eval_runs SET finished_at = ?, judge_model = ?, judge_verdicts = ?, judge_cost_usd = ? WHERE id = ?`,
-		formatTime(at), model, verdicts, cost, id); err != nil {
+		s.timeArg(at, sortableTime), model, verdicts, cost, id); err != nil {
 		return s.explain(err)
 	}
 	return nil
@@ -210,7 +210,7 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 			return s.explain(err)
 		}
 	}
-	created := time.Now().UTC().Format(time.RFC3339Nano)
+	created := s.timeArg(time.Now(), time.RFC3339Nano)
 	for chunk := range slices.Chunk(slices.Sorted(maps.Keys(answers)), evalChunk) {
 		args := make([]any, 0, 12*len(chunk))
 		for _, k := range chunk {
@@ -227,25 +227,26 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 		return cmp.Or(cmp.Compare(a.run, b.run), cmp.Compare(a.model, b.model), cmp.Compare(a.line, b.line), cmp.Compare(a.repeat, b.repeat))
 	})
 	for chunk := range slices.Chunk(places, evalChunk) {
-		args := make([]any, 0, 14*len(chunk))
+		args := make([]any, 0, 13*len(chunk))
 		for _, p := range chunk {
 			rr := rows[p]
 			reasons, _ := json.Marshal(nonNil(rr.Reasons))
 			expected, _ := json.Marshal(nonNil(rr.Expected))
-			metrics := ""
-			if len(rr.Metrics) > 0 {
-				m, _ := json.Marshal(rr.Metrics)
-				metrics = string(m)
-			}
 			args = append(args, rr.RunID, rr.Model, rr.Item, rr.Line, rr.Repeat, rr.Key, rr.Pass, rr.Score,
-				string(reasons), string(expected), rr.Error, rr.Cached, rr.request, metrics)
+				string(reasons), string(expected), rr.Error, rr.Cached, rr.request)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached, request, metrics)
-			VALUES `+repeatList("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(chunk))+`
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_run_results(run_id, model, item, line, repeat, key, pass, score, reasons, expected, error, cached, request)
+			VALUES `+repeatList("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(chunk))+`
 			ON CONFLICT(run_id, model, line, repeat) DO UPDATE SET item = excluded.item, key = excluded.key, pass = excluded.pass, score = excluded.score,
-				reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached, request = excluded.request,
-				metrics = excluded.metrics`, args...); err != nil {
+				reasons = excluded.reasons, expected = excluded.expected, error = excluded.error, cached = excluded.cached, request = excluded.request`, args...); err != nil {
 			return s.explain(err)
+		}
+		metrics := make([]store.RunResult, len(chunk))
+		for i, p := range chunk {
+			metrics[i] = rows[p].RunResult
+		}
+		if err := s.saveMetrics(ctx, tx, metrics); err != nil {
+			return err
 		}
 	}
 	for chunk := range slices.Chunk(slices.Sorted(slices.Values(w.Release)), leaseChunk) {
@@ -263,6 +264,68 @@ func (s *DB) SaveEval(ctx context.Context, w store.EvalWrite) error {
 // evalChunk is how many rows one statement of SaveEval writes at most:
 // thirteen parameters each, well under every database's limit.
 const evalChunk = 200
+
+// saveMetrics replaces the per-metric grades of rrs's results (sorted by
+// place, as SaveEval writes them) with theirs: a row per named metric, pos
+// keeping their order, and none for a result whose assertions name no
+// metric (its pass and score are then its one metric, accuracy, which
+// digest_eval_scores shows as such). A metric named twice keeps its first
+// grade. A result written again (the last written for a place wins) loses
+// the grades it had: each run and model's lines in rrs are first looked
+// up as a range of the primary key, and the places are deleted only when
+// that range holds grades, so that a run's first write of its results,
+// every write but a rewrite, pays one index probe for it.
+func (s *DB) saveMetrics(ctx context.Context, tx *txn, rrs []store.RunResult) error {
+	type span struct {
+		run, model string
+		low, high  int
+		places     []any
+	}
+	var spans []*span
+	var ins []any
+	for _, rr := range rrs {
+		if n := len(spans); n == 0 || spans[n-1].run != rr.RunID || spans[n-1].model != rr.Model {
+			spans = append(spans, &span{run: rr.RunID, model: rr.Model, low: rr.Line, high: rr.Line})
+		}
+		sp := spans[len(spans)-1]
+		sp.low, sp.high = min(sp.low, rr.Line), max(sp.high, rr.Line)
+		sp.places = append(sp.places, rr.RunID, rr.Model, rr.Line, rr.Repeat)
+		seen := make(map[string]bool, len(rr.Metrics))
+		for _, m := range rr.Metrics {
+			if seen[m.Name] {
+				continue
+			}
+			seen[m.Name] = true
+			ins = append(ins, rr.RunID, rr.Model, rr.Line, rr.Repeat, len(seen)-1, m.Name, m.Score, m.Pass)
+		}
+	}
+	for _, sp := range spans {
+		var graded int
+		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM eval_result_metrics
+			WHERE run_id = ? AND model = ? AND line >= ? AND line <= ? LIMIT 1) g`, sp.run, sp.model, sp.low, sp.high).Scan(&graded)
+		if err != nil {
+			return s.explain(err)
+		}
+		if graded == 0 {
+			continue
+		}
+		n := len(sp.places) / 4
+		if _, err := tx.ExecContext(ctx, `DELETE FROM eval_result_metrics WHERE `+
+			strings.Repeat("(run_id = ? AND model = ? AND line = ? AND repeat = ?) OR ", n-1)+
+			`(run_id = ? AND model = ? AND line = ? AND repeat = ?)`, sp.places...); err != nil {
+			return s.explain(err)
+		}
+	}
+	const cols = 8
+	for chunk := range slices.Chunk(ins, cols*evalChunk) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO eval_result_metrics(run_id, model, line, repeat, pos, metric, score, pass)
+			VALUES `+repeatList("(?, ?, ?, ?, ?, ?, ?, ?)", len(chunk)/cols)+`
+			ON CONFLICT(run_id, model, line, repeat, pos) DO UPDATE SET metric = excluded.metric, score = excluded.score, pass = excluded.pass`, chunk...); err != nil {
+			return s.explain(err)
+		}
+	}
+	return nil
+}
 
 // Runs lists past runs, newest first.
 func (s *DB) Runs(ctx context.Context) ([]store.EvalRun, error) {
@@ -305,11 +368,12 @@ func (s *DB) Run(ctx context.Context, id string) (store.EvalRun, bool, error) {
 }
 
 // runColumns are what scanRun reads.
-const runColumns = `id, dataset, models, params, created_at, COALESCE(finished_at, ''), judge_model, judge_verdicts, judge_cost_usd`
+const runColumns = `id, dataset, models, params, created_at, finished_at, judge_model, judge_verdicts, judge_cost_usd`
 
 func scanRun(rows *sql.Rows) (store.EvalRun, error) {
 	var r store.EvalRun
-	var models, params, created, finished string
+	var models, params string
+	var created, finished dbTime
 	var judge sql.NullString
 	var verdicts sql.NullInt64
 	var cost sql.NullFloat64
@@ -324,68 +388,132 @@ func scanRun(rows *sql.Rows) (store.EvalRun, error) {
 	}
 	json.Unmarshal([]byte(models), &r.Models)
 	json.Unmarshal([]byte(params), &r.Params)
-	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-	if finished != "" {
-		r.FinishedAt, _ = time.Parse(time.RFC3339Nano, finished)
-	}
+	r.CreatedAt, r.FinishedAt = created.Time, finished.Time
 	return r, nil
 }
 
 // RunRows streams a run's results, model by model in the order given,
-// then by line and repeat. Answers are read only when withBodies is set.
+// then by line and repeat, each with its per-metric grades in the order
+// they were stored. Answers are read only when withBodies is set.
+//
+// Results are read a page at a time, each page's grades (when the model
+// has any in the run) by a second query over its lines: both are range scans of a primary key, whatever the
+// planner knows of the tables. (A join of the two, planned before
+// PostgreSQL had analyzed a run just written, compared every result with
+// every grade: over a minute for 10,000 results.)
 func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBodies bool) iter.Seq2[store.RunRow, error] {
 	return func(yield func(store.RunRow, error) bool) {
+		bodies, page := "NULL, NULL", runRowsPage
+		if withBodies {
+			bodies, page = "pa.gz, pq.gz", runRowsPage/10
+		}
 		for _, model := range models {
-			bodies := "NULL, NULL"
-			if withBodies {
-				bodies = "pa.gz, pq.gz"
-			}
-			rows, err := s.db.QueryContext(ctx, `SELECT rr.model, rr.item, rr.line, rr.repeat, rr.key, rr.pass, rr.score, rr.reasons, rr.expected, rr.error, rr.cached, rr.metrics,
-				COALESCE(r.latency_ms, 0), COALESCE(r.input_tokens, 0), COALESCE(r.cache_read_tokens, 0), COALESCE(r.output_tokens, 0), COALESCE(r.cost_usd, 0),
-				COALESCE(r.finish, ''), `+bodies+`
-				FROM eval_run_results rr
-				LEFT JOIN eval_results r ON r.key = rr.key
-				LEFT JOIN payloads pa ON pa.hash = r.response
-				LEFT JOIN payloads pq ON pq.hash = COALESCE(r.request, rr.request)
-				WHERE rr.run_id = ? AND rr.model = ? ORDER BY rr.line, rr.repeat`, runID, model)
-			if err != nil {
+			var graded int
+			if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM eval_result_metrics WHERE run_id = ? AND model = ? LIMIT 1) g`,
+				runID, model).Scan(&graded); err != nil {
 				yield(store.RunRow{}, s.explain(err))
 				return
 			}
-			for rows.Next() {
-				var row store.RunRow
-				var reasons, expected, metrics string
-				var answer, request []byte
-				row.RunID = runID
-				if err := rows.Scan(&row.Model, &row.Item, &row.Line, &row.Repeat, &row.Key, &row.Pass, &row.Score, &reasons, &expected, &row.Error, &row.Cached, &metrics,
-					&row.LatencyMS, &row.InputTokens, &row.CacheReadTokens, &row.OutputTokens, &row.CostUSD, &row.Finish, &answer, &request); err != nil {
-					rows.Close()
-					yield(store.RunRow{}, s.explain(err))
+			var last *store.RunRow
+			for {
+				rows, err := s.runRowsPage(ctx, runID, model, bodies, last, page, graded > 0)
+				if err != nil {
+					yield(store.RunRow{}, err)
 					return
 				}
-				json.Unmarshal([]byte(reasons), &row.Reasons)
-				json.Unmarshal([]byte(expected), &row.Expected)
-				if metrics != "" {
-					json.Unmarshal([]byte(metrics), &row.Metrics)
+				for i := range rows {
+					if !yield(rows[i], nil) {
+						return
+					}
 				}
-				if answer != nil {
-					a, _ := gunzip(answer)
-					row.Answer = string(a)
+				if len(rows) < page {
+					break
 				}
-				if request != nil {
-					row.Request, _ = gunzip(request)
-				}
-				if !yield(row, nil) {
-					rows.Close()
-					return
-				}
-			}
-			if err := rows.Close(); err != nil {
-				yield(store.RunRow{}, s.explain(err))
-				return
+				last = &rows[len(rows)-1]
 			}
 		}
 	}
+}
+
+// runRowsPage is how many results RunRows reads at a time without their
+// bodies; a tenth of it with them.
+const runRowsPage = 5000
+
+// runRowsPage reads up to limit of a model's results after last (from the
+// first when nil), with their grades when graded.
+func (s *DB) runRowsPage(ctx context.Context, runID, model, bodies string, last *store.RunRow, limit int, graded bool) ([]store.RunRow, error) {
+	after, args := "", []any{runID, model}
+	if last != nil {
+		after = ` AND rr.line >= ? AND (rr.line > ? OR rr.repeat > ?)`
+		args = append(args, last.Line, last.Line, last.Repeat)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT rr.model, rr.item, rr.line, rr.repeat, rr.key, rr.pass, rr.score, rr.reasons, rr.expected, rr.error, rr.cached,
+		COALESCE(r.latency_ms, 0), COALESCE(r.input_tokens, 0), COALESCE(r.cache_read_tokens, 0), COALESCE(r.output_tokens, 0), COALESCE(r.cost_usd, 0),
+		COALESCE(r.finish, ''), `+bodies+`
+		FROM eval_run_results rr
+		LEFT JOIN eval_results r ON r.key = rr.key
+		LEFT JOIN payloads pa ON pa.hash = r.response
+		LEFT JOIN payloads pq ON pq.hash = COALESCE(r.request, rr.request)
+		WHERE rr.run_id = ? AND rr.model = ?`+after+` ORDER BY rr.line, rr.repeat LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	var out []store.RunRow
+	for rows.Next() {
+		var row store.RunRow
+		var reasons, expected string
+		var answer, request []byte
+		row.RunID = runID
+		if err := rows.Scan(&row.Model, &row.Item, &row.Line, &row.Repeat, &row.Key, &row.Pass, &row.Score, &reasons, &expected, &row.Error, &row.Cached,
+			&row.LatencyMS, &row.InputTokens, &row.CacheReadTokens, &row.OutputTokens, &row.CostUSD, &row.Finish, &answer, &request); err != nil {
+			rows.Close()
+			return nil, s.explain(err)
+		}
+		json.Unmarshal([]byte(reasons), &row.Reasons)
+		json.Unmarshal([]byte(expected), &row.Expected)
+		if answer != nil {
+			a, _ := gunzip(answer)
+			row.Answer = string(a)
+		}
+		if request != nil {
+			row.Request, _ = gunzip(request)
+		}
+		out = append(out, row)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, s.explain(err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
+	if len(out) == 0 || !graded {
+		return out, nil
+	}
+	// The grades of the page's lines, in the same order: a merge.
+	grades, err := s.db.QueryContext(ctx, `SELECT line, repeat, metric, pass, score FROM eval_result_metrics
+		WHERE run_id = ? AND model = ? AND line >= ? AND line <= ? ORDER BY line, repeat, pos`, runID, model, out[0].Line, out[len(out)-1].Line)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	i := 0
+	for grades.Next() {
+		var line, repeat int
+		var m store.MetricScore
+		if err := grades.Scan(&line, &repeat, &m.Name, &m.Pass, &m.Score); err != nil {
+			grades.Close()
+			return nil, s.explain(err)
+		}
+		for i < len(out) && (out[i].Line < line || out[i].Line == line && out[i].Repeat < repeat) {
+			i++
+		}
+		if i < len(out) && out[i].Line == line && out[i].Repeat == repeat {
+			out[i].Metrics = append(out[i].Metrics, m)
+		}
+	}
+	if err := grades.Close(); err != nil {
+		return nil, s.explain(err)
+	}
+	return out, s.explain(grades.Err())
 }
 
 // RunTotals aggregates a model's results in SQL, never loading them.

@@ -35,6 +35,6 @@ func (s *DB) SaveTokenFactor(ctx context.Context, f store.TokenFactor) error {
 			factor = (token_factors.factor * token_factors.samples + excluded.factor * excluded.samples) / (token_factors.samples + excluded.samples),
 			samples = CASE WHEN token_factors.samples + excluded.samples > ? THEN ? ELSE token_factors.samples + excluded.samples END,
 			updated_at = excluded.updated_at`,
-		f.Model, f.Factor, samples, time.Now().UTC().Format(time.RFC3339Nano), store.MaxFactorSamples, store.MaxFactorSamples)
+		f.Model, f.Factor, samples, s.timeArg(time.Now(), time.RFC3339Nano), store.MaxFactorSamples, store.MaxFactorSamples)
 	return s.explain(err)
 }

@@ -53,6 +53,6 @@ func (s *DB) SaveForgeAnswer(ctx context.Context, key string, body []byte, ttl t
 		VALUES (?, ?, CASE WHEN CAST(? AS BIGINT) = 0 THEN 0 ELSE `+s.d.NowMillis+` + CAST(? AS BIGINT) END, ?)
 		ON CONFLICT(key) DO UPDATE SET body = excluded.body, expires_at = excluded.expires_at, created_at = excluded.created_at
 		WHERE forge_answers.expires_at <> 0 OR excluded.expires_at = 0`,
-		key, body, int64(ms), int64(ms), time.Now().UTC().Format(time.RFC3339Nano))
+		key, body, int64(ms), int64(ms), s.timeArg(time.Now(), time.RFC3339Nano))
 	return s.explain(err)
 }

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // migrate brings the schema to the dialect's latest version, one
@@ -52,8 +51,9 @@ func (s *DB) migrateOnce(ctx context.Context, latest int) (bool, error) {
 	if _, err := tx.ExecContext(ctx, s.d.Migrations[v]); err != nil {
 		return false, fmt.Errorf("migrate database %s to version %d: %w", s.name, v, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`,
-		v, time.Now().UTC().Format(time.RFC3339)); err != nil {
+	// The database's clock, not a bound time: a migration may change the
+	// column's type under a statement prepared for the one before.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, `+s.d.Now+`)`, v); err != nil {
 		return false, s.explain(err)
 	}
 	if err := tx.Commit(); err != nil {

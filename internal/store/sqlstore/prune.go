@@ -9,14 +9,15 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// pruneChunk bounds the result rows one transaction of PruneRuns deletes:
+// pruneChunk bounds the rows (results and their per-metric grades) one
+// transaction of PruneRuns deletes:
 // on SQLite a transaction holds the one write lock every process shares,
 // and 10,000 rows take about 0.12 s, well inside another process's busy
 // timeout (BenchmarkPruneRuns).
 var pruneChunk = 10000
 
 // PruneRuns removes the runs p selects, oldest first, each with its result
-// rows. Answers (eval_results), the payloads they and other runs' rows
+// rows and their per-metric grades (eval_result_metrics). Answers (eval_results), the payloads they and other runs' rows
 // name, and summaries are never touched. A run with more result rows than
 // pruneChunk is removed in several transactions, its run row in the last:
 // an interrupted prune leaves that run listed with part of its results, and
@@ -62,13 +63,14 @@ func (s *DB) PruneRuns(ctx context.Context, p store.RunPrune) (store.Pruned, err
 	return out, nil
 }
 
-// pruneRun deletes one run and its result rows, and says how many of
-// those there were; with dryRun it only counts them.
+// pruneRun deletes one run, its result rows and their grades, and says how
+// many result rows there were; with dryRun it only counts them.
 func (s *DB) pruneRun(ctx context.Context, id string, dryRun bool) (int, error) {
 	type span struct {
 		model     string
 		low, high int // lines
-		rows      int
+		rows      int // results
+		graded    int // their metric rows
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT model, MIN(line), MAX(line), COUNT(*) FROM eval_run_results WHERE run_id = ? GROUP BY model`, id)
 	if err != nil {
@@ -91,15 +93,22 @@ func (s *DB) pruneRun(ctx context.Context, id string, dryRun bool) (int, error) 
 	if dryRun {
 		return total, nil
 	}
+	graded := 0
+	for i := range spans {
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM eval_result_metrics WHERE run_id = ? AND model = ?`, id, spans[i].model).Scan(&spans[i].graded); err != nil {
+			return 0, s.explain(err)
+		}
+		graded += spans[i].graded
+	}
 	deleted := 0
-	if total > pruneChunk {
+	if total+graded > pruneChunk {
 		// Windows of lines holding about pruneChunk rows each (a line
-		// holds a row per repeat), by the primary key (run_id, model,
-		// line, repeat).
+		// holds a row per repeat, and one per metric of each), by the
+		// primary keys (run_id, model, line, ...).
 		for _, sp := range spans {
-			window := lineWindow(sp.low, sp.high, sp.rows, pruneChunk)
+			window := lineWindow(sp.low, sp.high, sp.rows+sp.graded, pruneChunk)
 			for low := sp.low; low <= sp.high; low += window {
-				n, err := s.deleteIn(ctx, `DELETE FROM eval_run_results WHERE run_id = ? AND model = ? AND line >= ? AND line < ?`, id, sp.model, low, low+window)
+				n, err := s.deleteIn(ctx, `run_id = ? AND model = ? AND line >= ? AND line < ?`, id, sp.model, low, low+window)
 				deleted += n
 				if err != nil {
 					return deleted, err
@@ -113,6 +122,9 @@ func (s *DB) pruneRun(ctx context.Context, id string, dryRun bool) (int, error) 
 		return deleted, s.explain(err)
 	}
 	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM eval_result_metrics WHERE run_id = ?`, id); err != nil {
+		return deleted, s.explain(err)
+	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM eval_run_results WHERE run_id = ?`, id)
 	if err != nil {
 		return deleted, s.explain(err)
@@ -135,15 +147,27 @@ func lineWindow(low, high, rows, chunk int) int {
 	return int(max(1, min(lines, lines*int64(chunk)/int64(cmp.Or(rows, 1)))))
 }
 
-// deleteIn runs one DELETE in a transaction of its own and counts the rows
-// it removed, then waits as long as it took (see yield).
-func (s *DB) deleteIn(ctx context.Context, q string, args ...any) (int, error) {
+// deleteIn deletes the result rows where holds, and their grades, in a
+// transaction of its own, counts the result rows removed, then waits as
+// long as it took (see yield).
+func (s *DB) deleteIn(ctx context.Context, where string, args ...any) (int, error) {
 	started := time.Now()
-	res, err := s.db.ExecContext(ctx, q, args...)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.explain(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM eval_result_metrics WHERE `+where, args...); err != nil {
+		return 0, s.explain(err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM eval_run_results WHERE `+where, args...)
 	if err != nil {
 		return 0, s.explain(err)
 	}
 	n, _ := res.RowsAffected()
+	if err := tx.Commit(); err != nil {
+		return 0, s.explain(err)
+	}
 	yield(ctx, time.Since(started))
 	return int(n), nil
 }

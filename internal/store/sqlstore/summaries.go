@@ -12,7 +12,7 @@ import (
 
 // SaveRepository records a repository, refreshing the path it was seen at.
 func (s *DB) SaveRepository(ctx context.Context, r store.Repository) error {
-	now := time.Now().UTC().Format(time.RFC3339Nano)
+	now := s.timeArg(time.Now(), time.RFC3339Nano)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO repositories(id, root_commit, path, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET path = excluded.path, updated_at = excluded.updated_at`,
@@ -45,7 +45,8 @@ func (s *DB) Summaries(ctx context.Context, repoID, model, promptVersion, scope 
 		}
 		for rows.Next() {
 			sum := store.Summary{SummaryKey: store.SummaryKey{RepoID: repoID, Model: model, PromptVersion: promptVersion, Scope: scope}}
-			var skipped, created string
+			var skipped string
+			var created dbTime
 			if err := rows.Scan(&sum.Commit, &sum.Text, &sum.InputTokens, &sum.OutputTokens, &sum.CostUSD,
 				&sum.DiffTokens, &sum.Truncated, &skipped, &created, &sum.Partial, &sum.ChangeType, &sum.ChangeScope, &sum.Breaking); err != nil {
 				rows.Close()
@@ -55,7 +56,7 @@ func (s *DB) Summaries(ctx context.Context, repoID, model, promptVersion, scope 
 				rows.Close()
 				return nil, fmt.Errorf("database %s: summary of %s has unreadable skipped_files: %w", s.name, sum.Commit, err)
 			}
-			sum.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+			sum.CreatedAt = created.Time
 			found[sum.Commit] = sum
 		}
 		if err := rows.Close(); err != nil {
@@ -89,7 +90,7 @@ func (s *DB) SaveSummary(ctx context.Context, c store.Commit, sum store.Summary)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO commits(repo_id, hash, author_name, author_email, author_date, commit_date, subject)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		c.RepoID, c.Hash, c.AuthorName, c.AuthorEmail,
-		c.AuthorDate.Format(time.RFC3339), c.CommitDate.Format(time.RFC3339), c.Subject); err != nil {
+		s.timeArg(c.AuthorDate, time.RFC3339), s.timeArg(c.CommitDate, time.RFC3339), c.Subject); err != nil {
 		return s.explain(err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO summaries(repo_id, commit_hash, model, prompt_version, scope,
@@ -104,7 +105,7 @@ func (s *DB) SaveSummary(ctx context.Context, c store.Commit, sum store.Summary)
 		WHERE summaries.partial AND NOT excluded.partial`,
 		sum.RepoID, sum.Commit, sum.Model, sum.PromptVersion, sum.Scope,
 		sum.Text, sum.InputTokens, sum.OutputTokens, sum.CostUSD, sum.DiffTokens, sum.Truncated,
-		string(skipped), created.UTC().Format(time.RFC3339Nano), sum.Partial,
+		string(skipped), s.timeArg(created, time.RFC3339Nano), sum.Partial,
 		sum.ChangeType, sum.ChangeScope, sum.Breaking); err != nil {
 		return s.explain(err)
 	}
