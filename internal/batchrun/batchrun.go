@@ -83,7 +83,7 @@ type Config struct {
 	Batcher provider.Batcher
 	Spec    provider.Spec
 	BaseURL string // as the user gave it; "" for the provider's own
-	Store   store.Store
+	Store   store.BatchStore
 	// Gather, PollMin, PollMax and MaxAttempts: see the defaults above.
 	Gather           time.Duration
 	PollMin, PollMax time.Duration
@@ -925,7 +925,7 @@ func recorded(b store.Batch, pb provider.Batch) store.Batch {
 // answer, for a listing between runs. Its results are left for the command
 // that sent it: only that command knows what they answer. A batch not yet
 // named by its provider, or collected, is returned as it is.
-func Refresh(ctx context.Context, st store.Store, b provider.Batcher, rec store.Batch) (store.Batch, error) {
+func Refresh(ctx context.Context, st store.BatchStore, b provider.Batcher, rec store.Batch) (store.Batch, error) {
 	if rec.ProviderID == "" || rec.Collected {
 		return rec, nil
 	}

@@ -52,7 +52,7 @@ func (m Mode) Worst(batch, sync models.Price) models.Price {
 
 // Runner returns what a model's tasks go through: eng itself when the mode
 // is off, else a batch run whose unanswered items eng takes with SyncRetry.
-func (m Mode) Runner(eng *engine.Engine, b provider.Batcher, spec provider.Spec, baseURL string, st store.Store, cfg Config) engine.Runner {
+func (m Mode) Runner(eng *engine.Engine, b provider.Batcher, spec provider.Spec, baseURL string, st store.BatchStore, cfg Config) engine.Runner {
 	if !m.On {
 		return eng
 	}

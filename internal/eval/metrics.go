@@ -64,7 +64,7 @@ type metricSums struct {
 // accuracy. As the accuracy does, it counts items, not answers: with
 // --repeat an item passes a metric when more than half of its repeats
 // do, and scores their mean. Items with nothing to check are left out.
-func modelMetrics(ctx context.Context, st store.Store, runID, model string) (sums []*metricSums, named bool, err error) {
+func modelMetrics(ctx context.Context, st store.EvalStore, runID, model string) (sums []*metricSums, named bool, err error) {
 	for v, err := range itemVerdicts(ctx, st, runID, model) {
 		if err != nil {
 			return nil, false, err
@@ -121,7 +121,7 @@ type pairSums struct {
 // their majority verdicts and mean scores, as the accuracy's pairs),
 // reading both models' items side by side. Only items graded on a metric
 // for both models count for it; items with nothing to check are left out.
-func metricPairs(ctx context.Context, st store.Store, runID, a, b string) ([]evalreport.MetricPair, error) {
+func metricPairs(ctx context.Context, st store.EvalStore, runID, a, b string) ([]evalreport.MetricPair, error) {
 	nextB, stop := iter.Pull2(itemVerdicts(ctx, st, runID, b))
 	defer stop()
 	vb, errB, okB := nextB()

@@ -41,7 +41,7 @@ func (g Gates) For(model, metric string) (float64, bool) {
 // McNemar tests, since the repeats of one item are not independent: an item
 // passes when more than half of its repeats pass (a tie fails, as an answer
 // right only half the time is not to be relied on).
-func Report(ctx context.Context, st store.Store, run store.EvalRun, gates Gates) (*evalreport.Eval, error) {
+func Report(ctx context.Context, st store.EvalStore, run store.EvalRun, gates Gates) (*evalreport.Eval, error) {
 	e := &evalreport.Eval{RunID: run.ID, Dataset: run.Dataset, StartedAt: run.CreatedAt, Repeat: repeatOf(run)}
 	if j := run.Judge; j != nil {
 		e.Judge = &evalreport.JudgeCost{Model: j.Model, Verdicts: j.Verdicts, CostUSD: j.CostUSD}
@@ -175,7 +175,7 @@ func (v itemVerdict) pass() bool { return 2*v.passed > v.repeats }
 
 // itemVerdicts streams a model's items, their repeats gathered: the rows
 // come ordered by line, so one item is held at a time.
-func itemVerdicts(ctx context.Context, st store.Store, runID, model string) iter.Seq2[itemVerdict, error] {
+func itemVerdicts(ctx context.Context, st store.EvalStore, runID, model string) iter.Seq2[itemVerdict, error] {
 	return func(yield func(itemVerdict, error) bool) {
 		var cur itemVerdict
 		for row, err := range st.RunRows(ctx, runID, []string{model}, false) {
@@ -213,7 +213,7 @@ type modelItems struct {
 	scores        float64
 }
 
-func itemTotals(ctx context.Context, st store.Store, runID, model string) (modelItems, error) {
+func itemTotals(ctx context.Context, st store.EvalStore, runID, model string) (modelItems, error) {
 	var t modelItems
 	for v, err := range itemVerdicts(ctx, st, runID, model) {
 		if err != nil {
@@ -237,7 +237,7 @@ func itemTotals(ctx context.Context, st store.Store, runID, model string) (model
 
 // itemPair compares two models item by item, by their majority verdicts,
 // reading both models' items side by side.
-func itemPair(ctx context.Context, st store.Store, runID, a, b string) (evalreport.Pair, error) {
+func itemPair(ctx context.Context, st store.EvalStore, runID, a, b string) (evalreport.Pair, error) {
 	var p evalreport.Pair
 	nextB, stop := iter.Pull2(itemVerdicts(ctx, st, runID, b))
 	defer stop()
@@ -271,7 +271,7 @@ func itemPair(ctx context.Context, st store.Store, runID, a, b string) (evalrepo
 
 // latency reads the p50, p95 and p99 of answered results by rank, two rows
 // at most per percentile, never loading every latency.
-func latency(ctx context.Context, st store.Store, runID, model string, n int) (evalreport.Latency, error) {
+func latency(ctx context.Context, st store.EvalStore, runID, model string, n int) (evalreport.Latency, error) {
 	at := func(rank int) (float64, error) { return st.LatencyAt(ctx, runID, model, rank) }
 	var l evalreport.Latency
 	var err error

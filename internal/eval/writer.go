@@ -24,7 +24,7 @@ import (
 // producer waits for room, and close commits what remains, so that an
 // interrupt loses nothing.
 type writer struct {
-	st     store.Store
+	st     store.EvalStore
 	leases *lease.Holder
 	fail   context.CancelFunc // stops the run when a write fails
 
@@ -56,7 +56,7 @@ type write struct {
 // 60 ms holds 30 answers at 500 a second.
 const maxQueued = 64
 
-func newWriter(st store.Store, leases *lease.Holder, fail context.CancelFunc) *writer {
+func newWriter(st store.EvalStore, leases *lease.Holder, fail context.CancelFunc) *writer {
 	w := &writer{st: st, leases: leases, fail: fail, wake: make(chan struct{}, 1), failed: make(chan struct{}), done: make(chan struct{})}
 	w.room = sync.NewCond(&w.mu)
 	go w.loop()

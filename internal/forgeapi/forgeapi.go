@@ -144,7 +144,7 @@ type Client struct {
 	repo       string // owner/name, group/name: the path of forge.Base
 	api        string // the API's host, in messages
 	token      Token
-	store      store.Store
+	store      store.ForgeStore
 	log        *slog.Logger
 	eng        *engine.Engine
 	rest       *rest
@@ -166,7 +166,7 @@ type Client struct {
 // New makes a client for f's API, asked with tok, storing its answers in
 // st. It refuses a forge digest cannot ask (Bitbucket, Gitea), an empty
 // token and an API URL that is no URL.
-func New(f forge.Forge, tok Token, st store.Store, log *slog.Logger, o Options) (*Client, error) {
+func New(f forge.Forge, tok Token, st store.ForgeStore, log *slog.Logger, o Options) (*Client, error) {
 	host, repo, err := splitBase(f.Base)
 	if err != nil {
 		return nil, err

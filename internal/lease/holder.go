@@ -16,7 +16,7 @@ import (
 // rerun or another process need not wait them out. Safe for concurrent
 // use.
 type Holder struct {
-	st    store.Store
+	st    store.ClaimStore
 	owner string
 	ttl   time.Duration
 	warn  *Warner
@@ -26,7 +26,7 @@ type Holder struct {
 }
 
 // NewHolder returns the leases of owner on st, each claimed for ttl.
-func NewHolder(st store.Store, owner string, ttl time.Duration, log *slog.Logger) *Holder {
+func NewHolder(st store.ClaimStore, owner string, ttl time.Duration, log *slog.Logger) *Holder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -55,7 +55,7 @@ func Machine() string {
 // A caller that looked the key's result up before claiming must look again
 // after winning: the previous holder may have stored the result and let the
 // lease go in between, and sending then would pay twice.
-func Claim(ctx context.Context, st store.Store, key, owner string, ttl time.Duration) (bool, error) {
+func Claim(ctx context.Context, st store.ClaimStore, key, owner string, ttl time.Duration) (bool, error) {
 	ok, err := st.Claim(ctx, key, owner, ttl)
 	if ok || err != nil {
 		return ok, err
@@ -79,7 +79,7 @@ func Claim(ctx context.Context, st store.Store, key, owner string, ttl time.Dura
 // loses are looked at together: those whose holder died on this machine
 // are taken over (one statement each, as Claim does), those let go since
 // the claim are claimed again.
-func ClaimAll(ctx context.Context, st store.Store, keys []string, owner string, ttl time.Duration) ([]bool, error) {
+func ClaimAll(ctx context.Context, st store.ClaimStore, keys []string, owner string, ttl time.Duration) ([]bool, error) {
 	won, err := st.ClaimAll(ctx, keys, owner, ttl)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func ClaimAll(ctx context.Context, st store.Store, keys []string, owner string, 
 // process killed between storing a result and letting its lease go leaves
 // a lease on work nobody will claim again, which would stay forever. me is
 // the owner this process claims as.
-func Sweep(ctx context.Context, st store.Store, me string, log *slog.Logger) {
+func Sweep(ctx context.Context, st store.ClaimStore, me string, log *slog.Logger) {
 	owners, err := st.LeaseOwners(ctx)
 	for _, o := range owners {
 		if dead(o, me) {
@@ -147,7 +147,7 @@ func Sweep(ctx context.Context, st store.Store, me string, log *slog.Logger) {
 // returned stop is called: a request that waits long for its turn under a
 // rate limit, or is retried for minutes, keeps its key, and only a process
 // that died (and so stopped renewing) lets its leases expire.
-func Keep(ctx context.Context, st store.Store, owner string, ttl time.Duration, log *slog.Logger) (stop func()) {
+func Keep(ctx context.Context, st store.ClaimStore, owner string, ttl time.Duration, log *slog.Logger) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	warn := NewWarner(log)

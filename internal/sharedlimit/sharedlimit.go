@@ -28,7 +28,7 @@ func Name(providerName, baseURL, model, apiKey string) string {
 
 // Limit is the shared limit named name in s.
 type Limit struct {
-	Store store.Store
+	Store store.RateStore
 	Name  string
 }
 

@@ -30,6 +30,23 @@ type Store interface {
 	Path() string
 	Close() error
 
+	SummaryStore
+	EvalStore
+	FactorStore
+	ClaimStore
+	RateStore
+	BatchStore
+	ForgeStore
+}
+
+// The role interfaces below are the slices of a Store each consumer takes,
+// so that a package says in its signatures which part of the database it
+// touches (a lease holder, claims; a shared limit, rates).
+
+// SummaryStore is the slice of a Store that keeps the summaries of commits
+// and the repositories they are of: what summarize reads before it pays, and
+// writes as each summary lands.
+type SummaryStore interface {
 	// SaveRepository records a repository, refreshing where it was seen.
 	SaveRepository(ctx context.Context, r Repository) error
 	// RepositoriesOf lists the repositories holding a stored commit.
@@ -39,7 +56,12 @@ type Store interface {
 	Summaries(ctx context.Context, repoID, model, promptVersion, scope string, commits []string) (map[string]Summary, error)
 	// SaveSummary commits one summary and its commit together.
 	SaveSummary(ctx context.Context, c Commit, sum Summary) error
+}
 
+// EvalStore is the slice of a Store that keeps paid answers, eval runs and
+// their results: what eval writes as answers land, and its reports read
+// back.
+type EvalStore interface {
 	// EvalResults returns the stored answers among keys.
 	EvalResults(ctx context.Context, keys []string) (map[string]EvalResult, error)
 	// SaveEvalResult stores a paid answer and its payloads.
@@ -66,7 +88,11 @@ type Store interface {
 	RunTotals(ctx context.Context, runID, model string) (ModelTotals, error)
 	LatencyAt(ctx context.Context, runID, model string, i int) (float64, error)
 	PairCounts(ctx context.Context, runID, a, b string) (aOnly, bOnly, both, neither int, err error)
+}
 
+// FactorStore is the slice of a Store that keeps what is learned of each
+// model's tokenizer against digest's.
+type FactorStore interface {
 	// TokenFactor returns what is learned of how many tokens a model's
 	// tokenizer counts for one of digest's; ok is false when nothing is.
 	TokenFactor(ctx context.Context, model string) (f TokenFactor, ok bool, err error)
@@ -74,7 +100,11 @@ type Store interface {
 	// both, weighted by their samples, over at most MaxFactorSamples, so
 	// that a tokenizer that changes is learned again.
 	SaveTokenFactor(ctx context.Context, f TokenFactor) error
+}
 
+// ClaimStore is the slice of a Store that keeps claims on work in progress,
+// shared by every process on the database (internal/lease).
+type ClaimStore interface {
 	// Claim takes the lease on key for owner until ttl from now (the
 	// database's now): it inserts the lease, or takes it over if it has
 	// expired or is owner's already, and reports whether owner holds it.
@@ -98,7 +128,11 @@ type Store interface {
 	// LeaseHolders returns who holds the leases among keys, expired or
 	// not, keyed by key; a key no one holds is absent.
 	LeaseHolders(ctx context.Context, keys []string) (map[string]string, error)
+}
 
+// RateStore is the slice of a Store that keeps the rate limits every process
+// using one account shares (internal/sharedlimit).
+type RateStore interface {
 	// TakeRate charges one request to the rate limit named limiter, which
 	// every process using the same account shares, in one atomic statement
 	// against the database's clock. Each of the request and token limits is
@@ -113,7 +147,11 @@ type Store interface {
 	// LearnRate records the limits a provider told of (per its window);
 	// a zero leaves that limit as it was. TakeRate reports them to all.
 	LearnRate(ctx context.Context, limiter string, requests, tokens int) error
+}
 
+// BatchStore is the slice of a Store that keeps the record of batches sent
+// to the providers' batch APIs (internal/batchrun).
+type BatchStore interface {
 	// CreateBatch records a batch about to be submitted to a provider's
 	// batch API, with its items and their members, in one transaction and
 	// before the provider hears of it: a process that dies while creating
@@ -141,7 +179,11 @@ type Store interface {
 	// CustomID) in one transaction: Done, Answer and tokens, or Error. The
 	// request of an item answered is dropped: the answer is what is kept.
 	SaveBatchResults(ctx context.Context, batchID string, results []BatchItem) error
+}
 
+// ForgeStore is the slice of a Store that keeps the stored answers of the
+// forges' APIs (internal/forgeapi).
+type ForgeStore interface {
 	// ForgeAnswers returns the stored answers of a forge's API (GitHub's,
 	// GitLab's) among keys that have not expired, keyed by key, in one
 	// query per few hundred keys: what a rerun reads before it asks the

@@ -564,7 +564,7 @@ func (rr *repoRun) findRoot(ctx context.Context, opts Options, head string) erro
 
 // knownRoot finds the root of a stored commit's repository, trusting only
 // ids derived from their root: an id set by --repo-id says nothing of roots.
-func knownRoot(ctx context.Context, st store.Store, commit string) (string, bool, error) {
+func knownRoot(ctx context.Context, st store.SummaryStore, commit string) (string, bool, error) {
 	repos, err := st.RepositoriesOf(ctx, commit)
 	if err != nil {
 		return "", false, err

@@ -63,7 +63,7 @@ type Target struct {
 // st: from nothing), falling back to the rules' factor until enough
 // answers are known. The offline model counts its own tokens: it gets
 // none.
-func (t *Target) Learn(ctx context.Context, st store.Store) error {
+func (t *Target) Learn(ctx context.Context, st store.FactorStore) error {
 	if t.Spec.Provider == provider.Offline {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (t *Target) Learn(ctx context.Context, st store.Store) error {
 
 // SaveFactor folds what this run learned of the model's tokenizer into
 // what st holds, for the runs after it.
-func (t Target) SaveFactor(ctx context.Context, st store.Store) error {
+func (t Target) SaveFactor(ctx context.Context, st store.FactorStore) error {
 	if t.Factor == nil || st == nil {
 		return nil
 	}
