@@ -52,11 +52,12 @@ func (m Mode) Worst(batch, sync models.Price) models.Price {
 
 // Runner returns what a model's tasks go through: eng itself when the mode
 // is off, else a batch run whose unanswered items eng takes with SyncRetry.
-func (m Mode) Runner(eng *engine.Engine, b provider.Batcher, spec provider.Spec, baseURL string, st store.BatchStore, cfg Config) engine.Runner {
+// cfg names the model's batcher, spec, base URL and store; the mode fills
+// in the rest of it from its flags and eng.
+func (m Mode) Runner(eng *engine.Engine, cfg Config) engine.Runner {
 	if !m.On {
 		return eng
 	}
-	cfg.Batcher, cfg.Spec, cfg.BaseURL, cfg.Store = b, spec, baseURL, st
 	cfg.NoWait, cfg.PollMin, cfg.OnLook, cfg.RetryUnknown = m.NoWait, m.Poll, m.OnLook, m.RetryUnknown
 	cfg.Log, cfg.Tokens = eng.Log, eng.Tokens
 	if m.SyncRetry {

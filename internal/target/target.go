@@ -148,7 +148,7 @@ func (t Target) Engine(s Setup) engine.Runner {
 		Provider: p, Spec: t.Spec, Concurrency: s.Concurrency, Limits: t.Limits, Timeout: s.Timeout,
 		MaxWait: s.MaxWait, MaxFailures: s.MaxFailures, Log: s.Log, Shared: shared, Count: s.Count, Tokens: tokens,
 	})
-	runner := s.Batch.Runner(eng, t.Batcher, t.Spec, t.BaseURL, s.Store, batchrun.Config{})
+	runner := s.Batch.Runner(eng, batchrun.Config{Batcher: t.Batcher, Spec: t.Spec, BaseURL: t.BaseURL, Store: s.Store})
 	if len(s.Secrets) == 0 {
 		return runner
 	}
