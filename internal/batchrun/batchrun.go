@@ -143,13 +143,8 @@ type Runner struct {
 	customID map[string][]*waiter         // batch id + "/" + custom id -> the tasks waiting for it
 	unseen   map[string]*UnseenError      // batches this run's key could not see, by digest's id: not looked at again
 
-	// The account's batch queue (OpenAI's enqueued tokens, Anthropic's
-	// requests in processing), learned from its refusals: how much of this
-	// run's work it took at most (0: no refusal yet), no batch sent before
-	// holdUntil, and refusals in a row with nothing of the run's queued.
-	queueRoom     int
-	holdUntil     time.Time
-	queueRefusals int
+	// What the account's batch queue was seen to take, from its refusals.
+	queue queue
 }
 
 // waiter is a task and where its outcome goes.
@@ -392,7 +387,7 @@ func (r *Runner) serve(ctx context.Context) {
 		// Tasks that came while the last ones were placed (a store lookup
 		// each, which can outlast Gather) came within Gather of them: they
 		// are taken first, and go in the same batch.
-		if len(r.buffer) > 0 && now.Sub(r.lastIn) >= r.cfg.Gather && !now.Before(r.holdUntil) && !r.arriving() {
+		if len(r.buffer) > 0 && now.Sub(r.lastIn) >= r.cfg.Gather && !now.Before(r.queue.hold) && !r.arriving() {
 			if err := r.submit(ctx); err != nil {
 				r.halt(ctx, err)
 				continue
@@ -415,8 +410,8 @@ func (r *Runner) serve(ctx context.Context) {
 		}
 		if len(r.buffer) > 0 {
 			at := r.lastIn.Add(r.cfg.Gather)
-			if r.holdUntil.After(at) {
-				at = r.holdUntil
+			if r.queue.hold.After(at) {
+				at = r.queue.hold
 			}
 			if next.IsZero() || at.Before(next) {
 				next = at
@@ -636,7 +631,7 @@ func (r *Runner) submit(ctx context.Context) error {
 				// create held the chunk back; the rest waits with it.
 			}
 		}
-		if len(rest) > 0 || !r.holdUntil.IsZero() && time.Now().Before(r.holdUntil) {
+		if len(rest) > 0 || r.queue.holding(time.Now()) {
 			var back []*waiter
 			for _, it := range rest {
 				back = append(back, byCustom[it.CustomID])
@@ -675,25 +670,9 @@ func (r *Runner) queued() int {
 }
 
 // fit cuts chunk to the room the queue was seen to have, less what this
-// run has queued: the first items that fit, and the rest. With nothing of
-// the run's queued, the first item goes whatever its size, so that a
-// request larger than the room learned still gets its chance.
+// run has queued (see queue.fit).
 func (r *Runner) fit(chunk []provider.BatchItem) (fits, rest []provider.BatchItem) {
-	if r.queueRoom == 0 {
-		return chunk, nil
-	}
-	queued := r.queued()
-	room := r.queueRoom - queued
-	n, used := 0, 0
-	for n < len(chunk) {
-		u := r.units(chunk[n].Request)
-		if used+u > room && (n > 0 || queued > 0) {
-			break
-		}
-		used += u
-		n++
-	}
-	return chunk[:n], chunk[n:]
+	return r.queue.fit(chunk, r.queued(), r.units)
 }
 
 // holdBack keeps tasks the queue has no room for until it has: the next
@@ -712,15 +691,15 @@ func (r *Runner) holdBack(ws []*waiter) {
 		return
 	}
 	r.buffer = append(r.buffer, ws...)
-	if now := time.Now(); !r.holdUntil.After(now) {
-		r.holdUntil = time.Time{}
+	if now := time.Now(); !r.queue.hold.After(now) {
+		r.queue.hold = time.Time{}
 		for _, w := range r.watched {
-			if r.holdUntil.IsZero() || w.next.Before(r.holdUntil) {
-				r.holdUntil = w.next
+			if r.queue.hold.IsZero() || w.next.Before(r.queue.hold) {
+				r.queue.hold = w.next
 			}
 		}
-		if r.holdUntil.IsZero() {
-			r.holdUntil = now.Add(r.cfg.PollMin)
+		if r.queue.hold.IsZero() {
+			r.queue.hold = now.Add(r.cfg.PollMin)
 		}
 	}
 }
@@ -734,26 +713,13 @@ func (r *Runner) holdBack(ws []*waiter) {
 // and a lone request refused maxQueueRefusals times so stops the run.
 func (r *Runner) queueFull(ws []*waiter, items, units int, why string, retryAfter time.Duration) error {
 	queued := r.queued()
-	room := queued
-	if queued == 0 {
-		r.queueRefusals++
-		if items <= 1 && r.queueRefusals >= maxQueueRefusals {
-			return &engine.FatalError{Err: fmt.Errorf("%s: the account's batch queue refused %d batches in a row, the last a single request, with nothing of this run queued: %s. Try: let the account's other batches end, or run without --batch-api",
-				r.model(), r.queueRefusals, why)}
-		}
-		room = max(units/2, 1)
+	wait, inARow := r.queue.refused(queued, units, r.cfg.PollMin, r.cfg.PollMax, retryAfter)
+	if queued == 0 && items <= 1 && inARow >= maxQueueRefusals {
+		return &engine.FatalError{Err: fmt.Errorf("%s: the account's batch queue refused %d batches in a row, the last a single request, with nothing of this run queued: %s. Try: let the account's other batches end, or run without --batch-api",
+			r.model(), inARow, why)}
 	}
-	// A batch of 0 units is an earlier run's: refused when it was made, for
-	// what the queue held then, it tells nothing of the room now, and its
-	// size is not known here; learned, it would be a queue of one token
-	// and send the rest of the run a request at a time.
-	if units > 0 && (r.queueRoom == 0 || room < r.queueRoom) {
-		r.queueRoom = room
-	}
-	wait := max(min(r.cfg.PollMin<<min(r.queueRefusals, 16), r.cfg.PollMax), retryAfter)
-	r.holdUntil = time.Now().Add(wait)
 	r.cfg.Log.Warn("the account's batch queue has no room; sending again when it has", "model", r.model(), "requests", len(ws),
-		"queued", queued, "room", r.queueRoom, "wait", wait.Round(time.Millisecond), "provider", why)
+		"queued", queued, "room", r.queue.room, "wait", wait.Round(time.Millisecond), "provider", why)
 	r.holdBack(ws)
 	return nil
 }
@@ -990,7 +956,7 @@ func (r *Runner) look(ctx context.Context, w *watch) error {
 		r.cfg.OnLook(b)
 	}
 	if pb.Status != provider.BatchFailed {
-		r.queueRefusals = 0
+		r.queue.accepted()
 	}
 	switch {
 	case pb.Status == provider.BatchFailed && pb.QueueFull:
@@ -1028,13 +994,7 @@ func (r *Runner) look(ctx context.Context, w *watch) error {
 		w.interval = min(w.interval*3/2, r.cfg.PollMax)
 		return nil
 	}
-	if r.queueRoom > 0 && w.units > 0 {
-		// The queue took one of this run's batches and it has ended: the
-		// room learned from a refusal doubles, so that a queue another
-		// process filled for a while does not keep the rest of the run in
-		// small batches. Too much is refused at no cost and halves it.
-		r.queueRoom = min(2*r.queueRoom, math.MaxInt/4)
-	}
+	r.queue.ended(w.units)
 	return r.collect(ctx, w, pb)
 }
 
