@@ -375,7 +375,7 @@ func (r *Runner) serve(ctx context.Context) {
 			r.lastIn = time.Now()
 		}
 		for _, w := range in {
-			if err := r.place(ctx, w); err != nil {
+			if err := r.findEarlier(ctx, w); err != nil {
 				r.halt(ctx, err)
 			}
 		}
@@ -470,10 +470,10 @@ func members(t engine.Task) []string {
 	return []string{t.Key}
 }
 
-// place finds what an earlier batch holds of a task's work: an answer
+// findEarlier finds what an earlier batch holds of a task's work: an answer
 // stored, or a batch still running to wait for. Otherwise the task waits
 // for the next batch.
-func (r *Runner) place(ctx context.Context, w *waiter) error {
+func (r *Runner) findEarlier(ctx context.Context, w *waiter) error {
 	if w.attempts > 0 || r.cfg.Store == nil {
 		r.buffer = append(r.buffer, w)
 		return nil
@@ -1074,7 +1074,7 @@ func (r *Runner) unseeable(ctx context.Context, w *watch, ue *UnseenError) error
 	}
 	for _, it := range items {
 		if it.Done {
-			for i, wt := range r.take(b.ID, it.CustomID) {
+			for i, wt := range r.waitersFor(b.ID, it.CustomID) {
 				r.stored(wt, it, i == 0)
 			}
 		}
@@ -1193,7 +1193,7 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 		}
 		// Stored before this look (by another process, or a look cut
 		// short): the tasks waiting for it take the stored result.
-		for i, wt := range r.take(b.ID, it.CustomID) {
+		for i, wt := range r.waitersFor(b.ID, it.CustomID) {
 			r.stored(wt, it, i == 0)
 		}
 	}
@@ -1254,11 +1254,11 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 			row.CacheReadTokens, row.CacheWriteTokens = u.CacheReadTokens, u.CacheWriteTokens
 		}
 		chunk = append(chunk, row)
-		for i, wt := range r.take(b.ID, res.CustomID) {
+		for i, wt := range r.waitersFor(b.ID, res.CustomID) {
 			if i > 0 {
 				res.Response.Usage = provider.Usage{} // paid once, by the first
 			}
-			outcomes = append(outcomes, r.settle(wt, res))
+			outcomes = append(outcomes, r.outcomeOf(wt, res))
 		}
 		if len(chunk) >= saveChunk {
 			if err := flush(false); err != nil {
@@ -1277,7 +1277,7 @@ func (r *Runner) collect(ctx context.Context, w *watch, pb provider.Batch) error
 	var missing []store.BatchItem
 	for id := range open {
 		missing = append(missing, store.BatchItem{BatchID: b.ID, CustomID: id, Done: true, Error: "the batch's results have no line for this item"})
-		for _, wt := range r.take(b.ID, id) {
+		for _, wt := range r.waitersFor(b.ID, id) {
 			outcomes = append(outcomes, func() { r.retry(wt, errors.New("batch item has no result")) })
 		}
 	}
@@ -1343,8 +1343,8 @@ func (r *Runner) markIfCollected(ctx context.Context, id string) error {
 	return nil
 }
 
-// take removes and returns the task waiting for an item.
-func (r *Runner) take(batchID, customID string) []*waiter {
+// waitersFor removes and returns the task waiting for an item.
+func (r *Runner) waitersFor(batchID, customID string) []*waiter {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := batchID + "/" + customID
@@ -1353,9 +1353,9 @@ func (r *Runner) take(batchID, customID string) []*waiter {
 	return ws
 }
 
-// settle is what becomes of a task once its item's result is stored: its
+// outcomeOf is what becomes of a task once its item's result is stored: its
 // answer delivered, or the item sent again.
-func (r *Runner) settle(w *waiter, res provider.BatchResult) func() {
+func (r *Runner) outcomeOf(w *waiter, res provider.BatchResult) func() {
 	if res.Err != nil {
 		return func() { r.retry(w, res.Err) }
 	}

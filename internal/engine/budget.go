@@ -136,13 +136,13 @@ func (b *budget) admit(ctx context.Context, tokens int) error {
 	if err := b.waitPause(ctx); err != nil {
 		return err
 	}
-	if err := b.take(ctx, tokens); err != nil {
+	if err := b.reserve(ctx, tokens); err != nil {
 		return err
 	}
 	return b.waitPause(ctx)
 }
 
-func (b *budget) take(ctx context.Context, tokens int) error {
+func (b *budget) reserve(ctx context.Context, tokens int) error {
 	b.mu.Lock()
 	req, tok := b.req, b.tok
 	n := tokens
@@ -283,13 +283,13 @@ func (b *budget) sharedErr(ctx context.Context, err error) error {
 	return &FatalError{&SharedLimitError{Model: b.model, Err: err}}
 }
 
-// settle corrects a reservation with what the call used: a shortfall is
+// reconcile corrects a reservation with what the call used: a shortfall is
 // taken from the bucket now, and the surplus is credited to later
 // requests unless refund is false. (rate.Reservation.Cancel cannot do
 // this: the reservation has come due.) Providers that send token headers
 // charge the reservation up front, max_tokens included, and their headers
 // correct the bucket; refunding by usage would overspend them.
-func (b *budget) settle(reserved, used int, refund bool) {
+func (b *budget) reconcile(reserved, used int, refund bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tok == nil {

@@ -667,7 +667,7 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 	}
 	if err == nil {
 		pause := e.budget.learn(resp.Limits)
-		e.budget.settle(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens, resp.Limits == nil || resp.Limits.TokensRemaining < 0)
+		e.budget.reconcile(tokens, resp.Usage.InputTokens+resp.Usage.OutputTokens, resp.Limits == nil || resp.Limits.TokensRemaining < 0)
 		e.stats.inputTokens.Add(int64(resp.Usage.InputTokens))
 		e.stats.outputTokens.Add(int64(resp.Usage.OutputTokens))
 		if pause > 0 {
@@ -723,7 +723,7 @@ func (e *Engine) attempt(ctx context.Context, t Task, tokens int, tr *tries) (o 
 	if kind == provider.RateLimited {
 		// The budget was wrong: everyone waits, and the tokens were not spent.
 		e.stats.rateLimited.Add(1)
-		e.budget.settle(tokens, 0, true)
+		e.budget.reconcile(tokens, 0, true)
 		// With no header to go by, what went out in the last window is the
 		// best guess of a request limit, once a whole window has been seen
 		// and unless the 429 was about tokens.

@@ -865,7 +865,7 @@ func (r *runner) commit(ctx context.Context, model int) func(engine.Outcome) err
 			r.o.Progress.Done(len(jobs))
 			return r.writes.add(write{release: r.leaseOf(model, k)})
 		}
-		r.spend.Settle(k, cost, o.Err == nil)
+		r.spend.Record(k, cost, o.Err == nil)
 		answer := score.Answer{Text: o.Response.Text, Finish: o.Response.Finish}
 		r.mu.Lock()
 		f := r.pending[k]

@@ -83,7 +83,7 @@ func (r *runner) askJudge(ctx context.Context, m target.Target, eng engine.Runne
 	if errors.Is(o.Err, engine.ErrPending) {
 		r.spend.Owe(k)
 	} else {
-		r.spend.Settle(k, cost, o.Err == nil)
+		r.spend.Record(k, cost, o.Err == nil)
 	}
 	if o.Err == nil {
 		r.judgeMu.Lock()

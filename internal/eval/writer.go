@@ -134,7 +134,7 @@ func (w *writer) close() error {
 func (w *writer) loop() {
 	defer close(w.done)
 	for {
-		batch, closing := w.take()
+		batch, closing := w.drain()
 		if len(batch) > 0 {
 			if err := w.commit(batch); err != nil {
 				w.mu.Lock()
@@ -155,8 +155,8 @@ func (w *writer) loop() {
 	}
 }
 
-// take empties the queue.
-func (w *writer) take() (batch []write, closing bool) {
+// drain empties the queue.
+func (w *writer) drain() (batch []write, closing bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	batch, w.queue = w.queue, nil
@@ -177,7 +177,7 @@ func (w *writer) commit(batch []write) error {
 		return err
 	}
 	// Before the callbacks: one may let a key be claimed again.
-	w.leases.Given(all.Release...)
+	w.leases.ForgetReleased(all.Release...)
 	for _, wr := range batch {
 		if wr.stored != nil {
 			wr.stored()

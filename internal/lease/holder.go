@@ -89,10 +89,10 @@ func (h *Holder) Release(keys ...string) {
 	}
 }
 
-// Given notes keys given back by a transaction of the caller's own, which
+// ForgetReleased notes keys given back by a transaction of the caller's own, which
 // stored their results in the same breath (store.EvalWrite's Release):
 // they are no longer this run's to give back.
-func (h *Holder) Given(keys ...string) {
+func (h *Holder) ForgetReleased(keys ...string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, k := range keys {

@@ -288,7 +288,7 @@ func TestHolderForgetsWhatAWriteGaveBack(t *testing.T) {
 	if err := st.ReleaseAll(ctx, keys[:100], h.Owner()); err != nil {
 		t.Fatal(err)
 	}
-	h.Given(keys[:100]...)
+	h.ForgetReleased(keys[:100]...)
 	if h.Held() != 500 {
 		t.Errorf("%d held after 100 of 600 were given back by a write, want 500", h.Held())
 	}

@@ -98,9 +98,9 @@ func (c *Cap) ReserveWhenSettled(ctx context.Context, key string, worst float64)
 	}
 }
 
-// Settle swaps a request's worst case for what it cost (nothing unless
+// Record swaps a request's worst case for what it cost (nothing unless
 // paid), in one step, so that no one sees the request counted neither way.
-func (c *Cap) Settle(key string, cost float64, paid bool) {
+func (c *Cap) Record(key string, cost float64, paid bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pledged -= c.reserved[key]
@@ -119,7 +119,7 @@ func (c *Cap) Owe(key string) {
 	c.mu.Lock()
 	worst := c.reserved[key]
 	c.mu.Unlock()
-	c.Settle(key, worst, true)
+	c.Record(key, worst, true)
 }
 
 // Spent is what the answers settled so far cost.

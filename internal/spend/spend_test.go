@@ -14,11 +14,11 @@ func TestCapBooksWorstCasesAndSettlesWhatWasPaid(t *testing.T) {
 	if !c.Fits(0.4) || c.Fits(0.41) {
 		t.Error("Fits ignores the worst case in flight")
 	}
-	c.Settle("a", 0.1, true)
+	c.Record("a", 0.1, true)
 	if !c.TryReserve("b", 0.6) || c.Spent() != 0.1 {
 		t.Errorf("after a paid 0.1: spent %v", c.Spent())
 	}
-	c.Settle("b", 0.5, false) // failed: nothing paid
+	c.Record("b", 0.5, false) // failed: nothing paid
 	if c.Spent() != 0.1 || !c.Fits(0.9) {
 		t.Errorf("an unpaid request counted: spent %v", c.Spent())
 	}
@@ -39,12 +39,12 @@ func TestReserveWhenSettledWaitsForRequestsInFlight(t *testing.T) {
 	var ok bool
 	wg.Go(func() { ok = c.ReserveWhenSettled(context.Background(), "b", 0.5) })
 	<-waits // it found no room, and waits
-	c.Settle("a", 0.2, true)
+	c.Record("a", 0.2, true)
 	wg.Wait()
 	if !ok {
 		t.Error("refused though the request in flight settled at 0.2")
 	}
-	c.Settle("b", 0, false)
+	c.Record("b", 0, false)
 	if New(0.1).ReserveWhenSettled(context.Background(), "c", 0.5) {
 		t.Error("nothing in flight: a request over the limit waited and went")
 	}

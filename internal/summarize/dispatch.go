@@ -149,7 +149,7 @@ func (d *dispatcher) batch(ctx context.Context, prepared <-chan *pending, tasks 
 			case outstanding == 0:
 				// Nothing in flight will free budget for this request: leave it
 				// unsent and go on with the next, which may be cheaper.
-				d.notSent(d.take(ready[0].Key))
+				d.notSent(d.forgetRequest(ready[0].Key))
 				ready = ready[1:]
 				continue
 			}
@@ -276,8 +276,8 @@ func (d *dispatcher) task(items []*pending) engine.Task {
 	return engine.Task{Key: k, Request: req, Members: members}
 }
 
-// take forgets the request under key and returns its commits.
-func (d *dispatcher) take(k string) []*pending {
+// forgetRequest forgets the request under key and returns its commits.
+func (d *dispatcher) forgetRequest(k string) []*pending {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	items := d.byKey[k]
@@ -348,7 +348,7 @@ func (d *dispatcher) notSent(items []*pending) {
 func (d *dispatcher) commit(ctx context.Context) func(engine.Outcome) error {
 	storeCtx := context.WithoutCancel(ctx)
 	return func(o engine.Outcome) error {
-		again, err := d.settle(storeCtx, o)
+		again, err := d.finishRequest(storeCtx, o)
 		if err != nil {
 			return err
 		}
@@ -362,9 +362,9 @@ func (d *dispatcher) commit(ctx context.Context) func(engine.Outcome) error {
 	}
 }
 
-// settle stores or fails the commits of an answered request and returns
+// finishRequest stores or fails the commits of an answered request and returns
 // those to ask about again.
-func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pending, error) {
+func (d *dispatcher) finishRequest(storeCtx context.Context, o engine.Outcome) ([]*pending, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	items := d.byKey[o.Task.Key]
@@ -372,7 +372,7 @@ func (d *dispatcher) settle(storeCtx context.Context, o engine.Outcome) ([]*pend
 	if errors.Is(o.Err, engine.ErrPending) {
 		d.spend.Owe(o.Task.Key)
 	} else {
-		d.spend.Settle(o.Task.Key, d.price(o).CostOf(o.Response.Usage), o.Err == nil)
+		d.spend.Record(o.Task.Key, d.price(o).CostOf(o.Response.Usage), o.Err == nil)
 	}
 	var tooLarge *engine.TooLargeError
 	if o.Err != nil && len(items) > 1 && errors.As(o.Err, &tooLarge) {

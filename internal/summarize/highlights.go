@@ -271,7 +271,7 @@ func (h *highlighter) ask(ctx context.Context, j *highlightJob) {
 	if errors.Is(o.Err, engine.ErrPending) {
 		h.res.spend.Owe(leaseKey)
 	} else {
-		h.res.spend.Settle(leaseKey, cost, o.Err == nil)
+		h.res.spend.Record(leaseKey, cost, o.Err == nil)
 	}
 	if o.Err != nil {
 		h.fail(ctx, j, o.Err)

@@ -266,7 +266,7 @@ func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) erro
 	}
 	var categories []string
 	if cfg := rr.releaseConfig(opts.Log); cfg != nil {
-		rr.place(cfg, res, opts.Log)
+		rr.sortIntoCategories(cfg, res, opts.Log)
 		for _, c := range cfg.Categories {
 			categories = append(categories, c.Title)
 		}
@@ -405,13 +405,13 @@ func (rr *repoRun) releaseConfig(log *slog.Logger) *releaseyml.Config {
 	return nil
 }
 
-// place sorts the entries into the categories of the repository's
+// sortIntoCategories sorts the entries into the categories of the repository's
 // release.yml, and leaves out those it excludes. Labels come from the
 // forge's API alone: an entry whose labels were not asked for is left
 // out only when its author is, and listed in no category (under Other
 // Changes when others have one), never dropped for matching no category
 // as GitHub's rules would drop it.
-func (rr *repoRun) place(cfg *releaseyml.Config, res *Result, log *slog.Logger) {
+func (rr *repoRun) sortIntoCategories(cfg *releaseyml.Config, res *Result, log *slog.Logger) {
 	kept := rr.entries[:0]
 	unlabelled := 0
 	for _, e := range rr.entries {
