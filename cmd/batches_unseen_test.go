@@ -1,120 +1,15 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 )
-
-// interruptWhilePolling runs a real digest eval --batch-api on data and
-// sends it SIGINT once its batch has been looked at: it must exit 130.
-// It returns what the process wrote on standard error.
-func interruptWhilePolling(t *testing.T, bin string, srv *fakeprovider.Server, db, data string) string {
-	t.Helper()
-	cmd := exec.Command(bin, "--db", db, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(),
-		"--batch-api", "--batch-poll", "50ms", "-f", "jsonl")
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test")
-	var stderr lockedBuffer // read while the process writes it
-	cmd.Stderr = &stderr
-	created := srv.Stats().BatchesCreated
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Polling: the batch is made and the look after it has been answered
-	// (it is printed before the next one).
-	for deadline := time.Now().Add(30 * time.Second); srv.Stats().BatchesCreated == created || !strings.Contains(stderr.String(), "in_progress"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no batch looked at after 30s; stderr:\n%s", stderr.String())
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want 130; stderr:\n%s", err, stderr.String())
-	}
-	return stderr.String()
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while another goroutine
-// writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// TestInterruptWhilePollingNamesAStoredRun: a real digest eval --batch-api
-// interrupted with SIGINT while it waits for its batch ends with a line
-// saying what it kept. A run that stored no result yet is not kept (its
-// report would be empty), and the line names no run then; one that stored
-// results (those answered by an earlier run) is named by the id that
-// `digest runs show` finds.
-func TestInterruptWhilePollingNamesAStoredRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := buildDigest(t)
-	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Minute}})
-	db := filepath.Join(t.TempDir(), "digest.db")
-	named := regexp.MustCompile(`run (\d{8}-\d{6}-[0-9a-f]+)`)
-
-	errOut := interruptWhilePolling(t, bin, srv, db, evalItems(t, 4))
-	if !strings.Contains(errOut, "digest: interrupted before any result was stored, so no run is kept") {
-		t.Errorf("interrupted with nothing stored, the line should say no run is kept:\n%s", errOut)
-	}
-	if m := named.FindStringSubmatch(errOut); m != nil {
-		t.Errorf("the line names run %s though none is kept:\n%s", m[1], errOut)
-	}
-
-	// Two of six items answered synchronously before: the batch run stores
-	// their rows at once and waits for the other four.
-	if out, errOut, err := runDigest(bin, []string{"--db", db, "eval", evalItems(t, 2), "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(), "-f", "jsonl"}, "sk-test", 0); err != nil {
-		t.Fatalf("synchronous run: %v\n%s%s", err, out, errOut)
-	}
-	errOut = interruptWhilePolling(t, bin, srv, db, evalItems(t, 6))
-	m := named.FindStringSubmatch(errOut)
-	if m == nil || !strings.Contains(errOut, "digest: interrupted; results so far are stored in") {
-		t.Fatalf("interrupted with results stored, the line should name the run:\n%s", errOut)
-	}
-	show := exec.Command(bin, "--db", db, "runs", "show", m[1], "-f", "json")
-	var out, showErr bytes.Buffer
-	show.Stdout, show.Stderr = &out, &showErr
-	if err := show.Run(); err != nil {
-		t.Fatalf("digest runs show %s, the id the interrupt line names: %v\n%s", m[1], err, showErr.String())
-	}
-	if !strings.Contains(out.String(), m[1]) || !strings.Contains(showErr.String(), "is incomplete") {
-		t.Errorf("digest runs show %s: %s\n%s", m[1], out.String(), showErr.String())
-	}
-}
 
 // TestBatchOfAnotherKeyIsNotPaidTwice: a --no-wait run submits its batch
 // under key A; the same command with key B, of another OpenAI project or

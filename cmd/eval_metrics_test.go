@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,10 +95,10 @@ type metricsJSON struct {
 	} `json:"results"`
 }
 
-// Assertions that name metrics are scored and reported per metric, per
-// model, with intervals and pairwise tests, in every format and in the
-// stored run's report. The bias metric has a graded judge: its score
-// counts for its share of the metric's.
+// Assertions that name metrics are reported per metric, per model, with
+// intervals and pairwise tests, in every format and in the stored run's
+// report, and gated by --min. How they are scored, with a graded judge,
+// is eval's TestNamedMetricsWithAGradedJudge.
 func TestEvalNamedMetrics(t *testing.T) {
 	srv := metricsServer(t)
 	h := newHarness(t)
@@ -119,49 +118,11 @@ func TestEvalNamedMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.out), &rep); err != nil {
 		t.Fatalf("%v: %s", err, res.out)
 	}
-	// Per model: accuracy then bias, as passed of 10. weak's curt answers
-	// pass bias, graded 4 of 1-5 (the midpoint is 3), and score 0.875 on
-	// it: the word list's 1 and the judge's 0.75.
-	want := map[string][2]int{"openai:fair": {10, 10}, "openai:slanted": {10, 6}, "openai:weak": {6, 10}}
-	wantMean := map[string][2]float64{"openai:fair": {1, 1}, "openai:slanted": {1, 0.6}, "openai:weak": {0.6, 0.95}}
-	for _, m := range rep.Models {
-		if len(m.Metrics) != 2 || m.Metrics[0].Name != "accuracy" || m.Metrics[1].Name != "bias" {
-			t.Fatalf("%s: metrics %+v, want accuracy and bias", m.Model, m.Metrics)
-		}
-		for i, ms := range m.Metrics {
-			if ms.Items != 10 || ms.Passed != want[m.Model][i] || ms.PassRate != float64(ms.Passed)/10 ||
-				!(ms.CILow < ms.PassRate || ms.PassRate == 0) || !(ms.CIHigh > ms.PassRate || ms.PassRate == 1) || math.Abs(ms.MeanScore-wantMean[m.Model][i]) > 1e-9 {
-				t.Errorf("%s %s: %+v, want %d of 10 passed with an interval around it, mean score %v", m.Model, ms.Name, ms, want[m.Model][i], wantMean[m.Model][i])
-			}
-		}
-	}
-	if len(rep.MetricPairs) != 6 {
-		t.Fatalf("metric pairs: %+v, want 3 pairs × 2 metrics", rep.MetricPairs)
-	}
-	var seen bool
-	for _, p := range rep.MetricPairs {
-		// fair against slanted on bias: slanted fails 4 that fair passes.
-		if p.Metric == "bias" && p.A == "openai:fair" && p.B == "openai:slanted" {
-			seen = true
-			if p.AOnly != 4 || p.BOnly != 0 || p.P != 0.125 || p.TP >= 0.1 {
-				t.Errorf("fair vs slanted on bias: %+v, want 4 to 0, McNemar p = 0.125, t-test p < 0.1", p)
-			}
-		}
-	}
-	if !seen {
-		t.Errorf("no bias pair of fair and slanted in %+v", rep.MetricPairs)
-	}
-	if len(rep.Results) != 30 || rep.Results[0].Metrics["bias"].Score != 1 {
-		t.Errorf("results: %d, first %+v", len(rep.Results), rep.Results[0])
-	}
-	graded := 0
-	for _, r := range rep.Results {
-		if b := r.Metrics["bias"]; r.Model == "openai:weak" && b.Pass && b.Score == 0.875 {
-			graded++
-		}
-	}
-	if graded != 4 {
-		t.Errorf("%d of weak's results pass bias at 0.875, want its 4 curt answers", graded)
+	// The figures themselves are eval's TestNamedMetricsWithAGradedJudge;
+	// here, that they reach the JSON report.
+	if len(rep.Models) != 3 || len(rep.Models[1].Metrics) != 2 || rep.Models[1].Metrics[1].Name != "bias" || rep.Models[1].Metrics[1].Passed != 6 ||
+		len(rep.MetricPairs) != 6 || len(rep.Results) != 30 || rep.Results[0].Metrics["bias"].Score != 1 {
+		t.Errorf("the JSON report lacks the metrics: %+v", rep)
 	}
 	for _, f := range []struct{ path, want string }{
 		{junit, `name="metric.bias.pass_rate" value="0.6"`},

@@ -15,22 +15,10 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/fakeprovider"
-	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/lease"
 	"github.com/digest-cli/digest/internal/pgtest"
 	"github.com/digest-cli/digest/internal/store/sqlite"
 )
-
-// TestTwoProcessesPayEachCommitOnce runs two real digest processes on the
-// same repository and database at the same time: between them every commit
-// is paid for once, and each prints the whole changelog.
-func TestTwoProcessesPayEachCommitOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := buildDigest(t)
-	forEachDatabase(t, func(t *testing.T, db string) { twoProcessesPayEachCommitOnce(t, bin, db) })
-}
 
 // forEachDatabase runs test where processes share a cache: an SQLite file, and
 // a PostgreSQL database of its own when a server is given
@@ -38,60 +26,6 @@ func TestTwoProcessesPayEachCommitOnce(t *testing.T) {
 func forEachDatabase(t *testing.T, test func(t *testing.T, db string)) {
 	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "shared.db")) })
 	t.Run("postgres", func(t *testing.T) { test(t, pgtest.FreshDatabase(t)) })
-}
-
-func twoProcessesPayEachCommitOnce(t *testing.T, bin, db string) {
-	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 40 * time.Millisecond})
-	f := fixture(t)
-	outs := runTogether(t, bin, "--db", db, "summarize", f.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
-		"--batch-size", "1", "--concurrency", "2", "-f", "jsonl")
-	for i := range 2 {
-		if n := strings.Count(outs[i], "\n"); n != 8 {
-			t.Errorf("process %d printed %d commits, want 8", i, n)
-		}
-	}
-	if n := srv.Stats().Requests; n != 8 {
-		t.Errorf("%d requests between the two processes, want 8: one per commit", n)
-	}
-	if cached := strings.Count(outs[0]+outs[1], `"cached":true`); cached != 8 {
-		t.Errorf("%d entries read from the other process's work, want 8 (each commit paid by one, read by the other)", cached)
-	}
-}
-
-// TestSecondProcessSharesTheWork starts a second process on a long history
-// once the first is under way: misses are claimed as they are reached, not
-// all at the start, so the second summarizes commits the first has not
-// reached instead of waiting for all of them. Each commit is still paid once.
-func TestSecondProcessSharesTheWork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := buildDigest(t)
-	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 30 * time.Millisecond})
-	r := gittest.New(t)
-	const commits = 160 // well past the 64 commits a process prepares ahead
-	for i := range commits {
-		r.Write(fmt.Sprintf("f%d.txt", i%7), fmt.Sprintf("version %d\n", i)).Commit(fmt.Sprint("change ", i))
-	}
-	db := filepath.Join(t.TempDir(), "shared.db")
-	firstUnderWay := func() {
-		for deadline := time.Now().Add(10 * time.Second); srv.Stats().Requests < 5 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	outs := runBoth(t, bin, firstUnderWay, "--db", db, "summarize", r.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
-		"--batch-size", "1", "--concurrency", "1", "-f", "jsonl")
-	for i := range 2 {
-		if n := strings.Count(outs[i], "\n"); n != commits {
-			t.Errorf("process %d printed %d commits, want %d", i, n, commits)
-		}
-		if paid := strings.Count(outs[i], `"cached":false`); paid == 0 {
-			t.Errorf("process %d summarized no commit itself: it waited for the other instead of sharing the work", i)
-		}
-	}
-	if n := srv.Stats().Requests; n != commits {
-		t.Errorf("%d requests between the two processes, want %d: one per commit", n, commits)
-	}
 }
 
 // evalItems is a dataset of n arithmetic items, each a distinct request.

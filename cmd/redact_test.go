@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -50,7 +49,12 @@ func secretsRepo(t *testing.T) (dir string, secrets map[string]string) {
 	return r.Dir, secrets
 }
 
-func TestSecretsAreReplacedBeforeLeavingTheMachine(t *testing.T) {
+// TestHostedModelsGetRedactedDiffs: for a hosted model digest redacts by
+// default: no secret is in the requests' bodies, standard error counts the
+// replacements, and no output holds a secret
+// (summarize.TestSecretsAreReplacedBeforeLeavingTheMachine checks the
+// markers and the counts).
+func TestHostedModelsGetRedactedDiffs(t *testing.T) {
 	dir, secrets := secretsRepo(t)
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, APIKey: "k"})
 	h := newHarness(t)
@@ -68,27 +72,9 @@ func TestSecretsAreReplacedBeforeLeavingTheMachine(t *testing.T) {
 		if strings.Contains(sent.String(), secret) {
 			t.Errorf("the %s secret reached the provider", rule)
 		}
-		if !strings.Contains(sent.String(), "[REDACTED:"+rule+"]") {
-			t.Errorf("no %s marker in what was sent", rule)
-		}
-	}
-	var doc struct {
-		Stats struct {
-			RedactedSecrets int `json:"redacted_secrets"`
-		} `json:"stats"`
-	}
-	if err := json.Unmarshal([]byte(res.out), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.Stats.RedactedSecrets != 4 {
-		t.Errorf("stats count %d redacted secrets, want 4", doc.Stats.RedactedSecrets)
 	}
 	if !strings.Contains(res.errOut, "4 secrets replaced by markers before sending (") {
 		t.Errorf("the run summary does not count the redactions:\n%s", res.errOut)
-	}
-	// The warnings name the commit and the rule, never the secret.
-	if !strings.Contains(res.errOut, "found=\"aws-access-token 1\"") {
-		t.Errorf("no warning naming the rule:\n%s", res.errOut)
 	}
 	for rule, secret := range secrets {
 		if strings.Contains(res.errOut+res.out, secret) {
@@ -97,6 +83,7 @@ func TestSecretsAreReplacedBeforeLeavingTheMachine(t *testing.T) {
 	}
 }
 
+// TestNoRedactSendsTheDiffAsItIs: --no-redact turns the redactor off.
 func TestNoRedactSendsTheDiffAsItIs(t *testing.T) {
 	dir, secrets := secretsRepo(t)
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, APIKey: "k"})

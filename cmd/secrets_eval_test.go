@@ -293,3 +293,40 @@ func TestEvalScrubsTheEnvironmentsSecretsWhateverTheirSource(t *testing.T) {
 		}
 	}
 }
+
+// TestPasswordInTheBaseURLStaysHome: a base URL with user:password in it
+// (a proxy's basic auth) fails every request; the password is in no line
+// digest prints, no report and nothing in the database.
+func TestPasswordInTheBaseURLStaysHome(t *testing.T) {
+	const password = "hunter2-proxy-pass"
+	srv := arithmeticServer(t)
+	h := newHarness(t)
+	h.env["OPENAI_API_KEY"] = "sk-test"
+	out := t.TempDir()
+	base := strings.Replace(srv.URL(), "http://", "http://svc:"+password+"@", 1) + "/nope/v1"
+	res := h.run(context.Background(), "--verbose", "eval", sums(t), "--models", "openai:strong", "--base-url", base, "--max-failures", "0",
+		"-f", "jsonl", "-o", filepath.Join(out, "r.jsonl"), "--junit", filepath.Join(out, "junit.xml"), "--html", filepath.Join(out, "r.html"))
+	if res.code != 1 || !strings.Contains(res.errOut, "HTTP 404") {
+		t.Fatalf("exit %d, want 1 with the 404s: %s", res.code, res.errOut)
+	}
+	written := map[string][]byte{"stdout": []byte(res.out), "stderr": []byte(res.errOut)}
+	readFilesInto(t, written, "report ", out)
+	readFilesInto(t, written, "database ", filepath.Dir(h.db))
+	for i, p := range decompressedPayloads(t, h.db) {
+		written[fmt.Sprintf("payload %d", i)] = p
+	}
+	if len(written) < 6 {
+		t.Fatalf("only %d places read", len(written))
+	}
+	for name, b := range written {
+		if bytes.Contains(b, []byte(password)) {
+			t.Errorf("the password is in %s", name)
+		}
+	}
+	// And the bad-address error masks it too.
+	res = h.run(context.Background(), "eval", sums(t), "--models", "openai:strong", "--base-url", "svc:"+password+"@proxy/v1")
+	oneLineError(t, res, 2, "--base-url")
+	if strings.Contains(res.errOut, password) {
+		t.Errorf("the password is in %q", res.errOut)
+	}
+}

@@ -317,3 +317,60 @@ func TestProgressGrowsWithTheItemsRead(t *testing.T) {
 		t.Errorf("found %d, done %d; want 24 each", c.found, c.done)
 	}
 }
+
+// TestUncheckableAssertionsAreNotSent: an assertion that cannot be checked
+// (no value and no expected answer) is not worth an answer: its item is
+// not sent, and its error says why. promptfoo test cases with no assertion
+// at all are never sent either: a run of them only is ErrNothingToCheck.
+func TestUncheckableAssertionsAreNotSent(t *testing.T) {
+	r := newTestRun(t)
+	r.models = r.models[:1]
+	data := `{"id": "q", "prompt": "What is 3+3?", "expected": "6"}` + "\n" + `{"id": "b", "prompt": "Say hi", "assert": [{"type": "exact"}]}` + "\n"
+	_, e := r.run(t, data, Options{})
+	if n := r.calls[0].Load(); n != 1 {
+		t.Errorf("%d calls, want the checkable item's alone", n)
+	}
+	res := results(e, "openai:careful")
+	if b := res["b"]; b.Pass || !strings.Contains(b.Error, "no value, and the item has no expected answer") {
+		t.Errorf("the uncheckable item: %+v", b)
+	}
+	if q := res["q"]; !q.Pass {
+		t.Errorf("the checkable item: %+v", q)
+	}
+
+	_, err := Run(context.Background(), Options{Dataset: "tests.jsonl", Source: strings.NewReader(`{"vars": {"city": "Paris"}}` + "\n" + `{"vars": {"city": "Rome"}}` + "\n"),
+		Read: dataset.Options{Name: "tests.jsonl", Template: "Describe {{city}}"}, Models: r.models, Tokenizer: r.tok, Store: r.st,
+		Concurrency: 2, Scorer: &score.Scorer{}})
+	if !errors.Is(err, ErrNothingToCheck) || r.calls[0].Load() != 1 {
+		t.Errorf("promptfoo tests without assertions: %v, %d calls; want ErrNothingToCheck and none sent", err, r.calls[0].Load()-1)
+	}
+}
+
+// TestDryRunCountsTokensAsTheModelDoes: Sonnet 5's tokenizer counts 1.42
+// tokens for each o200k one, so a dry run counts its input at that factor,
+// rounded up per request, where Sonnet 4.5, which counts as o200k does,
+// gets the tokenizer's count. Its output caps are its own tokens already.
+func TestDryRunCountsTokensAsTheModelDoes(t *testing.T) {
+	r := newTestRun(t)
+	tok, err := tokenizer.New(tokenizer.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.tok = tok
+	r.models = nil
+	for _, s := range []string{"anthropic:claude-sonnet-4-5", "anthropic:claude-sonnet-5"} {
+		spec, _ := provider.ParseSpec(s)
+		r.models = append(r.models, target.Target{Spec: spec, Rules: provider.ProviderRules(spec), Provider: adder(false, &r.calls[0], tok.Count)})
+	}
+	out, _ := r.run(t, `{"id": "q", "prompt": "What is 2 + 2? Answer with the number alone.", "expected": "4"}`+"\n", Options{DryRun: true, Params: Params{MaxTokens: 512}})
+	base, scaled := out.Estimate[0], out.Estimate[1]
+	if base.Requests != 1 || scaled.Requests != 1 || base.InputTokens < 10 {
+		t.Fatalf("estimate %+v", out.Estimate)
+	}
+	if want := (base.InputTokens*142 + 99) / 100; scaled.InputTokens != want {
+		t.Errorf("Sonnet 5 counts %d input tokens, want ceil(1.42 × %d) = %d", scaled.InputTokens, base.InputTokens, want)
+	}
+	if scaled.MaxOutputTokens != base.MaxOutputTokens || base.MaxOutputTokens != 512 {
+		t.Errorf("output caps %d and %d: the cap is the model's own tokens, not scaled", scaled.MaxOutputTokens, base.MaxOutputTokens)
+	}
+}

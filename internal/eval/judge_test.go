@@ -234,3 +234,89 @@ func TestFirstJudgeItemFindsGEval(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgesSeveralAnswersAtOnce: a judge's verdicts are asked for beside
+// the models' answers, not one at a time in the loop that stores them: a
+// slow judge at a concurrency of 4 grades several answers at once, every
+// row is stored, and the run's record keeps what the judge was paid. A
+// rerun pays the judge nothing.
+func TestJudgesSeveralAnswersAtOnce(t *testing.T) {
+	r := newTestRun(t)
+	r.models = r.models[:1]
+	var calls, inFlight, most atomic.Int64
+	j := target.Target{Spec: provider.Spec{Provider: "openai", Model: "grader"}, Limits: engine.Limits{Window: time.Minute}, PriceUnknown: true,
+		Provider: provider.Func(func(context.Context, provider.Request) (provider.Response, error) {
+			calls.Add(1)
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(50 * time.Millisecond)
+			return provider.Response{Text: "PASS\nA greeting."}, nil
+		})}
+	var data strings.Builder
+	for i := range 16 {
+		fmt.Fprintf(&data, `{"prompt": "Say good morning, %d", "assert": [{"type": "llm-rubric", "value": "Is a greeting"}]}`+"\n", i)
+	}
+	out, e := r.run(t, data.String(), Options{Judge: &j, Concurrency: 4})
+	if e.Models[0].Passed != 16 || out.JudgeVerdicts != 16 || calls.Load() != 16 {
+		t.Errorf("%+v, %d verdicts in the outcome, %d judge calls; want 16 passed, verdicts and calls", e.Models[0], out.JudgeVerdicts, calls.Load())
+	}
+	if most.Load() < 2 {
+		t.Errorf("at most %d judge call in flight at once: the verdicts were asked for one at a time", most.Load())
+	}
+	run, _, err := r.st.Run(context.Background(), out.RunID)
+	if err != nil || run.Judge == nil || run.Judge.Model != "openai:grader" || run.Judge.Verdicts != 16 || run.Judge.CostUSD != nil {
+		t.Errorf("the run's record of its judge: %+v, %v; want 16 verdicts of openai:grader, cost unknown", run.Judge, err)
+	}
+	out, _ = r.run(t, data.String(), Options{Judge: &j, Concurrency: 4})
+	if out.JudgeVerdicts != 0 || calls.Load() != 16 {
+		t.Errorf("rerun: %d verdicts paid, %d judge calls in all; want none new", out.JudgeVerdicts, calls.Load())
+	}
+}
+
+// TestDryRunCountsTheJudge: a dry run counts the judge's verdicts too, one
+// per judged answer with the judge's output bound, none once the answers
+// and their verdicts are stored.
+func TestDryRunCountsTheJudge(t *testing.T) {
+	r := newTestRun(t)
+	r.models = r.models[:1]
+	var calls atomic.Int64
+	j := grader(&calls, func(string) string { return "PASS\nPlain." }, func(string) string { return "PASS\nPlain." })
+	data := sums(2) + `{"id": "j1", "prompt": "What is 5+5?", "assert": [{"type": "llm-rubric", "value": "Is plain"}]}` + "\n" +
+		`{"id": "j2", "prompt": "What is 6+6?", "assert": [{"type": "llm-rubric", "value": "Is plain"}]}` + "\n"
+	out, _ := r.run(t, data, Options{Judge: &j, DryRun: true, Params: Params{MaxTokens: 64}})
+	if len(out.Estimate) != 2 {
+		t.Fatalf("estimate %+v, want the model's and the judge's", out.Estimate)
+	}
+	m, g := out.Estimate[0], out.Estimate[1]
+	if m.Requests != 4 || !g.Judge || g.Model != "openai:grader" || g.Requests != 2 || g.Cached != 0 || g.MaxOutputTokens != 2*200 || g.InputTokens <= 0 {
+		t.Errorf("before the run: model %+v, judge %+v; want 4 answers and 2 verdicts of at most 200 tokens each", m, g)
+	}
+	if calls.Load()+r.calls[0].Load() != 0 {
+		t.Error("a dry run asked a model or the judge")
+	}
+	r.run(t, data, Options{Judge: &j, Params: Params{MaxTokens: 64}})
+	out, _ = r.run(t, data, Options{Judge: &j, DryRun: true, Params: Params{MaxTokens: 64}})
+	if m, g := out.Estimate[0], out.Estimate[1]; m.Requests != 0 || m.Cached != 4 || g.Requests != 0 || g.Cached != 2 {
+		t.Errorf("after the run: model %+v, judge %+v; want everything cached", m, g)
+	}
+}
+
+// TestJudgeAssertionWithoutAJudgeSaysGiveOne: a dataset that could not be
+// looked through for judge assertions before the run (standard input)
+// runs without a judge; each result that needed one ends in an error that
+// names the item and says to give one (cmd adds the Try to its last line),
+// since the same run again would fail alike.
+func TestJudgeAssertionWithoutAJudgeSaysGiveOne(t *testing.T) {
+	r := newTestRun(t)
+	r.models = r.models[:1]
+	_, e := r.run(t, sums(1)+`{"id": "polite", "prompt": "Be nice", "assert": [{"type": "llm-rubric", "value": "polite"}]}`+"\n", Options{})
+	res := results(e, "openai:careful")
+	if p := res["polite"]; p.Pass || !strings.Contains(p.Error, `item "polite" (line 2): assert #1 judge: judge assertion needs --judge MODEL`) {
+		t.Errorf("the judged item: %+v, want an error saying to give --judge", p)
+	}
+	if q := res["q0"]; !q.Pass || q.Error != "" {
+		t.Errorf("the item needing no judge: %+v", q)
+	}
+}

@@ -1,19 +1,101 @@
 package cmd
 
+// Real digest eval processes: what only a process shows (a signal's exit
+// code, what a promptfoo config may read of the process's environment and
+// files). The pipeline's behaviour is tested in internal/eval.
+
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/pgtest"
 )
+
+// TestHugeRepeatStreamsAndStopsOnSIGTERM runs a real digest eval asking
+// one item a hundred million times: its repeats are sent as they are made,
+// so answers are stored within moments, and a SIGTERM stops the run with
+// exit 130 and what it stored kept (before, the repeats were all made in
+// memory first, and the signal went unheard while they were).
+func TestHugeRepeatStreamsAndStopsOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	dir := t.TempDir()
+	data, db := filepath.Join(dir, "qa.jsonl"), filepath.Join(dir, "digest.db")
+	if err := os.WriteFile(data, []byte(`{"prompt": "What is 2 + 2?", "expected": "4"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--db", db, "eval", data, "--models", "offline", "--repeat", "100000000", "-o", filepath.Join(dir, "out.json"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stored := 0
+	for deadline := time.Now().Add(time.Minute); stored == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no result stored within a minute of --repeat 100000000: the repeats are not streamed\n%s", stderr.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended before the signal: %v\n%s", err, stderr.String())
+		default:
+		}
+		stored = storedResults(db)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("still running a minute after SIGTERM\n%s", stderr.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want status 130\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr does not say the run was interrupted:\n%s", stderr.String())
+	}
+	if n := storedResults(db); n < stored {
+		t.Errorf("%d results after the signal, %d before: stored work was lost", n, stored)
+	}
+}
+
+// storedResults counts a live run's stored results; 0 while the database
+// is being made, or busy.
+func storedResults(path string) int {
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(1000)")
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	n := 0
+	if db.QueryRow("SELECT COUNT(*) FROM eval_run_results").Scan(&n) != nil {
+		return 0
+	}
+	return n
+}
 
 // confineKey is the API key in the environment of the processes below:
 // what /proc/self/environ would hand a config that read it.
@@ -233,5 +315,125 @@ func TestEvalAllowOutsideFlag(t *testing.T) {
 	}
 	if res := h.run(context.Background(), "eval", config, "--models", "offline", "--allow-outside", t.TempDir(), "-f", "json"); res.code != 0 {
 		t.Errorf("--allow-outside an existing folder: exit %d: %s", res.code, res.errOut)
+	}
+}
+
+// interruptWhilePolling runs a real digest eval --batch-api on data and
+// sends it SIGINT once its batch has been looked at: it must exit 130.
+// It returns what the process wrote on standard error.
+func interruptWhilePolling(t *testing.T, bin string, srv *fakeprovider.Server, db, data string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "--db", db, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-api", "--batch-poll", "50ms", "-f", "jsonl")
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test")
+	var stderr lockedBuffer // read while the process writes it
+	cmd.Stderr = &stderr
+	created := srv.Stats().BatchesCreated
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Polling: the batch is made and the look after it has been answered
+	// (it is printed before the next one).
+	for deadline := time.Now().Add(30 * time.Second); srv.Stats().BatchesCreated == created || !strings.Contains(stderr.String(), "in_progress"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no batch looked at after 30s; stderr:\n%s", stderr.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130; stderr:\n%s", err, stderr.String())
+	}
+	return stderr.String()
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while another goroutine
+// writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestInterruptWhilePollingNamesAStoredRun: a real digest eval --batch-api
+// interrupted with SIGINT while it waits for its batch ends with a line
+// saying what it kept. A run that stored no result yet is not kept (its
+// report would be empty), and the line names no run then; one that stored
+// results (those answered by an earlier run) is named by the id that
+// `digest runs show` finds.
+func TestInterruptWhilePollingNamesAStoredRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Minute}})
+	db := filepath.Join(t.TempDir(), "digest.db")
+	named := regexp.MustCompile(`run (\d{8}-\d{6}-[0-9a-f]+)`)
+
+	errOut := interruptWhilePolling(t, bin, srv, db, evalItems(t, 4))
+	if !strings.Contains(errOut, "digest: interrupted before any result was stored, so no run is kept") {
+		t.Errorf("interrupted with nothing stored, the line should say no run is kept:\n%s", errOut)
+	}
+	if m := named.FindStringSubmatch(errOut); m != nil {
+		t.Errorf("the line names run %s though none is kept:\n%s", m[1], errOut)
+	}
+
+	// Two of six items answered synchronously before: the batch run stores
+	// their rows at once and waits for the other four.
+	if out, errOut, err := runDigest(bin, []string{"--db", db, "eval", evalItems(t, 2), "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(), "-f", "jsonl"}, "sk-test", 0); err != nil {
+		t.Fatalf("synchronous run: %v\n%s%s", err, out, errOut)
+	}
+	errOut = interruptWhilePolling(t, bin, srv, db, evalItems(t, 6))
+	m := named.FindStringSubmatch(errOut)
+	if m == nil || !strings.Contains(errOut, "digest: interrupted; results so far are stored in") {
+		t.Fatalf("interrupted with results stored, the line should name the run:\n%s", errOut)
+	}
+	show := exec.Command(bin, "--db", db, "runs", "show", m[1], "-f", "json")
+	var out, showErr bytes.Buffer
+	show.Stdout, show.Stderr = &out, &showErr
+	if err := show.Run(); err != nil {
+		t.Fatalf("digest runs show %s, the id the interrupt line names: %v\n%s", m[1], err, showErr.String())
+	}
+	if !strings.Contains(out.String(), m[1]) || !strings.Contains(showErr.String(), "is incomplete") {
+		t.Errorf("digest runs show %s: %s\n%s", m[1], out.String(), showErr.String())
+	}
+}
+
+// TestPostgresServerLostMidEvalSaysSoOnce: the database server crashes
+// under a running digest eval. The run, dropping its record, and reading
+// its reports back all find the server gone: the one error line says so
+// once, with what to try, and that no reports could be written.
+func TestPostgresServerLostMidEvalSaysSoOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	pg := pgtest.StartServer(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
+	cmd := exec.Command(bin, "--db", pg.URL, "eval", evalItems(t, 120), "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"-j", "1", "-f", "json", "--junit", filepath.Join(t.TempDir(), "junit.xml"))
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	var errOut bytes.Buffer
+	crashUnder(t, cmd, &errOut, srv, pg)
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	last := lines[len(lines)-1]
+	if strings.Count(last, "Try: ") != 1 || strings.Contains(errOut.String(), "panic") {
+		t.Errorf("last line %q, want the server's loss said once, with one Try", last)
 	}
 }

@@ -1,10 +1,19 @@
 package cmd
 
+// The tests of digest summarize that need real processes.
+//
 // A --template is the user's program, and text/template lets it loop: it
 // runs under a time and an output limit, in its check on sample notes and
 // when it writes the changelog, and a signal stops it at once. The
 // templates that spin for good run in real digest processes, which exit
 // when stopped, leaving no goroutine spinning in the test binary.
+//
+// Processes sharing a database pay for each commit and each section's
+// highlights once between them, and take over the claims of one killed
+// (summarize.TestTwoRunsPayEachCommitOnce and
+// TestClaimsOfADeadRunAreTakenOver check the claims within one process); a
+// hang-up, a FIFO as the database and a PostgreSQL server lost mid-run
+// each end the process as documented; -o writes through a device or a pipe.
 
 import (
 	"bufio"
@@ -19,7 +28,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/pgtest"
+	"github.com/digest-cli/digest/internal/prompt"
 )
 
 const (
@@ -296,4 +308,303 @@ func TestTemplateLimitFlagValues(t *testing.T) {
 	h = newHarness(t)
 	res = h.run(context.Background(), "summarize", f.Dir, "--template", tmpl, "--template-max-bytes", "5")
 	oneLineError(t, res, 2, "--template wrote more than 5 bytes (--template-max-bytes) on sample notes")
+}
+
+// TestTwoProcessesPayEachCommitOnce runs two real digest processes on the
+// same repository and database at the same time: between them every commit
+// is paid for once, and each prints the whole changelog.
+func TestTwoProcessesPayEachCommitOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	forEachDatabase(t, func(t *testing.T, db string) { twoProcessesPayEachCommitOnce(t, bin, db) })
+}
+
+func twoProcessesPayEachCommitOnce(t *testing.T, bin, db string) {
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 40 * time.Millisecond})
+	f := fixture(t)
+	outs := runTogether(t, bin, "--db", db, "summarize", f.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "2", "-f", "jsonl")
+	for i := range 2 {
+		if n := strings.Count(outs[i], "\n"); n != 8 {
+			t.Errorf("process %d printed %d commits, want 8", i, n)
+		}
+	}
+	if n := srv.Stats().Requests; n != 8 {
+		t.Errorf("%d requests between the two processes, want 8: one per commit", n)
+	}
+	if cached := strings.Count(outs[0]+outs[1], `"cached":true`); cached != 8 {
+		t.Errorf("%d entries read from the other process's work, want 8 (each commit paid by one, read by the other)", cached)
+	}
+}
+
+// TestTwoProcessesPayEachHighlightOnce: two real processes writing the
+// highlights of the same release notes at once ask for each section's once
+// between them: the sections are claimed like commits.
+func TestTwoProcessesPayEachHighlightOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	forEachDatabase(t, func(t *testing.T, db string) {
+		srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 40 * time.Millisecond, Answer: func(r fakeprovider.Received) string {
+			if _, ok := prompt.ReadHighlights(r.System, r.Messages); ok {
+				return `["A.", "B.", "C."]`
+			}
+			return fakeprovider.DefaultAnswer(r)
+		}})
+		f := taggedFixture(t)
+		args := []string{"--db", db, "summarize", f.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(), "--concurrency", "2"}
+		// The summaries stored first, both processes reach the highlights at once.
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		outs := runTogether(t, bin, append(args, "--highlights")...)
+		asked := 0
+		for _, r := range srv.Requests() {
+			if _, ok := prompt.ReadHighlights(r.System, r.Messages); ok {
+				asked++
+			}
+		}
+		if asked != 2 {
+			t.Errorf("%d highlights requests between the two processes, want 2: one per section", asked)
+		}
+		if outs[0] != outs[1] || strings.Count(outs[0], "**Highlights**") != 2 {
+			t.Errorf("the two processes printed different notes, or not both sections' highlights:\n%s\n---\n%s", outs[0], outs[1])
+		}
+	})
+}
+
+// TestHangUpStopsTheRunAsCtrlCDoes: a hang-up (a closed terminal, a CI runner's
+// shell going away) stops the real process like Ctrl-C: exit 130, every
+// stored summary kept, no claim left behind, and a rerun pays only for
+// the rest.
+func TestHangUpStopsTheRunAsCtrlCDoes(t *testing.T) {
+	signalMidRun(t, syscall.SIGHUP)
+}
+
+// TestNamedPipeAsTheDatabaseIsRefused: --db naming a FIFO used to block
+// for ever in open, deaf to SIGTERM. The real process now refuses it at
+// once, exit 1, and the pipe is still a pipe.
+func TestNamedPipeAsTheDatabaseIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	fifo := filepath.Join(t.TempDir(), "digest.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	cmd := exec.Command(bin, "--db", fifo, "summarize", fixture(t).Dir)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second): // a guard against the old hang, not a speed goal
+		cmd.Process.Kill()
+		t.Fatal("digest blocked on the FIFO")
+	}
+	oneLineError(t, result{code: cmd.ProcessState.ExitCode(), errOut: errOut.String()}, 1, "named pipe", "--db")
+	if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is now %v (%v)", info.Mode(), err)
+	}
+}
+
+// TestPostgresServerLostMidRun: the PostgreSQL server stops (crashes) under
+// a running digest summarize. digest stops with one line naming the
+// server, no panic, exit 1; once the server is back, the same command
+// pays only for what was not stored.
+func TestPostgresServerLostMidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	pg := pgtest.StartServer(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 20 * time.Millisecond})
+	const commits = 120
+	repo := historyOf(t, commits)
+	args := []string{"--db", pg.URL, "summarize", repo, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "1", "-f", "jsonl"}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	var errOut bytes.Buffer
+	crashUnder(t, cmd, &errOut, srv, pg)
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	last := lines[len(lines)-1]
+	host := strings.TrimPrefix(strings.Split(strings.Split(pg.URL, "@")[1], "/")[0], "")
+	if !strings.Contains(last, host) || !strings.Contains(last, "Try: ") || strings.Contains(errOut.String(), "panic") {
+		t.Errorf("last line %q, want one naming the server %s and what to try", last, host)
+	}
+	paid := srv.Stats().Requests
+
+	pg.Restart(t)
+	again := exec.Command(bin, args...)
+	again.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+	again.Stderr = &errOut
+	out, err := again.Output()
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, errOut.String())
+	}
+	// What was stored before the crash is not paid again: the rerun pays
+	// for exactly the commits it did not find. Those lost are the answers
+	// on their way when the server went: the one in flight, and the next
+	// sent while the first's store failed.
+	total := srv.Stats().Requests
+	cached := strings.Count(string(out), `"cached":true`)
+	if rerun := total - paid; rerun != commits-cached {
+		t.Errorf("the rerun paid %d requests for %d commits not stored", rerun, commits-cached)
+	}
+	if lost := total - commits; lost > 2 {
+		t.Errorf("%d requests in all for %d commits: %d paid twice, more than were in flight at the crash", total, commits, lost)
+	}
+}
+
+// TestKilledProcessOfAnotherMachine: three real processes summarize one
+// history through one PostgreSQL database, two of them in UTS namespaces
+// of their own with other host names, as processes on other machines. One
+// of those is killed (SIGKILL) mid-run: the others wait out its claims
+// (--lease), take them over and finish; each prints the whole changelog,
+// nothing stored is lost, and nothing is paid twice beyond what the killed
+// process had in flight.
+func TestKilledProcessOfAnotherMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("other host names need unshare -u, as root")
+	}
+	if err := exec.Command("unshare", "-u", "true").Run(); err != nil {
+		t.Skipf("unshare -u: %v", err)
+	}
+	bin := buildDigest(t)
+	db := pgtest.FreshDatabase(t)
+	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, Latency: 15 * time.Millisecond})
+	const commits = 120
+	repo := historyOf(t, commits)
+	args := []string{bin, "--db", db, "summarize", repo, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(),
+		"--batch-size", "1", "--concurrency", "1", "--lease", "3s", "-f", "jsonl"}
+	start := func(host string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+		cmd := onMachine(host, args)
+		cmd.Env = append(os.Environ(), "OPENAI_API_KEY=k")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &out, &errOut
+	}
+	local, localOut, localErr := start("")
+	other, otherOut, otherErr := start("digest-test-machine-b")
+	doomed, _, _ := start("digest-test-machine-c")
+	for srv.Stats().Requests < 20 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := doomed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	doomed.Wait()
+	killedAt := srv.Stats().Requests
+	for i, p := range []struct {
+		cmd      *exec.Cmd
+		out, err *bytes.Buffer
+	}{{local, localOut, localErr}, {other, otherOut, otherErr}} {
+		if err := p.cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v: %s", i, err, p.err.String())
+		}
+		if n := strings.Count(p.out.String(), "\n"); n != commits {
+			t.Errorf("process %d printed %d commits, want %d", i, n, commits)
+		}
+	}
+	// The killed process had one request in flight, and may have sent the
+	// next while the first's answer was being stored.
+	if total := srv.Stats().Requests; total < commits || total > commits+2 {
+		t.Errorf("%d requests for %d commits (%d when one process was killed)", total, commits, killedAt)
+	}
+	st, err := openDB(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if owners, err := st.LeaseOwners(context.Background()); err != nil || len(owners) != 0 {
+		t.Errorf("claims left behind by %v (%v)", owners, err)
+	}
+}
+
+// TestOutputToADeviceOrPipeWritesThroughIt runs the real binary with -o
+// naming a character device (made with mknod, as root: the case of a CI
+// job writing -o /dev/null), a FIFO, and /dev/stdout. Each is written as
+// it is and is still what it was afterwards.
+func TestOutputToADeviceOrPipeWritesThroughIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildDigest(t)
+	f := fixture(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "digest.db")
+	run := func(args ...string) (string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--db", db, "-q", "summarize", f.Dir}, args...)...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("digest %v: %v\n%s", args, err, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+
+	t.Run("character device", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("mknod needs root; the FIFO case covers writing through without it")
+		}
+		null := filepath.Join(dir, "null")
+		if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, int(unixDev(1, 3))); err != nil {
+			t.Skipf("mknod: %v", err)
+		}
+		run("-o", null)
+		info, err := os.Lstat(null)
+		if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("the device is now %v (%v)", info.Mode(), err)
+		}
+	})
+	t.Run("fifo", func(t *testing.T) {
+		fifo := filepath.Join(dir, "pipe")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		read := make(chan string)
+		go func() {
+			b, _ := os.ReadFile(fifo)
+			read <- string(b)
+		}()
+		run("-o", fifo)
+		if got := <-read; !strings.Contains(got, "Add greeting helper") {
+			t.Errorf("the pipe's reader got %q, want the changelog", got)
+		}
+		if info, _ := os.Lstat(fifo); info.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO is now %v", info.Mode())
+		}
+	})
+	t.Run("/dev/stdout", func(t *testing.T) {
+		if _, err := os.Stat("/dev/stdout"); err != nil {
+			t.Skip("no /dev/stdout here")
+		}
+		out, _ := run("-o", "/dev/stdout")
+		if !strings.Contains(out, "Add greeting helper") {
+			t.Errorf("standard output %q, want the changelog", out)
+		}
+	})
+}
+
+// unixDev is the device number of major:minor as Linux encodes it.
+func unixDev(major, minor uint64) uint64 {
+	return (major&0xfff)<<8 | (major&^0xfff)<<32 | minor&0xff | (minor&^0xff)<<12
 }

@@ -1,12 +1,11 @@
-package cmd
+package summarize
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,7 +27,7 @@ func sha256Fixture(t *testing.T) string {
 	git := func(args ...string) string {
 		t.Helper()
 		clock += 3600
-		date := "GIT_AUTHOR_DATE=@" + itoa(clock) + " +0000"
+		date := "GIT_AUTHOR_DATE=@" + strconv.Itoa(clock) + " +0000"
 		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 		cmd.Env = append(slices.Clone(env), date, "GIT_COMMITTER"+strings.TrimPrefix(date, "GIT_AUTHOR"))
 		out, err := cmd.CombinedOutput()
@@ -67,14 +66,10 @@ func sha256Fixture(t *testing.T) string {
 	return dir
 }
 
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
-
 // TestSHA256RepositoryIsSummarized: a SHA-256 repository is summarized end
-// to end, as a SHA-1 one is: a dry run, a real run whose rows are the
-// commits git rev-list selects, and a rerun from the cache without a call.
+// to end, as a SHA-1 one is: a dry run, a real run whose entries are the
+// commits git rev-list selects, and a rerun from the store without a call;
+// rename detection, which go-git cannot do there, is refused up front.
 func TestSHA256RepositoryIsSummarized(t *testing.T) {
 	dir := sha256Fixture(t)
 	cmd := exec.Command("git", "-C", dir, "rev-list", "--no-merges", "HEAD")
@@ -87,49 +82,37 @@ func TestSHA256RepositoryIsSummarized(t *testing.T) {
 	if len(want) != 5 || len(want[0]) != 64 {
 		t.Fatalf("the fixture's commits: %v", want)
 	}
-	h := newHarness(t)
-
-	dry := h.run(context.Background(), "summarize", dir, "--dry-run")
-	if dry.code != 0 || h.calls.Load() != 0 {
-		t.Fatalf("dry run: exit %d, %d calls: %s", dry.code, h.calls.Load(), dry.errOut)
+	h := newTestRun(t)
+	opts := h.options("", dir)
+	opts.DryRun = true
+	if dry := h.mustRun(opts); h.calls.Load() != 0 || dry.Estimate.Commits != 5 {
+		t.Fatalf("dry run: %d calls, %+v; want 5 commits counted, none sent", h.calls.Load(), dry.Estimate)
 	}
-	if !strings.Contains(dry.errOut+dry.out, "5 commits") {
-		t.Errorf("the dry run does not count 5 commits:\n%s\n%s", dry.out, dry.errOut)
+	first := h.mustRun(h.options("", dir))
+	if h.calls.Load() == 0 {
+		t.Fatal("first run: no calls")
 	}
-
-	first := h.run(context.Background(), "summarize", dir, "-f", "jsonl")
-	if first.code != 0 || h.calls.Load() == 0 {
-		t.Fatalf("first run: exit %d, %d calls: %s", first.code, h.calls.Load(), first.errOut)
-	}
-	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(first.out), "\n") {
-		var row struct{ Commit, Summary string }
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
-		got = append(got, row.Commit)
-		if strings.Contains(row.Summary, "=== end") {
-			t.Errorf("commit %s: the prompt's framing came back as its summary: %q", row.Commit, row.Summary)
-		}
-		if row.Summary == "" {
-			t.Errorf("commit %s has no summary", row.Commit)
+	for _, e := range first.Changelog.Entries {
+		if strings.Contains(e.Summary, "=== end") || e.Summary == "" {
+			t.Errorf("commit %s: summary %q, want one of its own, not the prompt's framing", e.Commit, e.Summary)
 		}
 	}
+	got := commits(first.Changelog.Entries)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Errorf("rows for %v, want %v", got, want)
+		t.Errorf("entries for %v, want %v", got, want)
 	}
-
-	h.calls.Store(0)
-	second := h.run(context.Background(), "summarize", dir, "-f", "jsonl")
-	if second.code != 0 || h.calls.Load() != 0 {
-		t.Fatalf("rerun: exit %d, %d calls: %s", second.code, h.calls.Load(), second.errOut)
+	second := h.mustRun(h.options("", dir))
+	if n := h.calls.Load(); n != 0 || cachedCount(second.Changelog.Entries) != 5 {
+		t.Fatalf("rerun: %d calls, %d cached; want 0 and 5", n, cachedCount(second.Changelog.Entries))
 	}
-	if w := strings.ReplaceAll(first.out, `"cached":false`, `"cached":true`); second.out != w {
-		t.Errorf("the rerun differs from the first run beyond cached:true\n got %s\nwant %s", second.out, w)
+	if got, want := withoutCached(t, second.Changelog.Entries), withoutCached(t, first.Changelog.Entries); got != want {
+		t.Errorf("the rerun differs from the first run beyond Cached\n got %s\nwant %s", got, want)
 	}
-
-	res := h.run(context.Background(), "summarize", dir, "--renames")
-	oneLineError(t, res, 1, "--renames", "SHA-256")
+	opts = h.options("", dir)
+	opts.Renames = true
+	if _, err := h.run(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "SHA-256") || strings.Contains(err.Error(), "\n") || h.calls.Load() != 0 {
+		t.Errorf("--renames on a SHA-256 repository: %v, %d calls; want a one-line error naming SHA-256 before any call", err, h.calls.Load())
+	}
 }

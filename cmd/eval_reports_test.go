@@ -1,5 +1,7 @@
 package cmd
 
+// The reports eval writes beside its output: JUnit, step summaries, -o.
+
 import (
 	"context"
 	"os"
@@ -15,7 +17,7 @@ import (
 // request) is dropped from the store; its reports would be empty ones
 // with no run id and a JUnit of 0 tests and 0 failures, which a CI test
 // view shows as a pass. It writes none, and its error says nothing of
-// reports.
+// reports. The run's drop is eval's TestRunStoppedBeforeAnyResultIsDropped.
 func TestEvalStoppedBeforeAnyResultWritesNoEmptyReports(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{APIKey: "sk-right"})
 	h := newHarness(t)
