@@ -574,7 +574,7 @@ func runEval(ctx context.Context, o *EvalOptions) error {
 var errRunNotStored = errors.New("the run is not in the database. Try: run the same command again")
 
 // storedReport is the report of the run out names, from the store.
-func storedReport(ctx context.Context, cfg eval.Options, out *eval.Outcome, gates eval.Gates) (*evalreport.Eval, error) {
+func storedReport(ctx context.Context, cfg eval.Options, out *eval.RunStats, gates eval.Gates) (*evalreport.Eval, error) {
 	run, ok, err := cfg.Store.Run(ctx, out.RunID)
 	if err != nil {
 		return nil, err
@@ -874,7 +874,7 @@ func checkDryRunOutputs(o *EvalOptions) error {
 	return nil
 }
 
-func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
+func writeEvalEstimate(o *EvalOptions, out *eval.RunStats) error {
 	toTerminal := o.IO.IsStdoutTTY() && (o.Output == "" || o.Output == "-")
 	return cmdutil.WriteFile(o.Output, o.IO.Out, func(w io.Writer) error {
 		if o.Format == "json" || o.Format == "jsonl" || o.Format == "" && !toTerminal {
@@ -890,7 +890,7 @@ func writeEvalEstimate(o *EvalOptions, out *eval.Outcome) error {
 
 // writeEstimateLines is a dry run's estimate as lines of text, one per
 // model and one for the judge.
-func writeEstimateLines(w io.Writer, out *eval.Outcome) error {
+func writeEstimateLines(w io.Writer, out *eval.RunStats) error {
 	for _, e := range out.Estimate {
 		if e.Judge {
 			e.Model = "judge " + e.Model

@@ -471,7 +471,7 @@ func runSummarize(ctx context.Context, o *SummarizeOptions) error {
 // unusableError names, one line each, the repositories a run set aside
 // (not a repository, no such --rev), and fails the run for them, exit 1,
 // once the others' changelog is written.
-func unusableError(o *SummarizeOptions, res *summarize.Result) error {
+func unusableError(o *SummarizeOptions, res *summarize.Output) error {
 	if len(res.Unusable) == 0 {
 		return nil
 	}
@@ -482,7 +482,7 @@ func unusableError(o *SummarizeOptions, res *summarize.Result) error {
 
 // listUnusable names each repository set aside, one line each, before the
 // error that ends the run.
-func listUnusable(o *SummarizeOptions, res *summarize.Result) {
+func listUnusable(o *SummarizeOptions, res *summarize.Output) {
 	for _, u := range res.Unusable {
 		fmt.Fprintf(o.IO.ErrOut, "digest: skipped %s: %s\n", textsafe.Line(u.Path), textsafe.Line(u.Err.Error()))
 	}
@@ -490,7 +490,7 @@ func listUnusable(o *SummarizeOptions, res *summarize.Result) {
 
 // writeEstimate prints what a --dry-run counted: a sentence for people, or
 // one JSON object with --format json or jsonl.
-func writeEstimate(o *SummarizeOptions, res *summarize.Result) error {
+func writeEstimate(o *SummarizeOptions, res *summarize.Output) error {
 	e := res.Estimate
 	if o.Output != "" && o.Output != "-" {
 		// -o names the changelog, which an estimate must not replace: a dry

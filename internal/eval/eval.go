@@ -113,8 +113,8 @@ type noProgress struct{}
 func (noProgress) Done(int)                  {}
 func (noProgress) Spent(int, float64, int64) {}
 
-// Outcome is what a run did.
-type Outcome struct {
+// RunStats is what a run did.
+type RunStats struct {
 	RunID    string
 	Items    int
 	Skipped  []*dataset.LineError
@@ -160,7 +160,7 @@ type job struct {
 }
 
 // Run evaluates the dataset.
-func Run(ctx context.Context, o Options) (*Outcome, error) {
+func Run(ctx context.Context, o Options) (*RunStats, error) {
 	if o.Progress == nil {
 		o.Progress = noProgress{}
 	}
@@ -177,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		o.Owner = lease.NewOwner()
 	}
 	o.Params.Repeat = max(1, o.Params.Repeat)
-	r := &runner{o: o, out: &Outcome{Redacted: redact.Counts{}}, pending: map[string]*inFlight{}, spend: spend.New(o.MaxCost),
+	r := &runner{o: o, out: &RunStats{Redacted: redact.Counts{}}, pending: map[string]*inFlight{}, spend: spend.New(o.MaxCost),
 		deferred: map[string][]job{}, leases: lease.NewHolder(o.Store, o.Owner, o.Lease, o.Log)}
 	if o.Judge != nil && !o.DryRun {
 		o.Scorer.Judge = r.judge(*o.Judge)
@@ -257,7 +257,7 @@ func (r *runner) judgeSpend() *store.RunJudge {
 
 type runner struct {
 	o   Options
-	out *Outcome
+	out *RunStats
 
 	engines     []engine.Runner
 	judgeEngine engine.Runner
@@ -1028,7 +1028,7 @@ func costOf(m target.Target, e Estimate) *float64 {
 }
 
 // dryRun counts what a run would send, per model, without sending or storing.
-func (r *runner) dryRun(ctx context.Context) (*Outcome, error) {
+func (r *runner) dryRun(ctx context.Context) (*RunStats, error) {
 	est := make([]Estimate, len(r.o.Models))
 	for i, m := range r.o.Models {
 		est[i].Model = m.Spec.String()

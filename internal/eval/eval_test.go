@@ -79,7 +79,7 @@ func newTestRun(t *testing.T) *testRun {
 	return r
 }
 
-func (r *testRun) run(t *testing.T, data string, o Options) (*Outcome, *evalreport.Eval) {
+func (r *testRun) run(t *testing.T, data string, o Options) (*RunStats, *evalreport.Eval) {
 	t.Helper()
 	o.Dataset, o.Source, o.Models, o.Tokenizer, o.Store = "sums.jsonl", strings.NewReader(data), r.models, r.tok, r.st
 	o.Concurrency = max(o.Concurrency, 2)

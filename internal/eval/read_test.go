@@ -100,7 +100,7 @@ func TestHundredMegabyteLine(t *testing.T) {
 	const size = 100 << 20
 	r := newTestRun(t)
 	r.models = r.models[:1]
-	run := func(src io.Reader, skip bool) (*Outcome, error) {
+	run := func(src io.Reader, skip bool) (*RunStats, error) {
 		return Run(context.Background(), Options{Dataset: "huge.jsonl", Source: src, Read: dataset.Options{Name: "huge.jsonl", SkipInvalid: skip},
 			Models: r.models, Tokenizer: r.tok, Store: r.st, Concurrency: 2, Scorer: &score.Scorer{}})
 	}
@@ -127,7 +127,7 @@ func TestHundredMegabyteLine(t *testing.T) {
 func TestBadLineStopsTheRun(t *testing.T) {
 	r := newTestRun(t)
 	data := `{"prompt": "What is 1+1?", "expected": "2"}` + "\n" + `{"prompt": 7}` + "\n" + "not json\n"
-	run := func(skip bool) (*Outcome, error) {
+	run := func(skip bool) (*RunStats, error) {
 		return Run(context.Background(), Options{Dataset: "bad.jsonl", Source: strings.NewReader(data), Read: dataset.Options{Name: "bad.jsonl", SkipInvalid: skip},
 			Models: r.models, Tokenizer: r.tok, Store: r.st, Concurrency: 2, Scorer: &score.Scorer{}})
 	}

@@ -20,9 +20,9 @@ import (
 // own connection to the test's database, under an owner of its own, the
 // second once beforeSecond (unless nil) returns. Either failing fails the
 // test.
-func (h *testRun) runTogether(opts Options, beforeSecond func()) [2]*Result {
+func (h *testRun) runTogether(opts Options, beforeSecond func()) [2]*Output {
 	h.t.Helper()
-	var results [2]*Result
+	var results [2]*Output
 	var errs [2]error
 	var wg sync.WaitGroup
 	for i := range 2 {

@@ -24,7 +24,7 @@ import (
 // the engine to the store.
 type dispatcher struct {
 	opts Options
-	res  *Result
+	res  *Output
 	eng  engine.Runner
 
 	mu       sync.Mutex // guards byKey, resolved and res: the producer and the committer share them
@@ -48,7 +48,7 @@ type dispatcher struct {
 // dispatch sends the misses through the engine in batches as they come,
 // storing every summary the moment its answer arrives, until misses is
 // closed and every commit it carried is settled.
-func dispatch(ctx context.Context, opts Options, eng engine.Runner, misses <-chan *pending, res *Result) error {
+func dispatch(ctx context.Context, opts Options, eng engine.Runner, misses <-chan *pending, res *Output) error {
 	// Whatever ends the engine's run also stops the goroutines feeding it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

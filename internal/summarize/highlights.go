@@ -90,7 +90,7 @@ type highlightJob struct {
 type highlighter struct {
 	opts Options
 	eng  engine.Runner
-	res  *Result
+	res  *Output
 	// leases are the sections this run is asking about, given back as
 	// their answers are stored, and all however the run ends.
 	leases *lease.Holder
@@ -107,7 +107,7 @@ type highlighter struct {
 // once the summary comes. Only an interruption, or a store that cannot be
 // read, is returned: a request that fails costs its section's highlights
 // alone, recorded in res.
-func highlights(ctx context.Context, opts Options, eng engine.Runner, res *Result) error {
+func highlights(ctx context.Context, opts Options, eng engine.Runner, res *Output) error {
 	res.Changelog.Highlights = []changelog.Highlights{}
 	var jobs []*highlightJob
 	byKey := map[string]*highlightJob{}

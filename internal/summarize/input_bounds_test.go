@@ -123,7 +123,7 @@ func TestHostileFiftyMegabyteLine(t *testing.T) {
 	h.db = filepath.Join(t.TempDir(), "d.db")
 	opts := h.options("", r.Dir)
 	opts.MaxDiffTokens = 500
-	var res *Result
+	var res *Output
 	used := allocated(func() { res = h.mustRun(opts) })
 	got := res.Changelog.Entries
 	if len(got) != 2 || got[0].Commit != big {

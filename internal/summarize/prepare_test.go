@@ -41,7 +41,7 @@ func preparedHistory(t *testing.T) (Options, *history.Repo, []*pending) {
 // walkMisses scans the whole of repo and returns the misses it hands on.
 func walkMisses(t *testing.T, opts Options, repo *history.Repo) []*pending {
 	t.Helper()
-	s := &scan{opts: opts, rr: &repoRun{repo: repo}, res: &Result{}}
+	s := &scan{opts: opts, rr: &repoRun{repo: repo}, res: &Output{}}
 	out := make(chan *pending)
 	var misses []*pending
 	done := make(chan struct{})

@@ -161,7 +161,7 @@ func (rr *repoRun) owner() string {
 // versions gives the repository's entries the release that first shipped
 // each, the run's name for what no tag holds yet, and each section's
 // previous tag, compare link and new contributors.
-func (rr *repoRun) versions(ctx context.Context, opts Options, res *Result) error {
+func (rr *repoRun) versions(ctx context.Context, opts Options, res *Output) error {
 	hashes := make([]string, len(rr.entries))
 	for i, e := range rr.entries {
 		hashes[i] = e.Commit
@@ -294,7 +294,7 @@ func latest(a, b time.Time) time.Time {
 // describeSections adds to the changelog what each of the repository's sections
 // says of itself: its previous tag, the forge's page of its changes, and
 // the authors whose first commit in the repository it holds.
-func (rr *repoRun) describeSections(ctx context.Context, opts Options, res *Result, previous map[string]string, unreleasedName string, categories []string) error {
+func (rr *repoRun) describeSections(ctx context.Context, opts Options, res *Output, previous map[string]string, unreleasedName string, categories []string) error {
 	var order []string
 	byTag := map[string][]*changelog.Entry{}
 	for _, e := range rr.entries {
@@ -411,7 +411,7 @@ func (rr *repoRun) releaseConfig(log *slog.Logger) *releaseyml.Config {
 // out only when its author is, and listed in no category (under Other
 // Changes when others have one), never dropped for matching no category
 // as GitHub's rules would drop it.
-func (rr *repoRun) sortIntoCategories(cfg *releaseyml.Config, res *Result, log *slog.Logger) {
+func (rr *repoRun) sortIntoCategories(cfg *releaseyml.Config, res *Output, log *slog.Logger) {
 	kept := rr.entries[:0]
 	unlabelled := 0
 	for _, e := range rr.entries {
@@ -466,7 +466,7 @@ func Tags(pattern, ignore string) (func(string) bool, error) {
 // commit (its number, link and title) and its labels. Answers come from
 // the store where an earlier run asked already. A lookup that fails is
 // warned of: the notes are written with what the history tells.
-func (rr *repoRun) askForge(ctx context.Context, opts Options, res *Result) error {
+func (rr *repoRun) askForge(ctx context.Context, opts Options, res *Output) error {
 	if opts.Release.Forge == nil || !rr.linked || opts.DryRun {
 		return nil
 	}

@@ -15,7 +15,7 @@ import (
 type scan struct {
 	opts Options
 	rr   *repoRun
-	res  *Result // only its entries: the dispatcher writes the rest meanwhile
+	res  *Output // only its entries: the dispatcher writes the rest meanwhile
 	// counted, in a dry run over several repositories, holds the commits
 	// counted already, under their repository's id.
 	counted map[string]bool

@@ -44,7 +44,7 @@ func TestWalkStaysCloseAheadOfAStalledRun(t *testing.T) {
 	opts := Options{MaxDiffTokens: 300, DryRun: true, Tokenizer: tok, Log: slog.New(slog.DiscardHandler), Progress: found}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := &scan{opts: opts, rr: &repoRun{repo: repo}, res: &Result{}}
+	s := &scan{opts: opts, rr: &repoRun{repo: repo}, res: &Output{}}
 	misses := make(chan *pending, scanAhead)
 	walked := make(chan error, 1)
 	go func() {

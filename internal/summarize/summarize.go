@@ -152,8 +152,8 @@ type Unusable struct {
 	Err  error
 }
 
-// Result is what a run produced: the changelog, and the commits that failed.
-type Result struct {
+// Output is what a run produced: the changelog, and the commits that failed.
+type Output struct {
 	Changelog changelog.Changelog
 	Failures  []Failure
 	Empty     []Empty // repositories whose HEAD has no commits
@@ -267,7 +267,7 @@ func (rr *repoRun) cacheKey(opts Options, promptVersion, commit string) store.Su
 // does, links to the forge its origin remote names and the version that
 // first shipped each, with what each section says of itself: once, for
 // what is reported, off the walk.
-func (rr *repoRun) release(ctx context.Context, opts Options, res *Result) error {
+func (rr *repoRun) release(ctx context.Context, opts Options, res *Output) error {
 	if len(rr.entries) == 0 && opts.Release.Bump == "" {
 		return nil
 	}
@@ -336,7 +336,7 @@ func batchTokens(tpm int) int {
 // not grow with the length of the history, beyond the report's entries.
 // Repositories are run one after another: a clone named after its original
 // finds the original's summaries stored, and pays for none of them again.
-func Run(ctx context.Context, opts Options) (*Result, error) {
+func Run(ctx context.Context, opts Options) (*Output, error) {
 	if opts.Progress == nil {
 		opts.Progress = noProgress{}
 	}
@@ -355,7 +355,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Owner == "" {
 		opts.Owner = lease.NewOwner()
 	}
-	res := &Result{Changelog: changelog.Changelog{Model: opts.Target.Spec.String()}, Redacted: redact.Counts{}, spend: spend.New(opts.MaxCost)}
+	res := &Output{Changelog: changelog.Changelog{Model: opts.Target.Spec.String()}, Redacted: redact.Counts{}, spend: spend.New(opts.MaxCost)}
 	// Every repository is opened and its --rev resolved before any is
 	// summarized: one that cannot be (a typo in a path, a tag only some
 	// have) is set aside with why, and the others are summarized. With a
@@ -465,7 +465,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 // runRepo walks one repository and sends the commits the cache lacks
 // through the engine (or counts them, in a dry run) while the walk goes on.
 // A walk that fails part way still sees what it handed on settled.
-func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Repo, walk history.WalkOptions, res *Result, counted map[string]bool) error {
+func runRepo(ctx context.Context, opts Options, eng engine.Runner, r *history.Repo, walk history.WalkOptions, res *Output, counted map[string]bool) error {
 	head, headErr := r.Head()
 	if errors.Is(headErr, history.ErrEmpty) && !opts.Walk.All && len(opts.Walk.Revs) == 0 {
 		res.Empty = append(res.Empty, emptyOf(r))
@@ -601,7 +601,7 @@ func fillFromSummary(e *changelog.Entry, s store.Summary, message string) {
 // awaitDeferred finishes the commits another process held the lease of:
 // their summaries are read from the store as that process stores them, and
 // any whose lease expires (its owner died) is claimed and summarized here.
-func awaitDeferred(ctx context.Context, opts Options, eng engine.Runner, res *Result) error {
+func awaitDeferred(ctx context.Context, opts Options, eng engine.Runner, res *Output) error {
 	take := func() []*pending {
 		waiting := res.deferred
 		res.deferred = nil
@@ -635,7 +635,7 @@ func awaitDeferred(ctx context.Context, opts Options, eng engine.Runner, res *Re
 }
 
 // hide leaves a summarized entry out of the report.
-func (res *Result) hide(e *changelog.Entry) {
+func (res *Output) hide(e *changelog.Entry) {
 	if res.entries.hidden == nil {
 		res.entries.hidden = map[*changelog.Entry]bool{}
 	}

@@ -73,7 +73,7 @@ func (h *testRun) options(model string, repos ...string) Options {
 // run runs opts on a store opened on the test's database for the run, as
 // each command opens it, and returns the result; calls and sent are reset
 // first.
-func (h *testRun) run(ctx context.Context, opts Options) (*Result, error) {
+func (h *testRun) run(ctx context.Context, opts Options) (*Output, error) {
 	h.t.Helper()
 	h.calls.Store(0)
 	h.mu.Lock()
@@ -91,7 +91,7 @@ func (h *testRun) run(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // mustRun is run for a run that must succeed.
-func (h *testRun) mustRun(opts Options) *Result {
+func (h *testRun) mustRun(opts Options) *Output {
 	h.t.Helper()
 	res, err := h.run(context.Background(), opts)
 	if err != nil {
