@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/digest-cli/digest/internal/batchrun"
 	"github.com/digest-cli/digest/internal/dataset"
 	"github.com/digest-cli/digest/internal/engine"
@@ -277,6 +279,11 @@ type runner struct {
 	answerOrder []string
 	spend       *spend.Cap // --max-cost, answers and verdicts alike
 	judgeMu     sync.Mutex // guards the outcome's judge figures
+	// verdicts asks the judge each verdict once within the run: the
+	// claims that keep other processes from asking it again are this
+	// process's own for every goroutine, so twin answers graded at once
+	// would each win theirs.
+	verdicts singleflight.Group
 }
 
 // inFlight is a request sent for one key, and the jobs that share its

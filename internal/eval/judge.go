@@ -62,6 +62,15 @@ func (r *runner) judge(m target.Target) score.Judge {
 // askJudge returns the grading model's reply to req, stored under k: the
 // stored one if there is one, else asked for, paid for and stored.
 func (r *runner) askJudge(ctx context.Context, m target.Target, eng engine.Runner, req provider.Request, k string) (string, error) {
+	text, err, _ := r.verdicts.Do(k, func() (any, error) { return r.askJudgeOnce(ctx, m, eng, req, k) })
+	if err != nil {
+		return "", err
+	}
+	return text.(string), nil
+}
+
+// askJudgeOnce is askJudge for the one goroutine of the run asking for k.
+func (r *runner) askJudgeOnce(ctx context.Context, m target.Target, eng engine.Runner, req provider.Request, k string) (string, error) {
 	st := r.o.Store
 	if st != nil {
 		stored, release, err := r.claimVerdict(ctx, m, k)
