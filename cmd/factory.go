@@ -54,8 +54,6 @@ func NewFactory(ios *iostreams.IOStreams, version string) *cmdutil.Factory {
 	f.Provider = func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error) {
 		return newProvider(f, spec, o)
 	}
-	f.BaseURL = func(spec provider.Spec, flag string) (string, error) { return baseURL(f, spec, flag) }
-	f.LimitName = func(spec provider.Spec, flag string) (string, error) { return limitName(f, spec, flag) }
 	return f
 }
 
@@ -130,7 +128,7 @@ var providers = []string{provider.Offline, "openai", openai.ResponsesProvider, "
 // environment. API keys are read here and passed to the client alone: they
 // are never logged, stored or printed.
 func newProvider(f *cmdutil.Factory, spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error) {
-	url, err := f.BaseURL(spec, o.BaseURL)
+	url, err := factory{f}.BaseURL(spec, o.BaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -169,11 +167,17 @@ func newProvider(f *cmdutil.Factory, spec provider.Spec, o cmdutil.ProviderOptio
 	return nil, cmdutil.UsageError("unknown provider %q in model %s. Try: one of %s", spec.Provider, spec, strings.Join(providers, ", "))
 }
 
-// limitName names the rate limit a model's requests share with every
+// factory is the Factory with what cmd knows of models: where each is
+// served from, the rate limit it shares, and the target.Target every
+// command sends to, built by target and connect around the Factory's
+// Provider (the one piece of a model a test replaces).
+type factory struct{ *cmdutil.Factory }
+
+// LimitName names the rate limit a model's requests share with every
 // process using the same account: provider, base URL (as BaseURL resolves
-// flag), model, and a hash of the API key NewProvider would send, never
+// flag), model, and a hash of the API key newProvider would send, never
 // the key. The offline model has no limit: "".
-func limitName(f *cmdutil.Factory, spec provider.Spec, flag string) (string, error) {
+func (f factory) LimitName(spec provider.Spec, flag string) (string, error) {
 	if spec.Provider == provider.Offline {
 		return "", nil
 	}
@@ -192,12 +196,12 @@ func limitName(f *cmdutil.Factory, spec provider.Spec, flag string) (string, err
 	return sharedlimit.Name(prov, url, spec.Model, apiKey), nil
 }
 
-// baseURL is the endpoint a model is served from: --base-url, else the
+// BaseURL is the endpoint a model is served from: --base-url, else the
 // provider's variable, else its default. It is part of every evaluation
 // key, since another server is another model. An address that is not an
 // http or https URL with a host is a usage error naming where it came from:
 // sent as it is, it would fail every request as if the network did.
-func baseURL(f *cmdutil.Factory, spec provider.Spec, flag string) (string, error) {
+func (f factory) BaseURL(spec provider.Spec, flag string) (string, error) {
 	from, raw := "--base-url", flag
 	if raw == "" {
 		switch spec.Provider {
@@ -257,32 +261,22 @@ func httpClient(concurrency int) *http.Client {
 	return &http.Client{Transport: t}
 }
 
-// runDeps are what a command's run takes from the factory, and nothing
-// more: its streams, the environment, the database, the providers and
-// logging, each a function a test can replace.
+// runDeps are what a command's run takes: the factory itself, as gh
+// passes its own (streams, the environment, the globals, the database,
+// logging and the provider, each a field or method a test can replace),
+// and the targets it configures.
 type runDeps struct {
-	IO        *iostreams.IOStreams
-	Getenv    func(string) string
-	Globals   *cmdutil.Globals // read when the run starts: the root's flags are parsed by then
-	OpenStore func(ctx context.Context, dryRun bool) (store.Store, error)
-	// OpenExisting opens a database that exists, creating none (batches).
-	OpenExisting func(ctx context.Context, write bool) (store.Store, error)
-	DBFile       func() string
-	Provider     func(spec provider.Spec, o cmdutil.ProviderOptions) (provider.Provider, error)
-	BaseURLOf    func(spec provider.Spec, flag string) (string, error)
-	LimitName    func(spec provider.Spec, flag string) (string, error)
-	Logger       func() *slog.Logger
-	Infof        func(format string, args ...any)
+	factory
+	IO *iostreams.IOStreams // the factory's IOStreams
 }
 
 func newRunDeps(f *cmdutil.Factory) runDeps {
-	return runDeps{IO: f.IOStreams, Getenv: f.Getenv, Globals: &f.Globals, OpenStore: f.OpenStore, OpenExisting: f.OpenExisting, DBFile: f.DBFile,
-		Provider: f.Provider, BaseURLOf: f.BaseURL, LimitName: f.LimitName, Logger: f.Logger, Infof: f.Infof}
+	return runDeps{factory: factory{f}, IO: f.IOStreams}
 }
 
 // targetFlags are the flags that configure a model, read alike for
-// summarize's model, eval's models and eval's judge: runDeps.target and
-// runDeps.connect build every target.Target from them, so that the same
+// summarize's model, eval's models and eval's judge: factory.target and
+// factory.connect build every target.Target from them, so that the same
 // flags give every model the same limits, prices and rules.
 type targetFlags struct {
 	BaseURL  string        // --base-url; "" for the provider's variable, else its default
@@ -303,12 +297,12 @@ type targetFlags struct {
 // its price in the run's mode (the batch price with --batch-api), the
 // base URL it is served from, and its request rules. Every error is a
 // usage error, before anything is read or sent; connect adds the client.
-func (d runDeps) target(spec provider.Spec, f targetFlags) (target.Target, error) {
+func (d factory) target(spec provider.Spec, f targetFlags) (target.Target, error) {
 	info, err := f.File.Resolve(spec, models.Overrides{RPM: f.RPM, TPM: f.TPM, Price: f.Price})
 	if err != nil {
 		return target.Target{}, cmdutil.AsUsage(err)
 	}
-	base, err := d.BaseURLOf(spec, f.BaseURL)
+	base, err := d.BaseURL(spec, f.BaseURL)
 	if err != nil {
 		return target.Target{}, err
 	}
@@ -330,7 +324,7 @@ func (d runDeps) target(spec provider.Spec, f targetFlags) (target.Target, error
 // the same account, and with --batch-api its batch API, checked to answer
 // (a server without batch endpoints is refused before anything is sent).
 // The client is served from the base URL target resolved.
-func (d runDeps) connect(ctx context.Context, t *target.Target, f targetFlags) error {
+func (d factory) connect(ctx context.Context, t *target.Target, f targetFlags) error {
 	if f.DryRun {
 		return nil
 	}

@@ -21,7 +21,7 @@ import (
 // rate limit of the account's model.
 func TestProviderPicksTheResponsesAPI(t *testing.T) {
 	ios, _, _ := iostreams.Test()
-	f := NewFactory(ios, "test")
+	f := factory{NewFactory(ios, "test")}
 	env := map[string]string{"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
 	f.Getenv = func(k string) string { return env[k] }
 	for _, tt := range []struct {

@@ -625,9 +625,9 @@ func TestReleaseNotes(t *testing.T) {
 	}
 }
 
-// TestSummarizeRunsOnItsOwnDependencies: options hold the functions the
-// run uses, not the factory, so a test swaps one (here the provider) and
-// runs the command's run directly.
+// TestSummarizeRunsOnItsOwnDependencies: options hold the factory the run
+// uses, so a test swaps one piece of it (here the provider every target is
+// built around) and runs the command's run directly.
 func TestSummarizeRunsOnItsOwnDependencies(t *testing.T) {
 	f := fixture(t)
 	ios, out, _ := iostreams.Test()

@@ -42,15 +42,11 @@ type Factory struct {
 	// database server it names, or a usage error for a name that looks like
 	// a URL or a connection string but is none digest can use.
 	ParseDB func(db string) (Database, error)
-	// Provider returns the provider serving a model.
+	// Provider returns the client of the provider serving a model: the
+	// one piece of a model a test replaces. cmd builds every configured
+	// model (its target, with limits, prices, base URL and shared rate
+	// limit) around it, since this package may not know targets.
 	Provider func(spec provider.Spec, o ProviderOptions) (provider.Provider, error)
-	// BaseURL is the endpoint a model is served from: flag (--base-url),
-	// else the provider's variable, else its default; a usage error when
-	// that is not an http or https URL with a host.
-	BaseURL func(spec provider.Spec, flag string) (string, error)
-	// LimitName names the rate limit a model's requests share with every
-	// process using the same account ("" for none).
-	LimitName func(spec provider.Spec, flag string) (string, error)
 }
 
 // ProviderOptions shape the client of a hosted or local model.
