@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,87 +30,13 @@ var batchProviders = []batchProvider{
 	}},
 }
 
-// firstTimeErrored errors one item in twenty (the 1st, 21st, ...) the
-// first time it is sent: custom IDs end in the item's number in the run,
-// and an item sent again gets a later one.
-func firstTimeErrored(limit int) func(string) bool {
-	return func(customID string) bool {
-		n, _ := strconv.Atoi(customID[strings.LastIndexByte(customID, '-')+1:])
-		return n <= limit && n%20 == 1
-	}
-}
-
+// historyRepo is a repository of n commits, each changing one of 7 files.
 func historyRepo(t *testing.T, n int) *gittest.Repo {
 	r := gittest.New(t)
 	for i := range n {
 		r.Write(fmt.Sprintf("f%d.txt", i%7), fmt.Sprintf("line %d\n", i)).Commit(fmt.Sprintf("Change %d", i))
 	}
 	return r
-}
-
-// TestBatchAPIAnswersEverythingOnce: a 120-commit history goes through
-// each provider's batch endpoints with a twentieth of the items errored:
-// every commit ends with its answer, the errored ones from a later batch,
-// and no item is answered twice; a rerun sends nothing. A dataset's items
-// do the same in eval's TestBatchAPIAnswersEveryItemOnce.
-func TestBatchAPIAnswersEverythingOnce(t *testing.T) {
-	for _, bp := range batchProviders {
-		t.Run(bp.name, func(t *testing.T) {
-			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Errored: firstTimeErrored(200), Processing: 50 * time.Millisecond}})
-			h := newHarness(t)
-			h.raw, h.env = true, bp.env(srv)
-			repo := historyRepo(t, 120)
-			res := h.run(context.Background(), "summarize", repo.Dir, "--model", bp.model, "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
-			if res.code != 0 {
-				t.Fatalf("summarize exit %d: %s", res.code, res.errOut)
-			}
-			es := entries(t, res.out)
-			for _, e := range es {
-				if e["summary"] == "" || e["summary"] == nil {
-					t.Errorf("commit %v has no summary", e["commit"])
-				}
-			}
-			st := srv.Stats()
-			if len(es) != 120 || st.Succeeded != 0 || st.BatchesCreated < 2 || st.BatchItemsAnswered != st.BatchItems {
-				t.Fatalf("%d entries; fake: %d synchronous answers, %d batches, %d items, %d answered", len(es), st.Succeeded, st.BatchesCreated, st.BatchItems, st.BatchItemsAnswered)
-			}
-			if !strings.Contains(res.errOut, "batch "+bp.model) {
-				t.Errorf("no line told of the batches' state:\n%s", res.errOut)
-			}
-
-			calls := srv.Stats().BatchCalls
-			if res = h.run(context.Background(), "summarize", repo.Dir, "--model", bp.model, "--batch-api", "-f", "jsonl"); res.code != 0 {
-				t.Fatal(res.errOut)
-			}
-			// Only the check that the batch API is there: one list.
-			if n := srv.Stats().BatchCalls - calls; n != 1 {
-				t.Errorf("a rerun with everything stored made %d batch calls, want the 1 check", n)
-			}
-		})
-	}
-}
-
-// TestBatchAPIWaitsOutAFullQueue: the account's batch queue holds a
-// fraction of a 60-commit history (OpenAI: enqueued tokens). The run sends
-// what fits, then the rest as batches end: every commit is answered once,
-// and the refusals are told, not fatal. A dataset's items in Anthropic's
-// queue are eval's test of the same name.
-func TestBatchAPIWaitsOutAFullQueue(t *testing.T) {
-	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 50 * time.Millisecond,
-		QueueTokens: 1200, QueueRequests: 20}})
-	h := newHarness(t)
-	h.raw = true
-	maps.Copy(h.env, batchProviders[0].env(srv))
-	maps.Copy(h.env, batchProviders[1].env(srv))
-	res := h.run(context.Background(), "summarize", historyRepo(t, 60).Dir, "--model", batchProviders[0].model, "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
-	st := srv.Stats()
-	if res.code != 0 || len(entries(t, res.out)) != 60 || st.BatchesRefused == 0 || st.BatchItemsAnswered != st.BatchItems {
-		t.Fatalf("summarize: exit %d, %d entries; fake: %d refused, %d items, %d answered:\n%s", res.code, len(entries(t, res.out)),
-			st.BatchesRefused, st.BatchItems, st.BatchItemsAnswered, res.errOut)
-	}
-	if !strings.Contains(res.errOut, "batch queue has no room") {
-		t.Errorf("summarize did not tell of the full queue:\n%s", res.errOut)
-	}
 }
 
 // TestNoWaitThenCollect: --no-wait submits and exits 0 saying how to
@@ -211,27 +135,6 @@ func TestBatchAPIDryRunCostsHalf(t *testing.T) {
 	sync, batch = evalCost(), evalCost("--batch-api")
 	if diff := batch - sync/2; diff > 1e-9 || diff < -1e-9 {
 		t.Errorf("eval dry run: $%.6f synchronous, $%.6f through the batch API; want half", sync, batch)
-	}
-}
-
-// TestBatchAPIMaxCostStopsSubmitting: --max-cost holds back every request
-// whose worst case could take the run past it; what is sent stays within.
-func TestBatchAPIMaxCostStopsSubmitting(t *testing.T) {
-	srv := fakeprovider.Start(t, fakeprovider.Config{})
-	h := newHarness(t)
-	h.raw, h.env = true, batchProviders[0].env(srv)
-	repo := historyRepo(t, 12)
-	res := h.run(context.Background(), "summarize", repo.Dir, "--model", "openai:gpt-4o-mini", "--price", "1000/1000", "--batch-api",
-		"--batch-poll", "20ms", "--batch-size", "1", "--max-cost", "1.5", "-f", "jsonl")
-	if res.code != 1 || !strings.Contains(res.errOut, "stopped before --max-cost $1.5") {
-		t.Fatalf("exit %d: %s", res.code, res.errOut)
-	}
-	spent := 0.0
-	for _, e := range entries(t, res.out) {
-		spent += e["cost_usd"].(float64)
-	}
-	if spent > 1.5 || srv.Stats().BatchItems >= 12 {
-		t.Errorf("spent $%.4f with %d of 12 requests sent, over --max-cost 1.5", spent, srv.Stats().BatchItems)
 	}
 }
 
@@ -354,38 +257,5 @@ func TestCancelledBatchIsCollectedAndTheRestSentAgain(t *testing.T) {
 	}
 	if n := srv.Stats().BatchesCreated; n != 2 {
 		t.Errorf("%d batches, want the canceled one and the one sending its items again", n)
-	}
-}
-
-// TestBatchAnswerLeavingACommitOutSendsItAlone: an answer in a batch that
-// leaves a commit out is not given for that commit again when it is asked
-// about alone: the commit goes out in the next batch.
-func TestBatchAnswerLeavingACommitOutSendsItAlone(t *testing.T) {
-	srv := fakeprovider.Start(t, fakeprovider.Config{DropOne: true})
-	h := newHarness(t)
-	h.raw, h.env = true, batchProviders[0].env(srv)
-	res := h.run(context.Background(), "summarize", historyRepo(t, 16).Dir, "--model", "openai:gpt-4o-mini", "--batch-api", "--batch-poll", "20ms", "-f", "jsonl")
-	if res.code != 0 || len(entries(t, res.out)) != 16 {
-		t.Fatalf("exit %d, %d entries: %s", res.code, len(entries(t, res.out)), res.errOut)
-	}
-	if st := srv.Stats(); st.BatchesCreated != 2 || st.BatchItems != 4 {
-		t.Errorf("%d batches of %d items; want 2 requests of 8, then the 2 left out alone", st.BatchesCreated, st.BatchItems)
-	}
-}
-
-// TestNoWaitStaysWithinMaxCost: what --no-wait leaves in batches is billed
-// later, so its worst case counts: no more is submitted than the limit
-// allows.
-func TestNoWaitStaysWithinMaxCost(t *testing.T) {
-	srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: time.Minute}})
-	h := newHarness(t)
-	h.raw, h.env = true, batchProviders[0].env(srv)
-	res := h.run(context.Background(), "summarize", historyRepo(t, 12).Dir, "--model", "openai:gpt-4o-mini", "--price", "1000/1000", "--batch-api",
-		"--no-wait", "--batch-poll", "20ms", "--batch-size", "1", "--max-cost", "1.5", "-f", "jsonl")
-	if res.code != 1 || !strings.Contains(res.errOut, "stopped before --max-cost $1.5") || !strings.Contains(res.errOut, "wait in the providers' batches") {
-		t.Fatalf("exit %d: %s", res.code, res.errOut)
-	}
-	if n := srv.Stats().BatchItems; n == 0 || n >= 12 {
-		t.Errorf("%d of 12 requests submitted under --max-cost 1.5 with --no-wait", n)
 	}
 }

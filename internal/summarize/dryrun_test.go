@@ -54,3 +54,37 @@ func TestDryRunSendsAndStoresNothing(t *testing.T) {
 		t.Errorf("without a store: %+v, want 8 commits", res.Estimate)
 	}
 }
+
+// TestDryRunCountsAClonesCommitsOnce: a run over a repository and its
+// clone pays for each commit once, the clone finding the summaries stored;
+// a dry run, which stores nothing, must count them once too.
+func TestDryRunCountsAClonesCommitsOnce(t *testing.T) {
+	f := gittest.NewFixture(t)
+	h := newTestRun(t)
+	opts := h.options("test:gpt", f.Dir, f.Clone().Dir)
+	opts.DryRun, opts.BatchSize = true, 1
+	res := h.mustRun(opts)
+	if res.Estimate.Commits != 8 || res.Estimate.Requests != 8 {
+		t.Errorf("dry run over a repository and its clone: %+v, want its 8 commits in 8 requests", res.Estimate)
+	}
+}
+
+// TestDryRunCountsWhatAPartialRunStored: after a run that summarized 3
+// commits of 8, a dry run counts the 5 left, and the stored 3 as cached.
+func TestDryRunCountsWhatAPartialRunStored(t *testing.T) {
+	f := gittest.NewFixture(t)
+	h := newTestRun(t)
+	opts := h.options("test:gpt", f.Dir)
+	opts.Walk.MaxCommits = 3
+	h.mustRun(opts)
+	opts = h.options("test:gpt", f.Dir)
+	opts.DryRun = true
+	opts.Store = h.store()
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Estimate.Commits != 5 || res.Changelog.Stats.Cached != 3 {
+		t.Errorf("dry run after a partial run: %+v, %d cached; want 5 to summarize, 3 cached", res.Estimate, res.Changelog.Stats.Cached)
+	}
+}

@@ -1,22 +1,14 @@
 package cmd
 
-// Unattended runs: what a CI job, often as root, with a wrong path or a
-// failing provider, must be able to rely on. The README's Guarantees
-// section names these tests.
+// Report paths: what -o, --html and --junit may not name. The README's
+// Guarantees section names these tests.
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/digest-cli/digest/internal/fakeprovider"
-	"github.com/digest-cli/digest/internal/pgtest"
 )
 
 // TestOutputsNeverDestroyWhatTheRunReads: a report path that names the
@@ -66,43 +58,5 @@ func TestOutputsNeverDestroyWhatTheRunReads(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(dataset); !bytes.Equal(after, data) {
 		t.Error("the dataset changed")
-	}
-}
-
-// TestBadValueFromTheEnvironmentNamesTheVariable: a value checked after
-// parsing is refused as its flag's; when it came from DIGEST_*, the error
-// says so, since the command line has no such flag to fix.
-func TestBadValueFromTheEnvironmentNamesTheVariable(t *testing.T) {
-	h := newHarness(t)
-	repo := historyRepo(t, 2)
-	h.env["DIGEST_FORMAT"] = "tabel"
-	for _, args := range [][]string{{"summarize", repo.Dir}, {"eval", sums(t), "--models", "offline"}} {
-		res := h.run(context.Background(), args...)
-		oneLineError(t, res, 2, `"tabel"`, "(--format was set by DIGEST_FORMAT)")
-	}
-	delete(h.env, "DIGEST_FORMAT")
-	res := h.run(context.Background(), "summarize", repo.Dir, "--format", "tabel")
-	oneLineError(t, res, 2, `"tabel"`)
-	if strings.Contains(res.errOut, "DIGEST_FORMAT") {
-		t.Errorf("a flag given on the command line is said to come from the environment: %s", res.errOut)
-	}
-}
-
-// crashUnder starts cmd, crashes the PostgreSQL server once the provider
-// has had 10 requests, and checks that cmd then exits 1; errOut gets its
-// standard error.
-func crashUnder(t *testing.T, cmd *exec.Cmd, errOut *bytes.Buffer, srv *fakeprovider.Server, pg *pgtest.Server) {
-	t.Helper()
-	cmd.Stderr = errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for srv.Stats().Requests < 10 {
-		time.Sleep(5 * time.Millisecond)
-	}
-	pg.Crash(t)
-	err := cmd.Wait()
-	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want 1: %s", err, errOut.String())
 	}
 }
