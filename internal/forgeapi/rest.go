@@ -163,9 +163,11 @@ func errorMessage(data []byte) string {
 
 // untilReset is the wait until reset, an epoch second, from now: at least
 // a second (the reset is rounded to one, and a server's clock may run
-// ahead of the reset it gave), at most maxForgeWait.
+// ahead of the reset it gave), at most maxForgeWait. The bound comes
+// before the added second: a reset centuries away saturates Sub at the
+// largest Duration, which one more second would wrap to the smallest.
 func untilReset(reset, now time.Time) time.Duration {
-	return min(max(reset.Sub(now), 0)+time.Second, maxForgeWait)
+	return min(max(reset.Sub(now), 0), maxForgeWait-time.Second) + time.Second
 }
 
 // epoch reads a header of Unix seconds; zero when absent or unreadable.
