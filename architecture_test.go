@@ -63,6 +63,9 @@ var layers = map[string]int{
 	// engine, the models table, batch runs and shared limits it joins,
 	// below the pipelines that send to it.
 	"internal/target": 7,
+	// Benchmarks of real digest processes against one database: tests
+	// alone, which run the built binary and import the fake provider.
+	"internal/fleetbench": 7,
 
 	"internal/summarize": 8, "internal/eval": 8,
 	"internal/cmdutil": 9,

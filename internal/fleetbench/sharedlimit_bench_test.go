@@ -1,4 +1,4 @@
-package cmd
+package fleetbench
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // minute and the share of requests answered 429. Each case sends 900
 // requests, about a minute and a half:
 //
-//	go test ./cmd -run '^$' -bench SharedLimitProcesses -benchtime 1x -timeout 30m
+//	go test ./internal/fleetbench -run '^$' -bench SharedLimitProcesses -benchtime 1x -timeout 30m
 func BenchmarkSharedLimitProcesses(b *testing.B) {
 	const window, rpm, total = time.Minute, 600, 900
 	bin := buildDigest(b)
@@ -39,9 +39,11 @@ func BenchmarkSharedLimitProcesses(b *testing.B) {
 					var wg sync.WaitGroup
 					for p := range procs {
 						data := filepath.Join(b.TempDir(), "items.jsonl")
+						// Each item has an answer to check: eval refuses a
+						// dataset with nothing to check, sending nothing.
 						var lines strings.Builder
 						for i := range total / procs {
-							fmt.Fprintf(&lines, `{"id": "p%d-%d", "prompt": "Question %d of process %d"}`+"\n", p, i, i, p)
+							fmt.Fprintf(&lines, `{"id": "p%d-%d", "prompt": "Question %d of process %d", "expected": "%d"}`+"\n", p, i, i, p, i)
 						}
 						if err := os.WriteFile(data, []byte(lines.String()), 0o600); err != nil {
 							b.Fatal(err)

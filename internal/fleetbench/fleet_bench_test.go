@@ -1,4 +1,4 @@
-package cmd
+package fleetbench
 
 import (
 	"bufio"
@@ -47,7 +47,7 @@ import (
 // (fleetOptions lists them), for example:
 //
 //	DIGEST_BENCH_PROCS=1,4,16,32 DIGEST_BENCH_LATENCY=0,2ms,10ms DIGEST_BENCH_ITEMS=500 \
-//	  go test ./cmd -run '^$' -bench '^BenchmarkFleet$' -benchtime 1x -timeout 0
+//	  go test ./internal/fleetbench -run '^$' -bench '^BenchmarkFleet$' -benchtime 1x -timeout 0
 func BenchmarkFleet(b *testing.B) {
 	server := os.Getenv("DIGEST_BENCH_POSTGRES")
 	if server == "" {
@@ -136,8 +136,7 @@ const fleetRow = "%9s %9s %8s %9s %9s %11s %10s %6s %10s %10s %6s %7s"
 
 // fleetWindow is the fake provider's rate window with DIGEST_BENCH_RPS: a
 // minute scaled down, long enough that a process starved of CPU for a
-// moment between taking its turn and sending does not read as a burst
-// (see shared_test.go's sharedWindow).
+// moment between taking its turn and sending does not read as a burst.
 const fleetWindow = 5 * time.Second
 
 // fleetModel is what the processes ask for: unknown to digest's table, so
@@ -539,9 +538,9 @@ func redactedURL(server string) string {
 	return "the server"
 }
 
-// fleetOptions reads BenchmarkFleet's environment: its defaults when
-// nothing is set, every setting when set, and a bad one as an error that
-// names the variable and what to write.
+// TestFleetOptionsReadTheEnvironment: fleetOptions reads BenchmarkFleet's
+// environment: its defaults when nothing is set, every setting when set,
+// and a bad one as an error that names the variable and what to write.
 func TestFleetOptionsReadTheEnvironment(t *testing.T) {
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	o, err := fleetOptions(env(nil))

@@ -1,4 +1,4 @@
-package cmd
+package fleetbench
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // (s-else: start-up, and the reports read back); a request paid twice
 // fails it. DIGEST_BENCH_ITEMS sets the items per case (1000):
 //
-//	go test ./cmd -run '^$' -bench EvalOneProcessThroughLatency -benchtime 1x
+//	go test ./internal/fleetbench -run '^$' -bench EvalOneProcessThroughLatency -benchtime 1x
 func BenchmarkEvalOneProcessThroughLatency(b *testing.B) {
 	items := 1000
 	if s := os.Getenv("DIGEST_BENCH_ITEMS"); s != "" {
