@@ -7,7 +7,7 @@ package cmd
 // Cases covered by tests elsewhere, not repeated here:
 //
 //	path that is not a repository     TestErrorsAndExitCodes/"not a repository" and /"missing path" (exit 1)
-//	empty repository                  TestEmptyRepositorySaysNothingToSummarize (exit 0, "has no commits")
+//	empty repository                  TestNothingToSummarize (exit 0, "has no commits")
 //	missing objects                   internal/summarize TestMissingObjectWarnsAndSummarizesTheRest (warning naming the blob, the rest summarized)
 //	shallow clone, 50 MB line,        internal/summarize TestHostileShallowClone, TestHostileFiftyMegabyteLine,
 //	10,000 files, non-UTF-8 input,    TestHostileTenThousandFiles, TestHostileNonUTF8EverywhereAndBinary,
@@ -15,13 +15,13 @@ package cmd
 //	binary content                    TestSummarizeGolden (logo.png skipped as binary in every format);
 //	                                  internal/history TestDiffSkipsAndRenames
 //	non-UTF-8 text in a diff          internal/history TestDiffSkipsAndRenames (U+FFFD in place of bad bytes)
-//	malformed JSONL                   TestEvalOfflineDryRunAndBadInput (FILE:2:, --skip-invalid);
+//	malformed JSONL                   TestEvalDatasetsThatCannotRun (FILE:2:, --skip-invalid);
 //	                                  internal/dataset TestLineErrors, TestSkipInvalid, FuzzRead
 //	JSONL line limit, in the reader   internal/dataset TestMaxLineBytes, TestHundredMegabyteLine (memory)
 //	unknown provider or model spec    TestErrorsAndExitCodes/"bad model", /"unknown provider" (summarize)
 //	missing API key                   TestHostedModelWithoutKeyNamesTheVariable (summarize; eval below)
-//	refused API key                   TestBadKeyStopsTheRunAndNamesTheVariable, TestEvalFatalErrorWithTwoModels
-//	text file in place of a database  TestCorruptDatabaseIsNotOverwritten; internal/store TestOpenRefusesFilesThatAreNotSQLite
+//	refused API key                   TestBadKeyStopsTheRunAndNamesTheVariable, internal/eval TestFatalErrorStopsEveryModel
+//	text file in place of a database  TestHostileDatabaseFiles; internal/store TestOpenRefusesFilesThatAreNotSQLite
 //	unusable database paths           internal/store TestOpenReportsUnusablePaths
 //
 // Added here: non-UTF-8 bytes in every output format and on the wire,

@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -36,8 +34,7 @@ type crashJob struct {
 	sent func(fakeprovider.Received) []string
 	// committed names the items whose paid result the database holds.
 	committed func(t *testing.T, db string) map[string]bool
-	// reported names the item of each row of the final report.
-	reported func(t *testing.T, out []byte) []string
+	field     string // of a row of the final report, naming its item
 }
 
 // TestCrashSafety kills real digest processes with SIGKILL at random
@@ -48,10 +45,7 @@ type crashJob struct {
 // report lists every item once. DIGEST_CRASH_SEED repeats the kill moments
 // of a logged run.
 func TestCrashSafety(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary and kills it many times")
-	}
-	bin := buildDigest(t)
+	bin := digestBinary(t) // and kills it many times
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("DIGEST_CRASH_SEED"); s != "" {
 		var err error
@@ -75,12 +69,11 @@ func TestCrashSafety(t *testing.T) {
 				return []string{"--db", db, "summarize", r.Dir, "--model", "openai:m", "--base-url", url,
 					"--batch-size", "3", "--concurrency", "3", "--lease", "1h", "-f", "jsonl"}
 			},
-			sent: func(req fakeprovider.Received) []string {
+			sent: func(req fakeprovider.Received) (hashes []string) {
 				text := req.System
 				for _, m := range req.Messages {
 					text += "\n" + m.Content
 				}
-				var hashes []string
 				for _, c := range prompt.Parse(text) {
 					hashes = append(hashes, c.Hash)
 				}
@@ -89,9 +82,7 @@ func TestCrashSafety(t *testing.T) {
 			committed: func(t *testing.T, db string) map[string]bool {
 				return queryItems(t, db, "SELECT commit_hash FROM summaries")
 			},
-			reported: func(t *testing.T, out []byte) []string {
-				return reportedField(t, out, "commit")
-			},
+			field: "commit",
 		}, sqliteFile)
 	})
 
@@ -141,9 +132,7 @@ func evalCrashJob(t *testing.T, n, j int) crashJob {
 			// is left out here, though it is not paid again either.
 			return queryItems(t, db, "SELECT DISTINCT r.item FROM eval_run_results r JOIN eval_results e ON e.key = r.key")
 		},
-		reported: func(t *testing.T, out []byte) []string {
-			return reportedField(t, out, "item")
-		},
+		field: "item",
 	}
 }
 
@@ -162,69 +151,28 @@ func evalInterrupted(t *testing.T, bin string, concurrency int) {
 	data := evalItems(t, n)
 	db := filepath.Join(t.TempDir(), "digest.db")
 	args := []string{"--db", db, "eval", data, "--models", "openai:m", "--base-url", srv.OpenAIBaseURL(), "-j", strconv.Itoa(concurrency), "-f", "jsonl"}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=first")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); srv.Stats().Succeeded < 5; time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("no answers after a minute; stderr:\n%s", stderr.String())
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "digest: interrupted; results so far are stored") {
-		t.Errorf("stderr should say digest was interrupted and what it kept:\n%s", stderr.String())
+	p := start(t, digestCmd(bin, "first", args...), func(string) bool { return srv.Stats().Succeeded >= 5 })
+	if code := p.signal(t, syscall.SIGINT); code != 130 || !strings.Contains(p.errOut.String(), "digest: interrupted; results so far are stored") {
+		t.Fatalf("exit %d, want 130 and a line saying digest was interrupted and what it kept; stderr:\n%s", code, p.errOut.String())
 	}
 	checkIntegrity(t, db)
 	stored := queryItems(t, db, "SELECT DISTINCT r.item FROM eval_run_results r JOIN eval_results e ON e.key = r.key")
 	if len(stored) == 0 || len(stored) == n {
 		t.Fatalf("%d of %d answers stored after the interrupt, want some but not all", len(stored), n)
 	}
-	if left := countRows(t, db, "SELECT count(*) FROM leases"); left != 0 {
+	if left := countRows(t, db, "leases"); left != 0 {
 		t.Errorf("%d leases left by the interrupted run, want none: it gives them back", left)
 	}
 	st := srv.Stats()
-	if answers := countRows(t, db, "SELECT count(*) FROM eval_results"); answers != st.Succeeded || st.Canceled != 0 {
+	if answers := countRows(t, db, "eval_results"); answers != st.Succeeded || st.Canceled != 0 {
 		t.Errorf("%d answers stored of %d received, %d requests cut off by the interrupt; want every answer stored and none cut off", answers, st.Succeeded, st.Canceled)
 	}
 
-	out, errOut, err := runDigest(bin, args, "second", 0)
-	if err != nil {
-		t.Fatalf("rerun: %v\n%s", err, errOut)
-	}
-	got := reportedField(t, out, "item")
-	if len(got) != n {
-		t.Errorf("the rerun reported %d items, want %d", len(got), n)
-	}
-	asked := map[string]int{}
-	for _, req := range srv.Requests() {
-		item, _, _ := strings.Cut(req.Messages[len(req.Messages)-1].Content, ":")
-		asked[item]++
-	}
-	repaid := 0
-	for item, k := range asked {
-		if k > 1 && stored[item] {
-			t.Errorf("%s was paid for again though the interrupted run stored it", item)
-		}
-		repaid += k - 1
-	}
-	if repaid > 0 {
-		t.Errorf("%d answers paid twice: the interrupted run awaits the requests in flight and stores their answers", repaid)
-	}
-	if len(asked) != n {
-		t.Errorf("%d items asked for in all, want %d", len(asked), n)
+	// Every item reported, over n requests in all: none paid twice, neither
+	// one the interrupted run stored nor one it had in flight.
+	res := exited(t, digestCmd(bin, "second", args...), 0)
+	if got, st := reportedField(t, res.out, "item"), srv.Stats(); res.code != 0 || len(got) != n || st.Requests != n {
+		t.Errorf("the rerun: exit %d, %d items reported after %d requests in all; want %d of each: the interrupted run awaits the requests in flight and stores their answers\n%s", res.code, len(got), st.Requests, n, res.errOut)
 	}
 }
 
@@ -248,13 +196,10 @@ func crashLoop(t *testing.T, bin string, rng *rand.Rand, job crashJob, fresh fun
 
 	// One whole run first: how long one takes is the span kills are drawn from.
 	start := time.Now()
-	out, errOut, err := runDigest(bin, job.args(fresh(t, "baseline"), srv.OpenAIBaseURL()), "baseline", 0)
-	if err != nil {
-		t.Fatalf("a run without kills failed: %v\n%s", err, errOut)
-	}
+	res := exited(t, digestCmd(bin, "baseline", job.args(fresh(t, "baseline"), srv.OpenAIBaseURL())...), 0)
 	span := time.Since(start)
-	if got := job.reported(t, out); len(got) != len(job.items) {
-		t.Fatalf("a run without kills reported %d items, want %d", len(got), len(job.items))
+	if got := reportedField(t, res.out, job.field); res.code != 0 || len(got) != len(job.items) {
+		t.Fatalf("a run without kills: exit %d, %d items reported, want %d\n%s", res.code, len(got), len(job.items), res.errOut)
 	}
 
 	kills, leftLeases := 0, 0
@@ -270,14 +215,9 @@ func crashLoop(t *testing.T, bin string, rng *rand.Rand, job crashJob, fresh fun
 			if i < 2 {
 				run.delay = time.Duration(rng.Int64N(int64(span)))
 			}
-			out, errOut, err := runDigest(bin, job.args(db, srv.OpenAIBaseURL()), run.key, run.delay)
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				ws, _ := exit.Sys().(syscall.WaitStatus)
-				run.killed = ws.Signaled() && ws.Signal() == syscall.SIGKILL
-			}
-			if err != nil && !run.killed {
-				t.Fatalf("trial %d run %d: %v\n%s", trial, i, err, errOut)
+			res := exited(t, digestCmd(bin, run.key, job.args(db, srv.OpenAIBaseURL())...), run.delay)
+			if run.killed = res.code == -1; res.code != 0 && !run.killed {
+				t.Fatalf("trial %d run %d: exit %d\n%s", trial, i, res.code, res.errOut)
 			}
 			checkIntegrity(t, db)
 			now := job.committed(t, db)
@@ -289,12 +229,12 @@ func crashLoop(t *testing.T, bin string, rng *rand.Rand, job crashJob, fresh fun
 			committed, run.committed = now, now
 			if run.killed {
 				kills++
-				leftLeases += countRows(t, db, "SELECT count(*) FROM leases")
+				leftLeases += countRows(t, db, "leases")
 			}
 			runs = append(runs, run)
 			if !run.killed {
 				// Done: the report lists every item once.
-				got := job.reported(t, out)
+				got := reportedField(t, res.out, job.field)
 				slices.Sort(got)
 				if want := slices.Sorted(slices.Values(job.items)); !slices.Equal(got, want) {
 					t.Errorf("trial %d: the final report lists %d rows, want each of the %d items once:\n%v", trial, len(got), len(want), got)
@@ -328,29 +268,22 @@ type crashRun struct {
 // with what the database held after it.
 func checkPayments(t *testing.T, trial int, job crashJob, reqs []fakeprovider.Received, runs []crashRun) {
 	t.Helper()
-	sent := make([]map[string]int, len(runs))
+	total, allowed, inFlight := map[string]int{}, map[string]int{}, 0
 	for i, run := range runs {
-		sent[i] = map[string]int{}
 		for _, req := range reqs {
-			if req.Header.Get("Authorization") == "Bearer "+run.key {
-				for _, item := range job.sent(req) {
-					sent[i][item]++
+			if req.Header.Get("Authorization") != "Bearer "+run.key {
+				continue
+			}
+			for _, item := range job.sent(req) {
+				total[item]++
+				if i > 0 && runs[i-1].committed[item] {
+					t.Errorf("trial %d run %d paid again for %s, stored by an earlier run", trial, i, item)
 				}
-			}
-		}
-	}
-	total := map[string]int{}
-	inFlight, allowed := 0, map[string]int{}
-	for i, run := range runs {
-		for item, n := range sent[i] {
-			total[item] += n
-			if i > 0 && runs[i-1].committed[item] {
-				t.Errorf("trial %d run %d paid again for %s, stored by an earlier run", trial, i, item)
-			}
-			if run.killed && !run.committed[item] {
-				// Asked for but not stored when the process died: in flight.
-				inFlight += n
-				allowed[item] += n
+				if run.killed && !run.committed[item] {
+					// Asked for but not stored when the process died: in flight.
+					inFlight++
+					allowed[item]++
+				}
 			}
 		}
 	}
@@ -373,85 +306,304 @@ func checkPayments(t *testing.T, trial int, job crashJob, reqs []fakeprovider.Re
 	t.Logf("trial %d: %s; %d requests in flight at the kills, %d paid twice", trial, strings.Join(delays, ", "), inFlight, repaid)
 }
 
-// runDigest runs the binary with key as its API key and, when kill is not
-// zero, sends it SIGKILL after that long. It waits for the process either
-// way; the rerun, with --lease 1h, would hang here on a lease it failed to
-// take over, so it is bounded.
-func runDigest(bin string, args []string, key string, kill time.Duration) (out, errOut []byte, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY="+key)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+// TestBatchRunKilledWhilePolling: SIGKILL while digest waits for its batch,
+// then the same command again: no second batch is created for the same
+// requests, every result is collected, and the database is intact.
+func TestBatchRunKilledWhilePolling(t *testing.T) {
+	bin := digestBinary(t)
+	repo := historyRepo(t, 30)
+	data := evalItems(t, 30)
+	for _, tt := range []struct {
+		name, field, table string
+		args               []string
+	}{
+		{"summarize", "commit", "summaries", []string{"summarize", repo.Dir, "--model"}},
+		{"eval", "item", "eval_run_results", []string{"eval", data, "--models"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fakeprovider.Start(t, fakeprovider.Config{BatchAPI: fakeprovider.BatchAPIConfig{Processing: 3 * time.Second}})
+			db := filepath.Join(t.TempDir(), "digest.db")
+			args := append(append([]string{"--db", db}, tt.args...), "openai:m", "--base-url", srv.OpenAIBaseURL(), "--batch-api", "--batch-poll", "100ms", "-f", "jsonl")
+			// The batch goes out a second after the last request is made;
+			// the kill comes while it runs.
+			if res := exited(t, digestCmd(bin, "sk-test", args...), 2*time.Second); res.code != -1 {
+				t.Fatalf("the run ended (exit %d) before the kill: %s", res.code, res.errOut)
+			}
+			if n := srv.Stats().BatchesCreated; n != 1 {
+				t.Fatalf("%d batches created before the kill, want 1 (kill too early or too late)", n)
+			}
+			checkIntegrity(t, db)
+			res := exited(t, digestCmd(bin, "sk-test", args...), 0)
+			if n := len(reportedField(t, res.out, tt.field)); res.code != 0 || n != 30 {
+				t.Errorf("rerun: exit %d, %d rows reported, want 30\n%s", res.code, n, res.errOut)
+			}
+			st := srv.Stats()
+			if st.BatchesCreated != 1 || st.BatchItemsAnswered != st.BatchItems {
+				t.Errorf("after the rerun: %d batches, %d items, %d answered; want the one batch", st.BatchesCreated, st.BatchItems, st.BatchItemsAnswered)
+			}
+			checkIntegrity(t, db)
+			if n := countRows(t, db, tt.table); n != 30 {
+				t.Errorf("%d rows stored, want 30", n)
+			}
+		})
 	}
+}
+
+// The helpers of every test of a real digest process: this file's, and
+// summarize_process_test.go's and eval_process_test.go's.
+
+// digestBinary is buildDigest's binary; under -short, which starts no
+// process, it skips the test.
+func digestBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	return buildDigest(t)
+}
+
+// buildDigest compiles the real binary once per test run (each build
+// costs seconds on a small machine), for every test of a process to share.
+func buildDigest(t testing.TB) string {
+	t.Helper()
+	bin, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// binDir holds the binary build made, which TestMain removes.
+var binDir string
+
+var build = sync.OnceValues(func() (string, error) {
+	var err error
+	if binDir, err = os.MkdirTemp("", "digest-test-bin"); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(binDir, "digest")
+	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// TestMain removes the shared binary; the test wrapper exits with m.Run's code.
+func TestMain(m *testing.M) {
+	m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
+
+// digestCmd is the binary run with args, key as its OpenAI API key unless "".
+func digestCmd(bin, key string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	if key != "" {
+		cmd.Env = append(os.Environ(), "OPENAI_API_KEY="+key)
+	}
+	return cmd
+}
+
+// exited runs cmd to its end, sending it SIGKILL after kill unless 0, and
+// returns its exit code (-1 when a signal ended it) and what it wrote.
+func exited(t *testing.T, cmd *exec.Cmd, kill time.Duration) result {
+	t.Helper()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	p := start(t, cmd, nil)
 	if kill > 0 {
-		timer := time.AfterFunc(kill, func() { cmd.Process.Kill() })
-		defer timer.Stop()
+		defer time.AfterFunc(kill, func() { cmd.Process.Kill() }).Stop()
 	}
-	err = cmd.Wait()
-	if ctx.Err() != nil {
-		err = fmt.Errorf("still running after a minute (waiting out a dead process's lease?): %v", err)
+	code := p.wait(t)
+	return result{code: code, out: stdout.String(), errOut: p.errOut.String()}
+}
+
+// runAll runs cmds at once, as CI jobs would, and returns what each
+// printed. Any failing fails the test.
+func runAll(t *testing.T, cmds ...*exec.Cmd) []string {
+	t.Helper()
+	outs, errs := make([]bytes.Buffer, len(cmds)), make([]bytes.Buffer, len(cmds))
+	fails := make([]error, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		cmd.Stdout, cmd.Stderr = &outs[i], &errs[i]
+		wg.Go(func() { fails[i] = cmd.Run() })
 	}
-	return stdout.Bytes(), stderr.Bytes(), err
+	wg.Wait()
+	printed := make([]string, len(cmds))
+	for i := range cmds {
+		if fails[i] != nil {
+			t.Fatalf("process %d: %v: %s", i, fails[i], errs[i].String())
+		}
+		printed[i] = outs[i].String()
+	}
+	return printed
+}
+
+// runTogether runs two digest processes with the same arguments at once,
+// as two CI jobs would, and returns what each printed.
+func runTogether(t *testing.T, bin string, args ...string) []string {
+	t.Helper()
+	return runAll(t, digestCmd(bin, "k", args...), digestCmd(bin, "k", args...))
+}
+
+// otherMachines reports whether processes can run as other machines, in
+// UTS namespaces of their own: as root, with unshare -u.
+func otherMachines() bool {
+	return os.Geteuid() == 0 && exec.Command("unshare", "-u", "true").Run() == nil
+}
+
+// onMachine runs args on this machine when host is "", else on another
+// one to digest: in a UTS namespace of its own (unshare -u, as root), a
+// shell renames its host, then becomes the command.
+func onMachine(host string, args []string) *exec.Cmd {
+	if host == "" {
+		return exec.Command(args[0], args[1:]...)
+	}
+	return exec.Command("unshare", append([]string{"-u", "sh", "-c", `hostname "$0" && exec "$@"`, host}, args...)...)
+}
+
+// running is a real digest process started, its standard error read as
+// it writes it.
+type running struct {
+	cmd    *exec.Cmd
+	errOut lockedBuffer
+	done   chan error
+}
+
+// start starts cmd and returns once ready, given what the process wrote on
+// standard error so far, reports true (at once when nil). The process
+// ending first, or a minute passing, fails the test.
+func start(t *testing.T, cmd *exec.Cmd, ready func(errOut string) bool) *running {
+	t.Helper()
+	p := &running{cmd: cmd, done: make(chan error, 1)}
+	cmd.Stderr = &p.errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(time.Minute); ready != nil && !ready(p.errOut.String()); time.Sleep(5 * time.Millisecond) {
+		select {
+		case err := <-p.done:
+			t.Fatalf("digest ended (%v) before the moment the test waited for:\n%s", err, p.errOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the moment the test waited for did not come within a minute:\n%s", p.errOut.String())
+		}
+	}
+	return p
+}
+
+// signal sends sig to the process and returns its exit code.
+func (p *running) signal(t *testing.T, sig os.Signal) int {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	return p.wait(t)
+}
+
+// wait returns the process's exit code (-1 when a signal ended it); it
+// fails the test, killing the process, if it still runs a minute later
+// (waiting out a dead process's lease, when it was run with --lease 1h).
+func (p *running) wait(t *testing.T) int {
+	t.Helper()
+	var err error
+	select {
+	case err = <-p.done:
+	case <-time.After(time.Minute):
+		p.cmd.Process.Kill()
+		t.Fatalf("digest still running after a minute:\n%s", p.errOut.String())
+	}
+	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+		return exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
+// lines are the lines the process wrote on standard error.
+func (p *running) lines() []string { return strings.Split(strings.TrimSpace(p.errOut.String()), "\n") }
+
+// lockedBuffer is a bytes.Buffer safe to read while another goroutine
+// writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// forEachDatabase runs test where processes share a cache: an SQLite file, and
+// a PostgreSQL database of its own when a server is given
+// (DIGEST_TEST_POSTGRES; required in CI).
+func forEachDatabase(t *testing.T, test func(t *testing.T, db string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "shared.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, pgtest.FreshDatabase(t)) })
+}
+
+// historyOf is a repository of n commits.
+func historyOf(t *testing.T, n int) string {
+	r := gittest.New(t)
+	for i := range n {
+		r.Write(fmt.Sprintf("f%d.txt", i%9), fmt.Sprintf("version %d of %s\n", i, r.Dir)).Commit(fmt.Sprint("change ", i))
+	}
+	return r.Dir
 }
 
 // checkIntegrity opens the database as SQLite itself would after a crash
 // and runs its consistency checks. A PostgreSQL server keeps its own.
 func checkIntegrity(t *testing.T, path string) {
 	t.Helper()
-	if isPostgres(path) {
-		return
+	if _, err := os.Stat(path); isPostgres(path) || errors.Is(err, os.ErrNotExist) {
+		return // or killed before it opened the database
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return // killed before it opened the database
-	}
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var res string
-	if err := db.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil {
-		t.Fatalf("integrity check of %s: %v", path, err)
-	}
+	query(t, path, "PRAGMA integrity_check", func(rows *sql.Rows) error { return rows.Scan(&res) })
 	if res != "ok" {
 		t.Fatalf("%s failed its integrity check after a kill: %s", path, res)
 	}
-	rows, err := db.Query("PRAGMA foreign_key_check")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	if rows.Next() {
-		t.Fatalf("%s has rows whose foreign keys point nowhere after a kill", path)
-	}
+	query(t, path, "PRAGMA foreign_key_check", func(*sql.Rows) error {
+		return fmt.Errorf("%s has rows whose foreign keys point nowhere after a kill", path)
+	})
 }
 
-func queryItems(t *testing.T, db, query string) map[string]bool {
+// queryItems is the set of values of a one-column query.
+func queryItems(t *testing.T, db, q string) map[string]bool {
 	t.Helper()
 	items := map[string]bool{}
-	if !migrated(t, db) {
-		return items
+	if migrated(t, db) {
+		query(t, db, q, func(rows *sql.Rows) error {
+			var s string
+			err := rows.Scan(&s)
+			items[s] = true
+			return err
+		})
 	}
-	queryAny(t, db, query, func(rows *sql.Rows) error {
-		var s string
-		err := rows.Scan(&s)
-		items[s] = true
-		return err
-	})
 	return items
 }
 
-func countRows(t *testing.T, db, query string) int {
+// countRows counts a table's rows: none in a database not yet made.
+func countRows(t *testing.T, db, table string) int {
 	t.Helper()
 	n := 0
-	if !migrated(t, db) {
-		return n
+	if migrated(t, db) {
+		query(t, db, "SELECT count(*) FROM "+table, func(rows *sql.Rows) error { return rows.Scan(&n) })
 	}
-	queryAny(t, db, query, func(rows *sql.Rows) error { return rows.Scan(&n) })
 	return n
 }
 
@@ -459,32 +611,25 @@ func countRows(t *testing.T, db, query string) int {
 // killed early may have left none, or an empty file.
 func migrated(t *testing.T, db string) bool {
 	t.Helper()
+	q := "SELECT count(*) FROM sqlite_master WHERE name = 'leases'"
 	if isPostgres(db) {
-		n := 0
-		queryAny(t, db, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'leases'", func(rows *sql.Rows) error { return rows.Scan(&n) })
-		return n > 0
-	}
-	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
+		q = "SELECT count(*) FROM information_schema.tables WHERE table_name = 'leases'"
+	} else if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	return countTables(t, db) > 0
-}
-
-func countTables(t *testing.T, db string) int {
 	n := 0
-	queryDB(t, db, "SELECT count(*) FROM sqlite_master WHERE name = 'leases'", func(rows *sql.Rows) error { return rows.Scan(&n) })
-	return n
+	query(t, db, q, func(rows *sql.Rows) error { return rows.Scan(&n) })
+	return n > 0
 }
 
 // reportedField is the given field of each line of a JSON Lines report.
-func reportedField(t *testing.T, out []byte, field string) []string {
+func reportedField(t *testing.T, out, field string) []string {
 	t.Helper()
 	var got []string
-	lines := bufio.NewScanner(bytes.NewReader(out))
-	for lines.Scan() {
+	for line := range strings.Lines(out) {
 		var row map[string]any
-		if err := json.Unmarshal(lines.Bytes(), &row); err != nil {
-			t.Fatalf("report line %q: %v", lines.Text(), err)
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("report line %q: %v", line, err)
 		}
 		s, _ := row[field].(string)
 		got = append(got, s)
@@ -494,19 +639,20 @@ func reportedField(t *testing.T, out []byte, field string) []string {
 
 func isPostgres(db string) bool { return strings.HasPrefix(db, "postgres://") }
 
-// queryAny is queryDB for an SQLite file or a PostgreSQL URL.
-func queryAny(t *testing.T, db, query string, row func(*sql.Rows) error) {
+// query reads a digest database directly, an SQLite file or a PostgreSQL
+// URL, row by row, while a process may be writing it.
+func query(t *testing.T, db, q string, row func(*sql.Rows) error) {
 	t.Helper()
-	if !isPostgres(db) {
-		queryDB(t, db, query, row)
-		return
+	driver, source := "sqlite", "file:"+db+"?_pragma=busy_timeout(5000)" // a live run's writes may hold it a moment
+	if isPostgres(db) {
+		driver, source = "pgx", db
 	}
-	conn, err := sql.Open("pgx", db)
+	conn, err := sql.Open(driver, source)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	rows, err := conn.Query(query)
+	rows, err := conn.Query(q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,4 +665,17 @@ func queryAny(t *testing.T, db, query string, row func(*sql.Rows) error) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// crashUnder starts cmd, crashes the PostgreSQL server once the provider
+// has had 10 requests, checks that cmd then exits 1, and returns the lines
+// it wrote on standard error.
+func crashUnder(t *testing.T, cmd *exec.Cmd, srv *fakeprovider.Server, pg *pgtest.Server) []string {
+	t.Helper()
+	p := start(t, cmd, func(string) bool { return srv.Stats().Requests >= 10 })
+	pg.Crash(t)
+	if code := p.wait(t); code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, p.errOut.String())
+	}
+	return p.lines()
 }

@@ -1,8 +1,7 @@
 package cmd
 
-// How eval fails: requests that fail, a configuration that could only fail,
-// a judge missing, each with its exit code and its one line. What a run
-// keeps when it fails is tested in internal/eval.
+// How eval fails, with its exit code and its one line; what a failed run
+// keeps is internal/eval's.
 
 import (
 	"bytes"
@@ -13,107 +12,114 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/digest-cli/digest/internal/fakeprovider"
 )
 
 // TestEvalFailsWhenRequestsFail: a run whose requests failed exits 1 after
-// writing every report, and says how many failed and why; a configuration
-// that could only fail (a base URL without a scheme, judge assertions
-// without --judge) is a usage error, exit 2, before anything is sent.
+// writing every report, and says how many failed and why; one stopped
+// before any result was stored writes none.
 func TestEvalFailsWhenRequestsFail(t *testing.T) {
 	srv := arithmeticServer(t)
 	data := sums(t)
 	h := newHarness(t)
 	h.env["OPENAI_API_KEY"] = "sk-test"
-	out := t.TempDir()
-
-	// A base URL one path off: every request is a 404. Eight in a row stop
-	// the run, naming the model, the last error and what to try; the
-	// reports asked for hold what was stored before the stop, so that a CI
-	// job's JUnit and step summary show the failures.
-	stopped := t.TempDir()
-	summary := filepath.Join(stopped, "summary.md")
-	h.env["GITHUB_STEP_SUMMARY"] = summary
+	out, none := t.TempDir(), t.TempDir()
+	// Every request a 404: eight in a row stop the run (engine's
+	// TestDeadServerStopsTheRunWithinAMinute); the reports, a CI job's
+	// JUnit and step summary among them, hold what was stored before.
+	h.env["GITHUB_STEP_SUMMARY"] = filepath.Join(out, "summary.md")
 	res := h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1", "-j", "1",
-		"--junit", filepath.Join(stopped, "junit.xml"))
+		"--junit", filepath.Join(out, "junit.xml"))
 	delete(h.env, "GITHUB_STEP_SUMMARY")
 	oneLineError(t, res, 1, "openai:strong failed 8 requests in a row", "HTTP 404", "check the base URL", "results stored before the run stopped")
-	if n := srv.Stats().NotFound; n != 8 {
-		t.Errorf("%d requests before the run stopped, want 8", n)
-	}
 	for _, name := range []string{"junit.xml", "summary.md"} {
-		if b, err := os.ReadFile(filepath.Join(stopped, name)); err != nil || !bytes.Contains(b, []byte("HTTP 404")) {
+		if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || !bytes.Contains(b, []byte("HTTP 404")) {
 			t.Errorf("%s not written when the run stopped (%v):\n%s", name, err, b)
 		}
 	}
-	var doc struct {
-		Models []struct{ Items, Errors int }
-	}
+	var doc evalJSON
 	if err := json.Unmarshal([]byte(res.out), &doc); err != nil || len(doc.Models) != 1 || doc.Models[0].Errors == 0 ||
 		!strings.Contains(res.errOut, fmt.Sprintf("the reports hold the %d results stored", doc.Models[0].Items)) {
 		t.Errorf("the report on standard output does not hold the stored errors the message counts (%v): %s", err, res.out)
 	}
 
-	// Told never to stop, the run asks for every item, writes every report,
-	// then fails.
-	res = h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1", "--max-failures", "0",
-		"-f", "json", "-o", filepath.Join(out, "r.json"), "--junit", filepath.Join(out, "junit.xml"))
-	if res.code != 1 {
-		t.Fatalf("every request a 404: exit %d, want 1: %s", res.code, res.errOut)
-	}
+	// Told never to stop, it asks for all, then fails naming the first.
+	res = h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", srv.URL()+"/nope/v1", "--max-failures", "0", "-f", "json")
 	lines := strings.Split(strings.TrimSpace(res.errOut), "\n")
-	if last := lines[len(lines)-1]; !strings.Contains(last, "10 results ended in error (openai:strong 10)") || !strings.Contains(last, "HTTP 404") {
-		t.Errorf("last line %q, want the count of errors and the first one", last)
+	if last := lines[len(lines)-1]; res.code != 1 || !strings.Contains(last, "10 results ended in error (openai:strong 10); the first, openai:strong on q0: ") ||
+		!strings.Contains(last, "HTTP 404") || !strings.Contains(last, "Try: ") || !strings.Contains(res.errOut, ", 10 errors,") {
+		t.Errorf("exit %d, stderr %q: want 1, the count of errors and the first one", res.code, res.errOut)
 	}
-	if !strings.Contains(res.errOut, ", 10 errors,") {
-		t.Errorf("the closing line does not count the errors: %q", res.errOut)
-	}
-	for name, want := range map[string]string{"r.json": `"errors": 10`, "junit.xml": "HTTP 404"} {
-		if b, err := os.ReadFile(filepath.Join(out, name)); err != nil || !bytes.Contains(b, []byte(want)) {
-			t.Errorf("%s not written before the failure (%v)", name, err)
-		}
-	}
-
-	before := srv.Stats().Requests
-	judged := writeDataset(t, `{"prompt": "2+2", "expected": "4"}`, `{"prompt": "Be nice", "assert": [{"type": "llm-rubric", "value": "polite"}]}`)
-	for _, tt := range []struct {
-		name string
-		args []string
-		want []string
-	}{
-		{"no scheme", []string{"eval", data, "--models", "openai:strong", "--base-url", "localhost:11434/v1"},
-			[]string{"--base-url localhost:11434/v1 has no http:// or https://", "Try: http://localhost:11434/v1"}},
-		{"no scheme in the variable", []string{"eval", data, "--models", "anthropic:claude-haiku-4-5"},
-			[]string{"ANTHROPIC_BASE_URL"}},
-		{"another scheme", []string{"eval", data, "--models", "openai:strong", "--base-url", "ftp://host/v1"},
-			[]string{"is not an http or https URL"}},
-		{"a judge assertion without --judge", []string{"eval", judged, "--models", "openai:strong", "--base-url", srv.OpenAIBaseURL()},
-			[]string{judged + ":2 has a judge assertion", "--judge is not set"}},
-		{"--assert judge without --judge", []string{"eval", data, "--models", "openai:strong", "--base-url", srv.OpenAIBaseURL(), "--assert", "judge"},
-			[]string{"--assert judge needs a grading model"}},
-		{"a dry run too", []string{"eval", judged, "--dry-run"}, []string{"has a judge assertion"}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			h.env["ANTHROPIC_BASE_URL"] = "api.anthropic.com"
-			h.env["ANTHROPIC_API_KEY"] = "sk-ant"
-			oneLineError(t, h.run(context.Background(), tt.args...), 2, tt.want...)
-		})
-	}
-	if n := srv.Stats().Requests - before; n != 0 {
-		t.Errorf("%d requests sent by runs refused as usage errors", n)
+	// A refused key stops the run before any result was stored (eval's
+	// TestRunStoppedBeforeAnyResultIsDropped): no report, where an empty
+	// JUnit of 0 tests would show in a CI test view as a pass.
+	refusing := fakeprovider.Start(t, fakeprovider.Config{APIKey: "sk-right"})
+	h.env["GITHUB_STEP_SUMMARY"] = filepath.Join(none, "summary.md")
+	res = h.run(context.Background(), "eval", data, "--models", "openai:strong", "--base-url", refusing.OpenAIBaseURL(),
+		"-f", "json", "-o", filepath.Join(none, "report.json"), "--junit", filepath.Join(none, "junit.xml"))
+	oneLineError(t, res, 1, "HTTP 401", "OPENAI_API_KEY")
+	if written, _ := os.ReadDir(none); len(written) != 0 || strings.Contains(res.errOut, "the reports hold") || refusing.Stats().Unauthorized == 0 {
+		t.Errorf("%d requests refused; reports %v written for a run that stored no result: %s", refusing.Stats().Unauthorized, written, res.errOut)
 	}
 }
 
-// TestJudgeMissingOnStdinSaysGiveAJudge: a dataset read from standard
-// input cannot be checked for judge assertions before the run; the
-// results that needed a judge end in error, and the error says to give
-// one, since running the same command again fails alike.
-func TestJudgeMissingOnStdinSaysGiveAJudge(t *testing.T) {
+// TestEvalDatasetsThatCannotRun: a dataset with no items or nothing to
+// check exits 2 having sent nothing, gated or not (a CI job's empty
+// dataset must fail); a bad line, an unchecked item, a judge assertion on
+// standard input without --judge exit 1. The runs are eval's
+// TestDatasetWithNoItems, TestBadLineStopsTheRun,
+// TestItemsWithNothingToCheckAreNotSent and
+// TestJudgeAssertionWithoutAJudgeSaysGiveOne.
+func TestEvalDatasetsThatCannotRun(t *testing.T) {
 	h := newHarness(t)
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
+		return filepath.Join(dir, name)
+	}
+	open := `{"id": "o", "prompt": "What is 1 + 1?"}` + "\n"
+	empty, invalid, only := write("empty.jsonl", ""), write("invalid.jsonl", "garbage\n{\"foo\": 1}\n"), write("open.jsonl", open+open)
+	csv, prompt := write("tests.csv", "city\nParis\nRome\n"), write("prompt.txt", "Describe {{city}}")
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{[]string{empty}, "", "empty.jsonl has no items"},
+		{[]string{invalid, "--skip-invalid"}, "", "invalid.jsonl was skipped as invalid (2)"},
+		{[]string{empty, "--min-accuracy", "0.5"}, "", "empty.jsonl has no items"},
+		{[]string{"-"}, "", "stdin has no items"},
+		{[]string{only, "--assert", "numeric"}, "", "nothing to check"},
+		{[]string{"-", "--assert", "numeric"}, open, "nothing to check"},
+		{[]string{csv, "--prompt", prompt}, "", "nothing was sent"},
+	} {
+		h.stdin = strings.NewReader(c.stdin)
+		res := h.run(context.Background(), append([]string{"eval", "--models", "test:a", "-f", "json"}, c.args...)...)
+		if res.code != 2 || h.calls.Load() != 0 || !strings.Contains(res.errOut, c.want) || !strings.Contains(res.errOut, "Try: ") || strings.Count(strings.TrimSpace(res.errOut), "\n") > 2 {
+			t.Errorf("%v: exit %d, %d calls; want 2, none and %q: %s %s", c.args, res.code, h.calls.Load(), c.want, res.out, res.errOut)
+		}
+	}
+	h.stdin = nil
+	bad := writeDataset(t, `{"prompt": "ok", "expected": "1"}`, `{"prompt": 7}`, `not json`)
+	if res := h.run(context.Background(), "eval", bad); res.code != 1 || !strings.Contains(res.errOut, bad+":2:") {
+		t.Errorf("bad line: exit %d: %q", res.code, res.errOut)
+	}
+	if res := h.run(context.Background(), "eval", bad, "--skip-invalid", "-f", "json"); res.code != 0 || strings.Count(res.errOut, "skipped") != 2 {
+		t.Errorf("--skip-invalid: exit %d: %q", res.code, res.errOut)
+	}
+	h.calls.Store(0)
+	mixed := writeDataset(t, `{"id": "q", "prompt": "What is 2 + 2?", "expected": "4"}`, strings.TrimSpace(open))
+	res := h.run(context.Background(), "eval", mixed, "--models", "test:a", "--assert", "numeric", "-f", "json")
+	if res.code != 1 || h.calls.Load() != 1 || !strings.Contains(res.out, `"unchecked": 1`) || !strings.Contains(res.errOut, "1 results had nothing to check") {
+		t.Errorf("one item unchecked: exit %d, %d calls: %s %s", res.code, h.calls.Load(), res.out, res.errOut)
+	}
+	// Standard input is not looked through for judge assertions first: the
+	// error says to give --judge, since the same command fails alike.
 	h.stdin = strings.NewReader(`{"id": "polite", "prompt": "Be nice", "assert": [{"type": "llm-rubric", "value": "polite"}]}` + "\n")
-	res := h.run(context.Background(), "eval", "-", "--models", "offline", "-f", "json")
+	res = h.run(context.Background(), "eval", "-", "--models", "offline", "-f", "json")
 	lines := strings.Split(strings.TrimSpace(res.errOut), "\n")
-	last := lines[len(lines)-1]
-	if res.code != 1 || !strings.Contains(last, "needs --judge MODEL") || !strings.Contains(last, "Try: --judge MODEL") {
-		t.Errorf("exit %d, last line %q: want the error to say to give --judge", res.code, last)
+	if last := lines[len(lines)-1]; res.code != 1 || !strings.Contains(res.out, `"dataset": "-"`) || !strings.Contains(last, "needs --judge MODEL") || !strings.Contains(last, "Try: --judge MODEL") {
+		t.Errorf("judge assertions on stdin: exit %d, last line %q: want the error to say to give --judge", res.code, last)
 	}
 }

@@ -2,89 +2,70 @@ package cmd
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/digest-cli/digest/internal/cmdutil"
 	"github.com/digest-cli/digest/internal/fakeprovider"
+	"github.com/digest-cli/digest/internal/iostreams"
+	"github.com/digest-cli/digest/internal/provider"
+	"github.com/digest-cli/digest/internal/provider/openai"
 )
 
-// TestSummarizeThroughTheOpenAIWireFormat runs the real client against the
-// fake provider: batches answered shuffled and with a commit left out,
-// usage and cost recorded, and the key never written anywhere.
-func TestSummarizeThroughTheOpenAIWireFormat(t *testing.T) {
-	const key = "sk-proj-digest-test-key-9f8e7d6c5b4a"
-	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, APIKey: key, ShuffleBatch: true, DropOne: true, SendLimitHeaders: true, RPM: 1000})
-	f := fixture(t)
-	h := newHarness(t)
-	h.env["OPENAI_API_KEY"] = key
-	out := filepath.Join(t.TempDir(), "changes.jsonl")
-	res := h.run(context.Background(), "--verbose", "summarize", f.Dir, "--model", "openai:gpt-4o-mini",
-		"--base-url", srv.OpenAIBaseURL(), "--batch-size", "3", "-f", "jsonl", "-o", out)
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.errOut)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := entries(t, string(data))
-	if len(got) != 8 {
-		t.Fatalf("%d entries, want 8", len(got))
-	}
-	for _, e := range got {
-		hash, subject := e["commit"].(string), e["subject"].(string)
-		if want := "Summary of " + hash[:12] + ": " + subject; e["summary"] != want {
-			t.Errorf("commit %s got %q, want %q", hash[:7], e["summary"], want)
+// A Responses-only model named as openai:MODEL, and any model named as
+// openai-responses:MODEL, get the Responses client; other OpenAI models the
+// chat client. Both wires take the same key and base URL, have a batch
+// API, and share the rate limit of the account's model. That the chat
+// endpoint refuses such a model is internal/provider/openai's
+// TestResponsesOnlyModelsAnswerOnlyThere.
+func TestProviderPicksTheResponsesAPI(t *testing.T) {
+	ios, _, _ := iostreams.Test()
+	f := factory{NewFactory(ios, "test")}
+	env := map[string]string{"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+	f.Getenv = func(k string) string { return env[k] }
+	for model, responses := range map[string]bool{"openai:gpt-5-pro": true, "openai:o3-pro-2025-06-10": true, "openai:gpt-5.1-codex": true,
+		"openai:o3-deep-research": true, "openai-responses:gpt-4o-mini": true, "openai-responses:gpt-5": true, "openai:gpt-4o-mini": false, "openai:gpt-5": false} {
+		spec, _ := provider.ParseSpec(model)
+		p, err := f.Provider(spec, cmdutil.ProviderOptions{})
+		_, isResponses := p.(*openai.ResponsesClient)
+		_, isChat := p.(*openai.Client)
+		if _, batches := p.(provider.Batcher); err != nil || isResponses != responses || isChat == responses || !batches {
+			t.Errorf("%s: %T, %v", model, p, err)
 		}
-		if e["model"] != "openai:gpt-4o-mini" || e["input_tokens"].(float64) <= 0 || e["cost_usd"].(float64) <= 0 {
-			t.Errorf("entry %s: model %v, %v input tokens, $%v", hash[:7], e["model"], e["input_tokens"], e["cost_usd"])
+		if url, err := f.BaseURL(spec, ""); err != nil || url != env["OPENAI_BASE_URL"] {
+			t.Errorf("%s: base URL %q, %v", model, url, err)
 		}
 	}
-	// 3 batches of 3, 3 and 2; each answer leaves one out, asked again alone.
-	if n := srv.Stats().Requests; n != 6 {
-		t.Errorf("%d requests, want 6", n)
-	}
-	for _, r := range srv.Requests() {
-		if r.Header.Get("Authorization") != "Bearer "+key {
-			t.Errorf("request without the key: %v", r.Header)
-		}
-	}
-	dbBytes, _ := os.ReadFile(h.db)
-	wal, _ := os.ReadFile(h.db + "-wal")
-	for name, b := range map[string]string{"stdout": res.out, "stderr": res.errOut, "report": string(data), "database": string(dbBytes) + string(wal)} {
-		if strings.Contains(b, key) || strings.Contains(b, key[8:]) {
-			t.Errorf("the API key appears in the %s", name)
-		}
+	chat, _ := f.LimitName(provider.Spec{Provider: "openai", Model: "gpt-5"}, "")
+	resp, _ := f.LimitName(provider.Spec{Provider: openai.ResponsesProvider, Model: "gpt-5"}, "")
+	other, _ := f.LimitName(provider.Spec{Provider: openai.ResponsesProvider, Model: "gpt-5-pro"}, "")
+	if chat == "" || chat != resp || other == resp {
+		t.Errorf("limit names %q, %q and %q: one account's model is one limit, whichever API", chat, resp, other)
 	}
 }
 
+// A hosted model without its key is a usage error naming the variable to
+// set, for each provider (eval's: TestEvalRefusesBadModelSpecs).
 func TestHostedModelWithoutKeyNamesTheVariable(t *testing.T) {
 	f := fixture(t)
 	h := newHarness(t)
-	for model, env := range map[string]string{"openai:gpt-4o-mini": "OPENAI_API_KEY", "anthropic:claude-haiku-4-5": "ANTHROPIC_API_KEY"} {
+	for model, env := range map[string]string{"openai:gpt-4o-mini": "OPENAI_API_KEY", "openai-responses:gpt-4o-mini": "OPENAI_API_KEY",
+		"anthropic:claude-haiku-4-5": "ANTHROPIC_API_KEY"} {
 		res := h.run(context.Background(), "summarize", f.Dir, "--model", model)
-		if res.code != 2 || !strings.Contains(res.errOut, "needs an API key in "+env) || !strings.Contains(res.errOut, "Try: export "+env) {
-			t.Errorf("%s: exit %d, %q", model, res.code, res.errOut)
-		}
+		oneLineError(t, res, 2, "needs an API key in "+env, "Try: export "+env)
 	}
 }
 
+// A key the provider refuses stops the run at its first request, exit 1,
+// in one line naming the variable and not the key.
 func TestBadKeyStopsTheRunAndNamesTheVariable(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second, APIKey: "right"})
-	f := fixture(t)
 	h := newHarness(t)
 	h.env["ANTHROPIC_API_KEY"] = "sk-ant-wrong"
-	res := h.run(context.Background(), "summarize", f.Dir, "--model", "anthropic:claude-haiku-4-5", "--base-url", srv.AnthropicBaseURL(), "--batch-size", "1")
-	if res.code != 1 || !strings.Contains(res.errOut, "ANTHROPIC_API_KEY") || strings.Contains(res.errOut, "sk-ant-wrong") {
-		t.Errorf("exit %d: %q", res.code, res.errOut)
-	}
-	if n := srv.Stats().Requests; n != 1 {
-		t.Errorf("%d requests with a bad key, want 1", n)
-	}
-	if lines := strings.Count(strings.TrimSpace(res.errOut), "\n"); lines != 0 {
-		t.Errorf("%d lines of error, want one: %q", lines+1, res.errOut)
+	res := h.run(context.Background(), "summarize", fixture(t).Dir, "--model", "anthropic:claude-haiku-4-5", "--base-url", srv.AnthropicBaseURL(), "--batch-size", "1")
+	oneLineError(t, res, 1, "ANTHROPIC_API_KEY")
+	if n := srv.Stats().Requests; n != 1 || strings.Contains(res.errOut, "sk-ant-wrong") {
+		t.Errorf("%d requests with a bad key, want 1; %q", n, res.errOut)
 	}
 }

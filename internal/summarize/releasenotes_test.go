@@ -1,8 +1,8 @@
-package cmd
+package summarize
 
 import (
 	"bytes"
-	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +17,62 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/gittest"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// compareGolden compares got with testdata/summarize/name at the repository's
+// root, the files `digest summarize` is compared with too, or with -update
+// writes it there.
+func compareGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "summarize", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (-update rewrites it if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+// cliRelease is the Release `digest summarize` gives Run by default:
+// sections of the tags DefaultTagPattern matches, and the contributors
+// read only for the layouts that show them (the JSON document's).
+func cliRelease(t *testing.T, contributors bool) Release {
+	t.Helper()
+	tags, err := Tags(DefaultTagPattern, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Release{Tags: tags, Contributors: contributors}
+}
+
+// renderAs writes c as the command writes it in format (Markdown grouped
+// by type, as by default).
+func renderAs(t *testing.T, format string, c *changelog.Changelog) string {
+	t.Helper()
+	r, err := changelog.ForFormat(format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.(changelog.Markdown); ok {
+		r = changelog.Markdown{GroupBy: changelog.GroupByType}
+	}
+	var b bytes.Buffer
+	if err := r.Write(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
 
 // releaseRepo is a repository named name (its directory's name shows in
 // the notes) with an origin remote at url.
@@ -35,14 +89,14 @@ func releaseRepo(t *testing.T, name, url string) *gittest.Repo {
 	return r
 }
 
-// annotatedTag tags HEAD with a message, dated an hour after the clock.
+// annotatedTag tags HEAD with a message, dated half an hour after the clock.
 func annotatedTag(t *testing.T, r *gittest.Repo, name string) {
 	t.Helper()
 	head, err := r.Git.Head()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig := &object.Signature{Name: "Rel Eng", Email: "release@example.com", When: r.Clock.Add(30 * 60e9)}
+	sig := &object.Signature{Name: "Rel Eng", Email: "release@example.com", When: r.Clock.Add(30 * time.Minute)}
 	if _, err := r.Git.CreateTag(name, head.Hash(), &git.CreateTagOptions{Tagger: sig, Message: "Release " + name}); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +106,9 @@ func annotatedTag(t *testing.T, r *gittest.Repo, name string) {
 // one on GitLab (a nested group), with Conventional Commits, area:
 // prefixes, lightweight and annotated tags, a breaking change, two bumps
 // of one dependency and subjects holding HTML, pipes, backticks and
-// stars, in every format.
+// stars, written in every format as `digest summarize` writes them
+// (cmd.TestSummarizeGolden checks the command writes these writers' bytes).
+// Rendered as GitHub renders Markdown, no HTML from a commit gets through.
 func TestReleaseNotesGolden(t *testing.T) {
 	api := releaseRepo(t, "api", "git@github.com:acme/api.git")
 	api.Write("main.go", "package main\n\nfunc main() {}\n").Commit("feat: serve the first endpoint")
@@ -73,18 +129,17 @@ func TestReleaseNotesGolden(t *testing.T) {
 	web.Write(".gitlab-ci.yml", "test:\n  script: npm test\n").Commit("ci: test on every push")
 	web.Write("ui/header.js", "export const header = '&lt;mark&gt;';\n").Commit("fix: escape the header, see !7 and #8")
 
+	var md string
 	for _, format := range []string{"markdown", "jsonl", "json"} {
-		t.Run(format, func(t *testing.T) {
-			h := newHarness(t)
-			res := h.run(context.Background(), "summarize", api.Dir, web.Dir, "--format", format)
-			if res.code != 0 {
-				t.Fatalf("exit %d: %s", res.code, res.errOut)
-			}
-			golden(t, "releasenotes."+format, res.out)
-		})
+		h := newTestRun(t) // a database each: no entry reads as cached
+		opts := h.options("", api.Dir, web.Dir)
+		opts.Release = cliRelease(t, format == "json")
+		out := renderAs(t, format, &h.mustRun(opts).Changelog)
+		compareGolden(t, "releasenotes."+format, out)
+		if format == "markdown" {
+			md = out
+		}
 	}
-	h := newHarness(t)
-	md := h.run(context.Background(), "summarize", api.Dir, web.Dir).out
 	for _, want := range []string{
 		"## api\n\n### Unreleased\n\n#### Performance\n",
 		"### v0.2.0 (", "### v0.1.0 (", "#### Breaking changes\n\n- **api:** ",
@@ -104,8 +159,7 @@ func TestReleaseNotesGolden(t *testing.T) {
 	if err := gfm.Convert([]byte(md), &html); err != nil {
 		t.Fatal(err)
 	}
-	doc := gfm.Parser().Parse(text.NewReader([]byte(md)))
-	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	err := ast.Walk(gfm.Parser().Parse(text.NewReader([]byte(md))), func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if k := n.Kind(); entering && (k == ast.KindRawHTML || k == ast.KindHTMLBlock || k == ast.KindImage) {
 			t.Errorf("a %s node in the notes", k)
 		}
@@ -126,30 +180,28 @@ func TestReleaseNotesGolden(t *testing.T) {
 	}
 }
 
-// TestNamedReleaseStaysOnTop: the section --tag or --bump names is dated
-// by its newest commit but never before the last release, so a commit
-// authored before that release's tag (and merged after it) does not sink
-// the new release below it; an empty repository's next version is the
-// first.
+// TestNamedReleaseStaysOnTop: the section Release.Tag or Release.Bump
+// names is written above the last release even when its newest commit was
+// authored before that release's tag (and merged after it): the notes
+// order releases by their dates, and the named one is dated no earlier
+// than the last (TestNamedReleaseIsDatedNoEarlierThanTheLast checks the
+// dates).
 func TestNamedReleaseStaysOnTop(t *testing.T) {
-	r := releaseRepo(t, "late", "https://github.com/acme/late.git")
+	r := gittest.New(t)
 	r.Write("a.go", "package a\n").Commit("feat: start")
 	r.Clock = r.Clock.Add(48 * time.Hour)
 	r.Write("b.go", "package a\n").Commit("fix: settle")
 	r.Tag("v0.1.0")
 	r.Clock = r.Clock.Add(-72 * time.Hour) // written before v0.1.0, merged after it
 	r.Write("c.go", "package a\n").Commit("feat: an old branch lands")
-	h := newHarness(t)
-	for name, args := range map[string][]string{"v0.2.0": {"--tag", "v0.2.0"}, "v0.1.1": {"--bump"}} { // a feat in 0.x: a patch
-		res := h.run(context.Background(), append([]string{"summarize", r.Dir, "-q"}, args...)...)
-		newer, older := strings.Index(res.out, "## "+name), strings.Index(res.out, "## v0.1.0")
-		if res.code != 0 || newer < 0 || older < newer {
-			t.Errorf("%v: exit %d, the new release at %d and v0.1.0 at %d:\n%s", args, res.code, newer, older, res.out)
+	h := newTestRun(t)
+	for name, rel := range map[string]Release{"v0.2.0": {Tag: "v0.2.0"}, "v0.1.1": {Bump: BumpAuto}} { // a feat in 0.x: a patch
+		opts := h.options("", r.Dir)
+		opts.Release = cliRelease(t, false)
+		opts.Release.Tag, opts.Release.Bump = rel.Tag, rel.Bump
+		md := renderAs(t, "markdown", &h.mustRun(opts).Changelog)
+		if newer, older := strings.Index(md, "## "+name), strings.Index(md, "## v0.1.0"); newer < 0 || older < newer {
+			t.Errorf("%+v: the new release at %d and v0.1.0 at %d:\n%s", rel, newer, older, md)
 		}
-	}
-
-	empty := h.run(context.Background(), "summarize", gittest.New(t).Dir, "--bumped-version")
-	if empty.code != 0 || empty.out != "v0.1.0\n" {
-		t.Errorf("an empty repository's next version: exit %d, %q; stderr:\n%s", empty.code, empty.out, empty.errOut)
 	}
 }
