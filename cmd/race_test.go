@@ -3,6 +3,6 @@
 package cmd
 
 // raceEnabled: this test binary runs under the race detector. The digest
-// binaries the process-level tests build are not instrumented, so tests
-// that only measure such processes' pacing need not run twice in CI.
+// binary the process tests build is not instrumented, so buildDigest skips
+// them here: they run once, in the plain run.
 const raceEnabled = true

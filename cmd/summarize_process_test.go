@@ -558,8 +558,8 @@ func signalMidRun(t *testing.T, sig syscall.Signal, srv *fakeprovider.Server) {
 // limit (>= 90%) without tripping it (<= 1% of requests answered 429),
 // which processes pacing themselves each to the whole limit cannot do.
 func TestThreeMachinesShareOneCacheAndOneLimit(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("builds the binary, and takes the 24 s the limit allows; its processes are not race-instrumented, so it runs once, without -race")
+	if testing.Short() {
+		t.Skip("builds the binary, and takes the 24 s the limit allows")
 	}
 	hosts := []string{"", "digest-test-machine-b", "digest-test-machine-c"}
 	if !otherMachines() {
@@ -575,8 +575,8 @@ func TestThreeMachinesShareOneCacheAndOneLimit(t *testing.T) {
 // API key with --rpm 600 each: together they stay under the account's
 // limit (<= 1% 429s) and use it (>= 90%).
 func TestTwoRepositoriesOnOneMachineShareOneLimit(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("builds the binary, and takes the 20 s the limit allows; its processes are not race-instrumented, so it runs once, without -race")
+	if testing.Short() {
+		t.Skip("builds the binary, and takes the 20 s the limit allows")
 	}
 	shareOneLimit(t, filepath.Join(t.TempDir(), "digest.db"), []string{historyOf(t, 100), historyOf(t, 100)}, []string{"", ""}, 100)
 }
