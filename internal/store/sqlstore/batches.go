@@ -336,11 +336,14 @@ func (s *DB) BatchMembers(ctx context.Context, model string, members []string) (
 			return nil, s.explain(err)
 		}
 		// The members of the items found, through the same lookup: an
-		// item found in an earlier chunk has its members already.
-		rows, err = s.db.QueryContext(ctx, `SELECT DISTINCT all_m.batch_id, all_m.custom_id, all_m.pos, all_m.member
-			FROM batch_members m
-			JOIN batch_members all_m ON all_m.batch_id = m.batch_id AND all_m.custom_id = m.custom_id
-			WHERE `+in+` ORDER BY all_m.batch_id, all_m.custom_id, all_m.pos`, args...)
+		// item found in an earlier chunk has its members already. The
+		// items are found first and their members read once each: joining
+		// every member found to all of its item's members read an item of
+		// n members n times over (1,200 members: 1.4 million rows).
+		rows, err = s.db.QueryContext(ctx, `SELECT all_m.batch_id, all_m.custom_id, all_m.pos, all_m.member
+			FROM batch_members all_m
+			WHERE (all_m.batch_id, all_m.custom_id) IN (SELECT m.batch_id, m.custom_id FROM batch_members m WHERE `+in+`)
+			ORDER BY all_m.batch_id, all_m.custom_id, all_m.pos`, args...)
 		if err != nil {
 			return nil, s.explain(err)
 		}
