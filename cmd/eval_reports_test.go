@@ -117,8 +117,8 @@ func TestEvalDatasetReadOnceFromAPipe(t *testing.T) {
 
 // TestEvalPayloadsFlagAndVariable: DIGEST_PAYLOADS reaches the run, whose
 // payloads become objects in the store; --payloads reaches `runs
-// payloads`, which reads a body back from it; a store digest cannot open
-// stops eval, exit 1, in one line naming it. What the store keeps, on S3
+// payloads`, which reads a body back from it; a URL naming no store digest
+// can open is a usage error before anything is sent: exit 2, one line. What the store keeps, on S3
 // too, is eval's TestPayloadsGoToTheObjectStore.
 func TestEvalPayloadsFlagAndVariable(t *testing.T) {
 	ctx := context.Background()
@@ -141,5 +141,5 @@ func TestEvalPayloadsFlagAndVariable(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.out), &got); res.code != 0 || err != nil || got.RequestURI == "" || !strings.Contains(string(got.Request), "What is 3 + 1?") || got.Response == "" {
 		t.Errorf("runs payloads: exit %d, %+v, %v: want the request and answer of line 2 from the store: %s", res.code, got, err, res.errOut)
 	}
-	oneLineError(t, h.run(ctx, "eval", sums(t), "--models", "test:a", "--payloads", "ftp://host/x"), 1, "payload store ftp://host/x")
+	oneLineError(t, h.run(ctx, "eval", sums(t), "--models", "test:a", "--payloads", "ftp://host/x"), 2, "payload store ftp://host/x")
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -84,12 +85,23 @@ func usePayloads(ctx context.Context, s store.Store, raw string) error {
 	if !ok {
 		return fmt.Errorf("database %s cannot keep payloads in an object store. Try: without --payloads", s.Path())
 	}
-	b, err := payloads.Open(ctx, raw)
+	b, err := openPayloads(ctx, raw)
 	if err != nil {
 		return err
 	}
 	ps.UsePayloads(b)
 	return nil
+}
+
+// openPayloads opens the payload store raw names: a URL naming no store
+// digest can open is a usage error (exit 2), a store that cannot be
+// reached an error of the run.
+func openPayloads(ctx context.Context, raw string) (*payloads.Bucket, error) {
+	b, err := payloads.Open(ctx, raw)
+	if bad := (*payloads.URLError)(nil); errors.As(err, &bad) {
+		return nil, cmdutil.AsUsage(err)
+	}
+	return b, err
 }
 
 // openDB opens the database --db names to read and write, creating an

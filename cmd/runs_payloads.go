@@ -89,7 +89,7 @@ each model's result on dataset line LINE of run RUN: from the object store
 					if f.Globals.Payloads == "" {
 						return cmdutil.UsageError("run %s keeps its payloads in an object store (%s). Try: --payloads with that store's URL", run.ID, cmp.Or(rq.URI, rs.URI))
 					}
-					if bucket, err = payloads.Open(ctx, f.Globals.Payloads); err != nil {
+					if bucket, err = openPayloads(ctx, f.Globals.Payloads); err != nil {
 						return err
 					}
 					defer bucket.Close()

@@ -41,6 +41,14 @@ type Bucket struct {
 	name string
 }
 
+// URLError is Open's error for a URL that names no store it can open:
+// not a URL, a scheme gocloud.dev does not know, or options it refuses.
+// It is the caller's mistake (a usage error), where a store that cannot
+// be reached is the store's.
+type URLError struct{ msg string }
+
+func (e *URLError) Error() string { return e.msg }
+
 // Open opens the store rawURL names and checks that it answers: a store
 // that cannot be reached, or refuses digest's credentials, is an error
 // naming it (without credentials) before anything is paid for.
@@ -48,7 +56,7 @@ func Open(ctx context.Context, rawURL string) (*Bucket, error) {
 	u, err := url.Parse(rawURL)
 	name := Redact(rawURL)
 	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("payload store %s is not a URL. Try: s3://bucket/prefix?region=REGION, gs://bucket, azblob://container or file:///dir", name)
+		return nil, &URLError{fmt.Sprintf("payload store %s is not a URL. Try: s3://bucket/prefix?region=REGION, gs://bucket, azblob://container or file:///dir", name)}
 	}
 	prefix := ""
 	if u.Scheme != "file" {
@@ -59,7 +67,7 @@ func Open(ctx context.Context, rawURL string) (*Bucket, error) {
 	u.User = nil
 	b, err := blob.OpenBucket(ctx, u.String())
 	if err != nil {
-		return nil, fmt.Errorf("payload store %s: %s. Try: s3://bucket/prefix?region=REGION, gs://bucket, azblob://container or file:///dir", name, scrub(err))
+		return nil, &URLError{fmt.Sprintf("payload store %s: %s. Try: s3://bucket/prefix?region=REGION, gs://bucket, azblob://container or file:///dir", name, scrub(err))}
 	}
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix+"/")

@@ -3,6 +3,7 @@ package payloads
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"net/url"
 	"os"
@@ -141,6 +142,22 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
+// TestOpenSaysWhichURLsNameNoStore: what is not a URL, a scheme no driver
+// takes and options a driver refuses are URLErrors (the caller's mistake,
+// exit 2 in cmd), each one line naming the store without its password.
+func TestOpenSaysWhichURLsNameNoStore(t *testing.T) {
+	for _, raw := range []string{"bucket", "ftp://host/x", "s3://bucket?nosuchoption=1", "s3://user:urlpass@bucket?nosuchoption=1", "file:///no/such/directory/anywhere"} {
+		_, err := Open(context.Background(), raw)
+		if bad := (*URLError)(nil); !errors.As(err, &bad) {
+			t.Errorf("Open(%q): %v, want a URLError", raw, err)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "Try:") || strings.Contains(msg, "urlpass") {
+			t.Errorf("Open(%q): %q, want one line with Try: and no password", raw, msg)
+		}
+	}
+}
+
 func TestOpenStopsOnAnUnreachableStoreWithoutCredentials(t *testing.T) {
 	const access, secret = "AKIADIGESTTESTACCESS", "digest/test+secret/value/0123456789abcdef"
 	t.Setenv("AWS_ACCESS_KEY_ID", access)
@@ -153,6 +170,9 @@ func TestOpenStopsOnAnUnreachableStoreWithoutCredentials(t *testing.T) {
 	msg := err.Error()
 	if strings.Contains(msg, "\n") || !strings.Contains(msg, "s3://bucket/prefix") {
 		t.Errorf("error %q: want one line naming s3://bucket/prefix", msg)
+	}
+	if bad := (*URLError)(nil); errors.As(err, &bad) {
+		t.Errorf("error %q is a URLError: the URL is sound, the store is not there", msg)
 	}
 	for _, s := range []string{access, secret, "endpointpass"} {
 		if strings.Contains(msg, s) {
