@@ -116,10 +116,10 @@ func TestEvalDatasetReadOnceFromAPipe(t *testing.T) {
 }
 
 // TestEvalPayloadsFlagAndVariable: DIGEST_PAYLOADS reaches the run, whose
-// payloads become objects in the store; --payloads reaches `runs
-// payloads`, which reads a body back from it; a URL naming no store digest
-// can open is a usage error before anything is sent: exit 2, one line. What the store keeps, on S3
-// too, is eval's TestPayloadsGoToTheObjectStore.
+// payloads become objects in the store; --payloads reaches `runs payloads`,
+// which reads a body back from it; a URL naming no store digest can open is
+// a usage error before anything is sent: exit 2, one line. What the store
+// keeps, on S3 too, is eval's TestPayloadsGoToTheObjectStore.
 func TestEvalPayloadsFlagAndVariable(t *testing.T) {
 	ctx := context.Background()
 	raw := "file://" + filepath.ToSlash(t.TempDir())

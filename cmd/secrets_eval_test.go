@@ -15,14 +15,14 @@ import (
 )
 
 // TestEvalSendsTheKeyFromTheEnvironmentInItsHeaderAlone: OPENAI_API_KEY
-// reaches the provider in every request's Authorization header, and
-// nowhere else digest writes: not its output or --verbose log, the report,
-// or the database, which names the account's rate limit by a hash of the
-// key; and the run learns its model's token factor and keeps it (how the
-// next run counts with it is internal/target's
-// TestLearnedTokenFactorIsKeptForTheNextRun). The pipeline's side, with every report format, the stored payloads,
-// errors that echo the key and a refused key, is internal/eval's
-// TestEvalNeverWritesTheAPIKey.
+// reaches the provider in every request's Authorization header, and nowhere
+// else digest writes: not its output or --verbose log, the report, or the
+// database, which names the account's rate limit by a hash of the key; and
+// the run learns its model's token factor and keeps it (how the next run
+// counts with it is internal/target's
+// TestLearnedTokenFactorIsKeptForTheNextRun). The pipeline's side, with
+// every report format, the stored payloads, errors that echo the key and a
+// refused key, is internal/eval's TestEvalNeverWritesTheAPIKey.
 func TestEvalSendsTheKeyFromTheEnvironmentInItsHeaderAlone(t *testing.T) {
 	const key = "sk-proj-evalsecret-4b9e1c7d2a6f8e0b3c5d"
 	srv := arithmeticServer(t)

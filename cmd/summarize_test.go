@@ -364,13 +364,13 @@ func TestHelpVersionAndCompletion(t *testing.T) {
 	says(t, h.run(context.Background(), "completion", "tcsh"), 2, nil)
 }
 
-// TestNoUsableRepositoryWritesNoChangelog: a run over several
-// repositories names each one set aside on a line of its own and exits
-// 1, writing the usable ones' changelog (summarize.TestOneUnusableRepositoryDoesNotStopTheOthers
-// checks what is set aside); when none is usable it writes nothing: it
-// once wrote "No commits to summarize." over -o's file, said "the others'
-// changelog is written" of no others, and printed a dry run's estimate of
-// nothing.
+// TestNoUsableRepositoryWritesNoChangelog: a run over several repositories
+// names each one set aside on a line of its own and exits 1, writing the
+// usable ones' changelog
+// (summarize.TestOneUnusableRepositoryDoesNotStopTheOthers checks what is
+// set aside); when none is usable it writes nothing: it once wrote "No
+// commits to summarize." over -o's file, said "the others' changelog is
+// written" of no others, and printed a dry run's estimate of nothing.
 func TestNoUsableRepositoryWritesNoChangelog(t *testing.T) {
 	f := fixture(t)
 	notRepo := t.TempDir()

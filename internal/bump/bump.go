@@ -73,8 +73,8 @@ func Level(changes []Change) string {
 // feature and "2.0.0-rc.1" gives "2.0.0" for anything; "1.2.1-rc.1" gives
 // "1.3.0" for a feature, since 1.2.1 is too small. git-cliff instead
 // advances the pre-release ("1.0.0-alpha.1" to "1.0.0-alpha.2"). Build
-// metadata ("+build.5") is dropped. With no changes Next gives last as it is, and with no last tag
-// (last "") First, whatever the changes.
+// metadata ("+build.5") is dropped. With no changes Next gives last as it
+// is, and with no last tag (last "") First, whatever the changes.
 //
 // last must end in a semantic version MAJOR.MINOR.PATCH; anything else,
 // "v1.2" or "nightly", is an error naming it.

@@ -572,8 +572,9 @@ func (s *Server) responsesAnswer(req request, rec Received, promptTokens, id int
 // openaiCachedTokens is the cached part of an OpenAI prompt: the longest
 // prefix of it (the instructions, then each input message in turn) that an
 // earlier answered request began with, counted in tokens and rounded down
-// to a multiple of responsesCacheStep when it is at least responsesCacheMin, else 0.
-// The prompt's own prefixes are remembered for the requests after it.
+// to a multiple of responsesCacheStep when it is at least
+// responsesCacheMin, else 0. The prompt's own prefixes are remembered for
+// the requests after it.
 func (s *Server) openaiCachedTokens(system string, msgs []provider.Message, promptTokens int) int {
 	h := sha256.New()
 	segment := func(role, text string) {

@@ -12,8 +12,9 @@ import (
 )
 
 // WithPrefix lists the objects whose names begin with prefix (hex digits,
-// any case, at most the names' length), up to max of them, packed or loose: how git finds
-// the object an abbreviated hash names, and learns when it names several.
+// any case, at most the names' length), up to max of them, packed or loose:
+// how git finds the object an abbreviated hash names, and learns when it
+// names several.
 func (db *DB) WithPrefix(prefix string, max int) ([]ID, error) {
 	prefix = strings.ToLower(prefix)
 	hexLen := 2 * db.hashLen

@@ -33,11 +33,12 @@ type WalkOptions struct {
 }
 
 // Walk calls fn for each selected commit, the commits `git rev-list
-// --no-merges` (with --full-history for pathspecs; with --first-parent
-// for FirstParent) selects, in its order: newest committer date first. It stops at the first error fn returns.
-// A commit whose first parent lies beyond a shallow clone's boundary comes
-// with Boundary set, a merge too (not selected, and not counted by
-// MaxCommits): the caller says what cannot be known past it.
+// --no-merges` (with --full-history for pathspecs; with --first-parent for
+// FirstParent) selects, in its order: newest committer date first. It stops
+// at the first error fn returns. A commit whose first parent lies beyond a
+// shallow clone's boundary comes with Boundary set, a merge too (not
+// selected, and not counted by MaxCommits): the caller says what cannot be
+// known past it.
 //
 // Without hidden commits (no A of A..B) commits are handed on as the walk
 // reaches them. With them, the walk is git's limit_list: one date-ordered

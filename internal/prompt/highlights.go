@@ -174,8 +174,9 @@ var bulletLine = regexp.MustCompile(`^\s*(?:[-*•+]|\d{1,2}[.)])\s+(.*)$`)
 // ParseHighlights reads the bullets out of a model's answer: the first JSON
 // array of strings in it (inside a code fence or chatter), or else its list
 // lines. Each bullet is one trimmed line of at most maxHighlightRunes
-// runes; empty ones (no letter or digit) and repeated ones are dropped, and at most MaxHighlights are
-// kept. An answer with none gives nil: the section goes without.
+// runes; empty ones (no letter or digit) and repeated ones are dropped, and
+// at most MaxHighlights are kept. An answer with none gives nil: the
+// section goes without.
 func ParseHighlights(text string) []string {
 	items, ok := jsonStrings(text)
 	if !ok {

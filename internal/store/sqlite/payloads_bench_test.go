@@ -15,12 +15,13 @@ import (
 	"github.com/digest-cli/digest/internal/store"
 )
 
-// BenchmarkPayloads stores N results (DIGEST_BENCH_RESULTS, default
-// 10,000) of a typical eval, a 3 KB request (a 2 KB system prompt all share, a 1 KB user message) and a 300-byte answer each, with
-// the bodies in the database and with them in an object store
-// (--payloads: DIGEST_TEST_S3 when set, else a directory), and reports the
-// database's bytes per stored result and how long a cached rerun of the N
-// takes: the lookups of their answers and the rows of the new run.
+// BenchmarkPayloads stores N results (DIGEST_BENCH_RESULTS, default 10,000)
+// of a typical eval, a 3 KB request (a 2 KB system prompt all share, a 1 KB
+// user message) and a 300-byte answer each, with the bodies in the database
+// and with them in an object store (--payloads: DIGEST_TEST_S3 when set,
+// else a directory), and reports the database's bytes per stored result and
+// how long a cached rerun of the N takes: the lookups of their answers and
+// the rows of the new run.
 //
 //	go test -run '^$' -bench BenchmarkPayloads -benchtime 1x ./internal/store/sqlite
 func BenchmarkPayloads(b *testing.B) {

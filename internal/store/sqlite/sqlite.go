@@ -26,7 +26,8 @@ import (
 )
 
 // busyTimeout is how long a writer waits for another digest process holding
-// the write lock before giving up; summaries land one at a time, so waits are short.
+// the write lock before giving up; summaries land one at a time, so waits
+// are short.
 const busyTimeout = 10 * time.Second
 
 // truncationWait is how long a database file that reads shorter than its

@@ -396,11 +396,11 @@ func scanRun(rows *sql.Rows) (store.EvalRun, error) {
 // then by line and repeat, each with its per-metric grades in the order
 // they were stored. Answers are read only when withBodies is set.
 //
-// Results are read a page at a time, each page's grades (when the model
-// has any in the run) by a second query over its lines: both are range scans of a primary key, whatever the
-// planner knows of the tables. (A join of the two, planned before
-// PostgreSQL had analyzed a run just written, compared every result with
-// every grade: over a minute for 10,000 results.)
+// Results are read a page at a time, each page's grades (when the model has
+// any in the run) by a second query over its lines: both are range scans of
+// a primary key, whatever the planner knows of the tables. (A join of the
+// two, planned before PostgreSQL had analyzed a run just written, compared
+// every result with every grade: over a minute for 10,000 results.)
 func (s *DB) RunRows(ctx context.Context, runID string, models []string, withBodies bool) iter.Seq2[store.RunRow, error] {
 	return func(yield func(store.RunRow, error) bool) {
 		bodies, page := "NULL, NULL", runRowsPage

@@ -17,10 +17,11 @@ import (
 var pruneChunk = 10000
 
 // PruneRuns removes the runs p selects, oldest first, each with its result
-// rows and their per-metric grades (eval_result_metrics). Answers (eval_results), the payloads they and other runs' rows
-// name, and summaries are never touched. A run with more result rows than
-// pruneChunk is removed in several transactions, its run row in the last:
-// an interrupted prune leaves that run listed with part of its results, and
+// rows and their per-metric grades (eval_result_metrics). Answers
+// (eval_results), the payloads they and other runs' rows name, and
+// summaries are never touched. A run with more result rows than pruneChunk
+// is removed in several transactions, its run row in the last: an
+// interrupted prune leaves that run listed with part of its results, and
 // the next prune selects it again.
 //
 // The request payloads a removed run's failed results named are left: they
