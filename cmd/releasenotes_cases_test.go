@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/goldentest"
 )
 
 // TestReleaseNotesCases runs each case under testdata/releasenotes as
@@ -69,7 +70,7 @@ func runReleaseNotesCase(t *testing.T, h *harness, repo, c string) {
 		}
 	}
 	compareCase(t, filepath.Join(c, "want"), strings.ReplaceAll(r.out, repo, "{repo}"))
-	if _, err := os.Stat(filepath.Join(c, "want-file")); err == nil || *update && existing != "" {
+	if _, err := os.Stat(filepath.Join(c, "want-file")); err == nil || goldentest.Updating() && existing != "" {
 		got, err := os.ReadFile(filepath.Join(scratch, "CHANGELOG.md"))
 		if err != nil {
 			t.Fatal(err)
@@ -91,17 +92,5 @@ func readOptional(t *testing.T, path string) string {
 // writes it there.
 func compareCase(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (-update rewrites it if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	goldentest.Check(t, path, []byte(got))
 }

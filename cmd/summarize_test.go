@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -20,8 +19,6 @@ import (
 	"github.com/digest-cli/digest/internal/iostreams"
 	"github.com/digest-cli/digest/internal/provider"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // harness runs digest in-process against a real database and counts the
 // requests that reach the provider.

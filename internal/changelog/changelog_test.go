@@ -2,7 +2,6 @@ package changelog_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,8 @@ import (
 
 	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/forge"
+	"github.com/digest-cli/digest/internal/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // sampleChangelog has two repositories, commits on three days given out of day
 // order, two releases and unreleased work, types, a scope, a breaking
@@ -57,20 +55,7 @@ func TestReportersGolden(t *testing.T) {
 			if err := r.Write(&b, sampleChangelog()); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "changelog."+format)
-			if *update {
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./internal/changelog -update creates it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("%s output changed (go test ./internal/changelog -update if intended)\n--- got ---\n%s--- want ---\n%s", format, b.String(), want)
-			}
+			goldentest.Check(t, filepath.Join("testdata", "changelog."+format), b.Bytes())
 		})
 	}
 }
@@ -210,20 +195,7 @@ func TestHighlightsGolden(t *testing.T) {
 			if err := tt.reporter.Write(&b, withHighlights()); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.name)
-			if *update {
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./internal/changelog -update creates it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("%s changed (go test ./internal/changelog -update if intended)\n--- got ---\n%s--- want ---\n%s", tt.name, b.String(), want)
-			}
+			goldentest.Check(t, filepath.Join("testdata", tt.name), b.Bytes())
 		})
 	}
 }

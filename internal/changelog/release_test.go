@@ -13,6 +13,7 @@ import (
 
 	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/forge"
+	"github.com/digest-cli/digest/internal/goldentest"
 )
 
 // releases is one repository's notes as the pipeline fills them: merged
@@ -110,20 +111,7 @@ func twoRepositories() *changelog.Changelog {
 // golden compares got with testdata/name, or writes it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/changelog -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s changed (go test ./internal/changelog -update if intended)\n--- got ---\n%s--- want ---\n%s", name, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", name), got)
 }
 
 // builtin writes c through a built-in layout.

@@ -7,13 +7,11 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
 	"fmt"
 	"io"
 	"iter"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -23,10 +21,9 @@ import (
 	"time"
 
 	"github.com/digest-cli/digest/internal/evalreport"
+	"github.com/digest-cli/digest/internal/goldentest"
 	"github.com/digest-cli/digest/internal/hostiletest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 const scriptAnswer = "<script>alert(1)</script>"
 
@@ -184,20 +181,7 @@ func TestEvalReportsGolden(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			got := write(t, ws[name], eval(t))
-			path := filepath.Join("testdata", name)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./internal/evalreport -update creates it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s changed (go test ./internal/evalreport -update if intended)\n--- got ---\n%s--- want ---\n%s", name, got, want)
-			}
+			goldentest.Check(t, filepath.Join("testdata", name), got)
 		})
 	}
 }
@@ -874,23 +858,7 @@ func TestEvalReportsGoldenMetrics(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(ws)) {
 		t.Run(name, func(t *testing.T) {
 			got := write(t, ws[name], evalMetrics(t))
-			path := filepath.Join("testdata", "metrics", name)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test ./internal/evalreport -run TestEvalReportsGoldenMetrics -update creates it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("%s changed (go test ./internal/evalreport -run TestEvalReportsGoldenMetrics -update if intended)\n--- got ---\n%s--- want ---\n%s", name, got, want)
-			}
+			goldentest.Check(t, filepath.Join("testdata", "metrics", name), got)
 			for _, w := range []string{"bias", "accuracy"} {
 				if !strings.Contains(string(got), w) {
 					t.Errorf("%s does not name the metric %s", name, w)

@@ -2,7 +2,6 @@ package summarize
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,29 +18,15 @@ import (
 
 	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/gittest"
+	"github.com/digest-cli/digest/internal/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // compareGolden compares got with testdata/summarize/name at the repository's
 // root, the files `digest summarize` is compared with too, or with -update
 // writes it there.
 func compareGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "summarize", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (-update rewrites it if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	goldentest.Check(t, filepath.Join("..", "..", "testdata", "summarize", name), []byte(got))
 }
 
 // cliRelease is the Release `digest summarize` gives Run by default:
