@@ -9,22 +9,30 @@ import (
 	"github.com/digest-cli/digest/internal/gittest"
 )
 
-// TestNamedReleaseIsDatedNoEarlierThanTheLast: the release Release.Tag or
-// Release.Bump names is dated by its newest commit but never before the
-// last release, so a commit authored before that release's tag (and merged
-// after it) does not date the new release before it; an empty repository's
-// next version is the first.
-func TestNamedReleaseIsDatedNoEarlierThanTheLast(t *testing.T) {
+// mergedAfterTheTag is a repository whose v0.1.0 tags its second commit
+// and whose third, late, was written two days before the tag and lands
+// after it, as an old branch merged late does.
+func mergedAfterTheTag(t *testing.T) (dir, late string) {
 	r := gittest.New(t)
 	r.Write("a.go", "package a\n").Commit("feat: start")
 	r.Clock = r.Clock.Add(48 * time.Hour)
 	r.Write("b.go", "package a\n").Commit("fix: settle")
 	r.Tag("v0.1.0")
 	r.Clock = r.Clock.Add(-72 * time.Hour) // written before v0.1.0, merged after it
-	late := r.Write("c.go", "package a\n").Commit("feat: an old branch lands")
+	late = r.Write("c.go", "package a\n").Commit("feat: an old branch lands")
+	return r.Dir, late
+}
+
+// TestNamedReleaseIsDatedNoEarlierThanTheLast: the release Release.Tag or
+// Release.Bump names is dated by its newest commit but never before the
+// last release, so a commit authored before that release's tag (and merged
+// after it) does not date the new release before it; an empty repository's
+// next version is the first.
+func TestNamedReleaseIsDatedNoEarlierThanTheLast(t *testing.T) {
+	dir, late := mergedAfterTheTag(t)
 	h := newTestRun(t)
 	for _, rel := range []Release{{Tag: "v0.2.0"}, {Bump: BumpAuto}} {
-		opts := h.options("", r.Dir)
+		opts := h.options("", dir)
 		opts.Release = rel
 		res := h.mustRun(opts)
 		var named, last *changelog.Entry

@@ -172,16 +172,10 @@ func TestReleaseNotesGolden(t *testing.T) {
 // than the last (TestNamedReleaseIsDatedNoEarlierThanTheLast checks the
 // dates).
 func TestNamedReleaseStaysOnTop(t *testing.T) {
-	r := gittest.New(t)
-	r.Write("a.go", "package a\n").Commit("feat: start")
-	r.Clock = r.Clock.Add(48 * time.Hour)
-	r.Write("b.go", "package a\n").Commit("fix: settle")
-	r.Tag("v0.1.0")
-	r.Clock = r.Clock.Add(-72 * time.Hour) // written before v0.1.0, merged after it
-	r.Write("c.go", "package a\n").Commit("feat: an old branch lands")
+	dir, _ := mergedAfterTheTag(t)
 	h := newTestRun(t)
 	for name, rel := range map[string]Release{"v0.2.0": {Tag: "v0.2.0"}, "v0.1.1": {Bump: BumpAuto}} { // a feat in 0.x: a patch
-		opts := h.options("", r.Dir)
+		opts := h.options("", dir)
 		opts.Release = cliRelease(t, false)
 		opts.Release.Tag, opts.Release.Bump = rel.Tag, rel.Bump
 		md := renderAs(t, "markdown", &h.mustRun(opts).Changelog)
