@@ -41,9 +41,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
-
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
 )
@@ -77,26 +74,13 @@ func oneLineError(t *testing.T, res result, code int, wants ...string) {
 // (summarize.TestHostileNonUTF8EverywhereAndBinary checks what is sent
 // and stored).
 func TestNonUTF8InEveryFormatAndOnTheWire(t *testing.T) {
-	r := gittest.New(t)
-	r.Write("a.txt", "a\n").Commit("Start")
-	r.WriteBytes("names.txt", []byte("Ren\xe9\n")).WriteBytes("photo.jpg", []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00"))
-	wt, err := r.Git.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "Ren\xe9 Fran\xe7ois", Email: "rene@example.com", When: gittest.Epoch.Add(time.Hour)}
-	if _, err := wt.Commit("Ajout\xe9 des noms\n\nCaf\xe9.", &git.CommitOptions{Author: sig, Committer: sig}); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := gittest.Latin1Repo(t)
 	srv := fakeprovider.Start(t, fakeprovider.Config{Window: time.Second})
 	h := newHarness(t)
 	h.env["OPENAI_API_KEY"] = "k"
 	for _, format := range []string{"jsonl", "markdown", "json"} {
 		h.db = filepath.Join(t.TempDir(), "d.db")
-		res := h.run(context.Background(), "summarize", r.Dir, "-f", format, "--model", "openai:gpt-4o-mini", "--base-url", srv.OpenAIBaseURL())
+		res := h.run(context.Background(), "summarize", dir, "-f", format, "--model", "openai:gpt-4o-mini", "--base-url", srv.OpenAIBaseURL())
 		if res.code != 0 {
 			t.Fatalf("%s: exit %d: %s", format, res.code, res.errOut)
 		}

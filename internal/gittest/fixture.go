@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Fixture is a small history with every case summarize must handle: a root
@@ -58,4 +62,28 @@ func NewFixtureIn(t testing.TB, dir string) *Fixture {
 		Write("main.go", "package main\n\nimport \"example.com/x\"\n\nfunc main() {\n\tx.X()\n\tprintln(greet(\"world\"))\n}\n\nfunc greet(name string) string {\n\treturn \"hello \" + name\n}\n").
 		Commit("Call x from main\n\nVendors example.com/x.")
 	return f
+}
+
+// Latin1Repo commits, after a first commit, a Latin-1 author, message and
+// text file beside a binary one: bytes that are not UTF-8 wherever a
+// commit carries text. It returns the repository's folder and that
+// commit's hash.
+func Latin1Repo(t testing.TB) (dir, hash string) {
+	t.Helper()
+	r := New(t)
+	r.Write("a.txt", "a\n").Commit("Start")
+	r.WriteBytes("names.txt", []byte("Ren\xe9\n")).WriteBytes("photo.jpg", []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00"))
+	wt, err := r.Git.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "Ren\xe9 Fran\xe7ois", Email: "rene@example.com", When: Epoch.Add(time.Hour)}
+	h, err := wt.Commit("Ajout\xe9 des noms\n\nCaf\xe9.", &git.CommitOptions{Author: sig, Committer: sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Dir, h.String()
 }

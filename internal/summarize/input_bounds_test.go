@@ -16,10 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
@@ -275,23 +273,9 @@ func TestHostileTenThousandFiles(t *testing.T) {
 // what is reported and stored is valid UTF-8, with U+FFFD for the bytes
 // that could not be read, and the binary file is named, not sent.
 func TestHostileNonUTF8EverywhereAndBinary(t *testing.T) {
-	r := gittest.New(t)
-	r.Write("a.txt", "a\n").Commit("Start")
-	r.WriteBytes("names.txt", []byte("Ren\xe9\n")).WriteBytes("photo.jpg", []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00"))
-	wt, err := r.Git.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-		t.Fatal(err)
-	}
-	sig := &object.Signature{Name: "Ren\xe9 Fran\xe7ois", Email: "rene@example.com", When: gittest.Epoch.Add(time.Hour)}
-	hash, err := wt.Commit("Ajout\xe9 des noms\n\nCaf\xe9.", &git.CommitOptions{Author: sig, Committer: sig})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, hash := gittest.Latin1Repo(t)
 	h := newTestRun(t)
-	res := h.mustRun(h.options("openai:gpt-4o-mini", r.Dir))
+	res := h.mustRun(h.options("openai:gpt-4o-mini", dir))
 	if len(h.sent) != 1 {
 		t.Fatalf("%d requests, want 1", len(h.sent))
 	}
@@ -309,7 +293,7 @@ func TestHostileNonUTF8EverywhereAndBinary(t *testing.T) {
 	}
 	var e *changelog.Entry
 	for i := range res.Changelog.Entries {
-		if res.Changelog.Entries[i].Commit == hash.String() {
+		if res.Changelog.Entries[i].Commit == hash {
 			e = &res.Changelog.Entries[i]
 		}
 	}
