@@ -7,28 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/digest-cli/digest/internal/gittest"
 	"github.com/digest-cli/digest/internal/prompt"
 	"github.com/digest-cli/digest/internal/provider"
 )
-
-// taggedFixture is the fixture on main with a GitHub origin and v0.1.0
-// tagging its third commit: Unreleased holds 5 commits, v0.1.0 holds 3.
-func taggedFixture(t *testing.T) *gittest.Fixture {
-	t.Helper()
-	f := fixture(t)
-	f.Checkout("main")
-	if _, err := f.Git.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{"git@github.com:acme/hello.git"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Git.Storer.SetReference(plumbing.NewHashReference("refs/tags/v0.1.0", plumbing.NewHash(f.Deps))); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // TestHighlightsSayWhatWasAsked: what the command says of --highlights
 // (or DIGEST_HIGHLIGHTS): a dry run counts the sections; a failed request
@@ -41,7 +23,7 @@ func taggedFixture(t *testing.T) *gittest.Fixture {
 // TestHighlightsPerSection and TestHighlightsInMarkdownAndJSON check what
 // is asked and written.
 func TestHighlightsSayWhatWasAsked(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newHarness(t)
 	run := func(extra ...string) result {
 		return h.run(context.Background(), append([]string{"summarize", f.Dir, "--model", "test:gpt", "--price", "1000/1000"}, extra...)...)

@@ -290,7 +290,7 @@ func TestTwoProcessesPayEachHighlightOnce(t *testing.T) {
 			}
 			return fakeprovider.DefaultAnswer(r)
 		}})
-		f := taggedFixture(t)
+		f := gittest.NewTaggedFixture(t)
 		args := []string{"--db", db, "summarize", f.Dir, "--model", "openai:m", "--base-url", srv.OpenAIBaseURL(), "--concurrency", "2"}
 		// The summaries stored first, both processes reach the highlights at once.
 		runAll(t, digestCmd(bin, "k", args...))

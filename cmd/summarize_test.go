@@ -270,7 +270,7 @@ func TestOutputFileAndStepSummary(t *testing.T) {
 // TestWritersFollowTheFlags: --group-by and --template choose what writes
 // the changelog (internal/changelog tests each layout).
 func TestWritersFollowTheFlags(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newHarness(t)
 	says(t, h.run(context.Background(), "summarize", f.Dir, "--group-by", "date"), 0, []string{"### " + gittest.Epoch.Format(time.DateOnly) + "\n"})
 	tmpl := filepath.Join(t.TempDir(), "notes.tmpl")

@@ -2,11 +2,15 @@ package gittest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -86,4 +90,25 @@ func Latin1Repo(t testing.TB) (dir, hash string) {
 		t.Fatal(err)
 	}
 	return r.Dir, h.String()
+}
+
+// NewTaggedFixture is the fixture in a folder named hello (the name the
+// notes show), on main, with a GitHub origin (acme/hello) and v0.1.0
+// tagging its third commit, Deps: Unreleased holds 5 commits, v0.1.0
+// holds 3, and release notes read the same on every machine.
+func NewTaggedFixture(t testing.TB) *Fixture {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "hello")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFixtureIn(t, dir)
+	f.Checkout("main")
+	if _, err := f.Git.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{"git@github.com:acme/hello.git"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Git.Storer.SetReference(plumbing.NewHashReference("refs/tags/v0.1.0", plumbing.NewHash(f.Deps))); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -2,38 +2,13 @@ package summarize
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/digest-cli/digest/internal/gittest"
 )
-
-// helloFixture is the fixture in a directory named hello, on main, with a
-// GitHub origin and v0.1.0 tagging its third commit: Unreleased holds 5
-// commits, v0.1.0 holds 3, and the notes read the same on every machine.
-func helloFixture(t *testing.T) *gittest.Fixture {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "hello")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f := gittest.NewFixtureIn(t, dir)
-	f.Checkout("main")
-	if _, err := f.Git.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{"git@github.com:acme/hello.git"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Git.Storer.SetReference(plumbing.NewHashReference("refs/tags/v0.1.0", plumbing.NewHash(f.Deps))); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // sectionHighlights are the highlights under one heading of a Markdown
 // changelog.
@@ -64,7 +39,7 @@ func highlightsOf(markdown string) []sectionHighlights {
 // version; a rerun, reading them from the store, writes the same bytes
 // (TestHighlightsPerSection checks the requests).
 func TestHighlightsInMarkdownAndJSON(t *testing.T) {
-	f := helloFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newTestRun(t)
 	opts := h.options("", f.Dir)
 	opts.Release, opts.Highlights = cliRelease(t, false), true

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/digest-cli/digest/internal/changelog"
 	"github.com/digest-cli/digest/internal/fakeprovider"
 	"github.com/digest-cli/digest/internal/gittest"
@@ -20,18 +18,6 @@ import (
 	"github.com/digest-cli/digest/internal/provider"
 	"github.com/digest-cli/digest/internal/provider/openai"
 )
-
-// taggedFixture is the fixture on main with v0.1.0 tagging its third
-// commit: Unreleased holds 5 commits, v0.1.0 holds 3.
-func taggedFixture(t *testing.T) *gittest.Fixture {
-	t.Helper()
-	f := gittest.NewFixture(t)
-	f.Checkout("main")
-	if err := f.Git.Storer.SetReference(plumbing.NewHashReference("refs/tags/v0.1.0", plumbing.NewHash(f.Deps))); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // highlighted are the versions of the sections that got highlights, in order.
 func highlighted(hs []changelog.Highlights) []string {
@@ -55,7 +41,7 @@ func (h *testRun) highlightsOptions(f *gittest.Fixture, price models.Price) Opti
 // summaries'; a rerun asks nothing and reads the same bullets from the
 // store; without Highlights there are none.
 func TestHighlightsPerSection(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newTestRun(t)
 	first := h.mustRun(h.highlightsOptions(f, models.Price{}))
 	if n := h.calls.Load(); n != 3 {
@@ -93,7 +79,7 @@ func TestHighlightsPerSection(t *testing.T) {
 // requests exactly once the summaries are stored; none once the highlights
 // are.
 func TestHighlightsDryRun(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newTestRun(t)
 	dry := func(highlights bool) *Estimate {
 		t.Helper()
@@ -129,7 +115,7 @@ func TestHighlightsDryRun(t *testing.T) {
 // not fit what MaxCost leaves are not asked for, and counted as not sent;
 // the changelog keeps its sections. A rerun with room asks for them alone.
 func TestHighlightsBeyondMaxCostAreSkipped(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newTestRun(t)
 	price := models.Price{InputPerM: 1000, OutputPerM: 1000}
 	h.mustRun(h.options("test:gpt", f.Dir))
@@ -173,7 +159,7 @@ func isHighlights(req provider.Request) bool {
 // once the summary comes), with a warning; the others get theirs. The rerun
 // that summarizes the commit asks for that section's alone.
 func TestHighlightsWaitForEverySummary(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newTestRun(t)
 	h.wrap = refuse(func(req provider.Request) bool { return strings.Contains(req.Messages[0].Content, f.Deps) })
 	opts := h.highlightsOptions(f, models.Price{})
@@ -199,7 +185,7 @@ func TestHighlightsWaitForEverySummary(t *testing.T) {
 // costs its section's highlights, not the changelog: the failure names the
 // section, and a rerun retries only it.
 func TestHighlightsFailureKeepsTheChangelog(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newTestRun(t)
 	h.wrap = refuse(func(req provider.Request) bool {
 		return isHighlights(req) && strings.Contains(req.Messages[0].Content, "Update dependencies")
@@ -224,7 +210,7 @@ func TestHighlightsFailureKeepsTheChangelog(t *testing.T) {
 // database) and $0.35: every summary fits, and then no highlights request
 // does.
 func TestHighlightsCountWhatTheSummariesSpent(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	price := models.Price{OutputPerM: 1000}
 	measure := newTestRun(t)
 	opts := measure.highlightsOptions(f, price)
@@ -247,7 +233,7 @@ func TestHighlightsCountWhatTheSummariesSpent(t *testing.T) {
 // summaries and the highlights already answered stored; the rerun asks for
 // the missing section's alone.
 func TestInterruptDuringHighlights(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	h := newTestRun(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -281,7 +267,7 @@ func TestInterruptDuringHighlights(t *testing.T) {
 // answer with none (the section goes without, and the run does not fail).
 // Every answer is stored: a rerun sends nothing.
 func TestHighlightsThroughTheOpenAIWireFormat(t *testing.T) {
-	f := taggedFixture(t)
+	f := gittest.NewTaggedFixture(t)
 	other := gittest.New(t)
 	for _, s := range []string{"Other one", "Other two", "Other three"} {
 		other.Write("a.txt", s+"\n").Commit(s)
